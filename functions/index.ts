@@ -1,0 +1,6 @@
+/**
+ * The entry point the Functions host loads (`package.json` `main`, bundled to
+ * dist/functions/index.js): importing each area registers its functions.
+ */
+import './operations';
+import './health';

@@ -1,0 +1,124 @@
+/**
+ * App settings, parsed once with zod (DESIGN.md section 1, "Settings").
+ * A bad value stops start-up with one message naming every bad setting and what it accepts.
+ */
+import { Cron } from 'croner';
+import { z } from 'zod';
+
+const absoluteHttpUrl = z
+  .string()
+  .url()
+  .refine((value) => /^https?:$/.test(new URL(value).protocol), 'must be an http or https URL')
+  .transform((value) => value.replace(/\/+$/, ''));
+
+const jsonText = <T extends z.ZodType>(schema: T, example: string) =>
+  z.string().transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `must be JSON, e.g. ${example}` });
+      return z.NEVER;
+    }
+  }).pipe(schema);
+
+const ncrontab = z.string().refine((expression) => {
+  // NCRONTAB has six fields, the first being seconds; croner reads that form as it is.
+  if (expression.trim().split(/\s+/).length !== 6) return false;
+  try {
+    new Cron(expression, { paused: true });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be an NCRONTAB expression of six fields ({second} {minute} {hour} {day} {month} {day-of-week})');
+
+const integerText = (min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max);
+
+const scopePrefix = z
+  .string()
+  .regex(/^\/(subscriptions|providers)\/[^/]+(\/[^/]+)*$/i, 'must start with /subscriptions/ or /providers/ and have no empty segment');
+
+const certificateEnvironment = z.object({
+  projectId: z.number().int().nonnegative(),
+  environmentId: z.string().uuid(),
+});
+
+const settingsSchema = z.object({
+  PORT: integerText(0, 65535).default(7071),
+  MANAGEMENT_BASE_URL: absoluteHttpUrl,
+  LIFECYCLE_BASE_URL: absoluteHttpUrl,
+  PROVIDER_NAMESPACE: z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'must be one word, e.g. Microsoft').default('Vendor'),
+  GATEWAY_PROPERTY_PREFIX: z.string().min(1).optional(),
+  LIFECYCLE_VERSION_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name').default('x-vendor-version'),
+  LIFECYCLE_API_VERSION: z.string().min(1).default('2017-09-15'),
+  UPSTREAM_AUTH: z.enum(['managed', 'passthrough', 'static']).default('managed'),
+  UPSTREAM_STATIC_TOKEN: z.string().min(1).optional(),
+  MANAGEMENT_TOKEN_SCOPE: z.string().min(1).optional(),
+  LIFECYCLE_TOKEN_SCOPE: z.string().min(1).optional(),
+  ALLOWED_SCOPES: jsonText(z.array(scopePrefix), '["/subscriptions/<id>"]').optional(),
+  AzureWebJobsStorage: z.string().min(1).default('UseDevelopmentStorage=true'),
+  CERT_ENVIRONMENTS: jsonText(z.array(certificateEnvironment), '[{"projectId":1,"environmentId":"<guid>"}]').default([]),
+  CERT_REFRESH_SCHEDULE: ncrontab.default('0 0 */6 * * *'),
+  ORCHESTRATION_POLL_SCHEDULE: ncrontab.default('*/10 * * * * *'),
+  UPSTREAM_TIMEOUT_MS: integerText(100, 600_000).default(60_000),
+  UPSTREAM_MAX_RETRIES: integerText(0, 10).default(3),
+  MAX_REQUEST_BODY_BYTES: integerText(1024, 100 * 1024 * 1024).default(4 * 1024 * 1024),
+  MAX_PAGES: integerText(1, 100_000).default(1000),
+});
+
+export type Settings = z.output<typeof settingsSchema>;
+
+export interface Config extends Omit<Settings, 'GATEWAY_PROPERTY_PREFIX' | 'ALLOWED_SCOPES'> {
+  GATEWAY_PROPERTY_PREFIX: string;
+  ALLOWED_SCOPES: string[] | undefined;
+  managementTokenScope: string;
+  lifecycleTokenScope: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid app settings:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses settings from an environment; throws one ConfigError naming every bad setting. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const result = settingsSchema.safeParse(present);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? '(settings)');
+      const detail = issue.code === 'invalid_type' && present[name] === undefined ? 'is required' : issue.message;
+      return `${name} ${detail}`;
+    });
+    throw new ConfigError(problems);
+  }
+  const settings = result.data;
+  if (settings.UPSTREAM_AUTH === 'static' && !settings.UPSTREAM_STATIC_TOKEN) {
+    throw new ConfigError(['UPSTREAM_STATIC_TOKEN is required when UPSTREAM_AUTH is static']);
+  }
+  return {
+    ...settings,
+    GATEWAY_PROPERTY_PREFIX:
+      settings.GATEWAY_PROPERTY_PREFIX ?? `${settings.PROVIDER_NAMESPACE}.WindowsAzure.ApiManagement.Gateway`,
+    ALLOWED_SCOPES: settings.ALLOWED_SCOPES,
+    managementTokenScope: settings.MANAGEMENT_TOKEN_SCOPE ?? `${settings.MANAGEMENT_BASE_URL}/.default`,
+    // The lifecycle service's docs show its host followed by `//.default` (double slash).
+    lifecycleTokenScope: settings.LIFECYCLE_TOKEN_SCOPE ?? `${settings.LIFECYCLE_BASE_URL}//.default`,
+  };
+}
+
+let cached: Config | undefined;
+
+/** The process's settings, parsed on first use. */
+export function getConfig(): Config {
+  cached ??= parseConfig(process.env);
+  return cached;
+}
+
+/** For tests and the local host, which set the environment before loading the app. */
+export function resetConfigForTests(): void {
+  cached = undefined;
+}

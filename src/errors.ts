@@ -1,0 +1,81 @@
+/**
+ * The one error type of the app, its table from code to HTTP status, and the function that
+ * renders the documented error body (DESIGN.md section 1, "Errors").
+ *
+ * Errors that come from the upstream are not GatewayErrors: they are passed back as they came.
+ */
+
+export interface ErrorDetail {
+  code: string;
+  message: string;
+  target?: string;
+}
+
+/** Stable codes, each with the status it is answered with. */
+export const errorStatusByCode = {
+  InvalidRequest: 400,
+  InvalidRequestBody: 400,
+  InvalidParameter: 400,
+  InvalidJson: 400,
+  UnsupportedMediaType: 415,
+  MissingBearerToken: 401,
+  Unauthorized: 401,
+  ScopeNotAllowed: 403,
+  NotFound: 404,
+  MethodNotAllowed: 405,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  RateLimited: 429,
+  InternalError: 500,
+  UpstreamBadResponse: 502,
+  UpstreamUnreachable: 502,
+  UpstreamLinkRefused: 502,
+  StorageUnavailable: 503,
+  UpstreamTimeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatusByCode;
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly target?: string;
+  readonly details?: ErrorDetail[];
+  /** Extra response headers, e.g. Retry-After on a 429. */
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { target?: string; details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = errorStatusByCode[code];
+    this.target = options.target;
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; target?: string; details?: ErrorDetail[] };
+}
+
+export function renderErrorBody(error: GatewayError): ErrorBody {
+  return {
+    error: {
+      code: error.code,
+      message: error.message,
+      ...(error.target === undefined ? {} : { target: error.target }),
+      ...(error.details === undefined ? {} : { details: error.details }),
+    },
+  };
+}
+
+/** Turns anything thrown into a GatewayError; what is not one already becomes an InternalError. */
+export function toGatewayError(thrown: unknown): GatewayError {
+  if (thrown instanceof GatewayError) return thrown;
+  return new GatewayError('InternalError', 'The gateway failed to process the request.', { cause: thrown });
+}

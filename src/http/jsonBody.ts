@@ -1,0 +1,59 @@
+/**
+ * Reads a JSON request body within the documented limits: a size cap (413), a JSON media
+ * type (415), a nesting cap, and a parse that never throws past this module (400).
+ */
+import { GatewayError } from '../errors';
+
+/** Deeper than any spec resource nests; a deeper body is an attack, not a declaration. */
+export const maxJsonDepth = 64;
+
+export interface ParsedBody {
+  /** The body as sent, forwarded upstream unchanged. */
+  text: string;
+  value: unknown;
+}
+
+export function isJsonMediaType(contentType: string | null | undefined): boolean {
+  if (!contentType) return true;
+  const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  return mediaType === 'application/json' || /^application\/[\w.+-]+\+json$/.test(mediaType);
+}
+
+export function parseJsonBody(bytes: Uint8Array, contentType: string | null | undefined, maxBytes: number, name: string): ParsedBody | undefined {
+  if (bytes.byteLength > maxBytes) {
+    throw new GatewayError('PayloadTooLarge', `The request body is ${bytes.byteLength} bytes; the limit is ${maxBytes}.`, { target: name });
+  }
+  const text = Buffer.from(bytes).toString('utf8');
+  if (text.trim() === '') return undefined;
+  if (!isJsonMediaType(contentType)) {
+    throw new GatewayError('UnsupportedMediaType', `The request body must be JSON (Content-Type: application/json), not ${contentType}.`, {
+      target: 'Content-Type',
+    });
+  }
+  const depth = nestingDepth(text);
+  if (depth > maxJsonDepth) {
+    throw new GatewayError('InvalidJson', `The request body nests ${depth} levels deep; the limit is ${maxJsonDepth}.`, { target: name });
+  }
+  try {
+    return { text, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    throw new GatewayError('InvalidJson', `The request body is not valid JSON: ${(error as Error).message}`, { target: name });
+  }
+}
+
+/** Deepest bracket nesting outside strings, read in one pass without parsing. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index];
+    if (inString) {
+      if (char === '\\') index += 1;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{' || char === '[') deepest = Math.max(deepest, ++depth);
+    else if (char === '}' || char === ']') depth -= 1;
+  }
+  return deepest;
+}

@@ -1,0 +1,164 @@
+/**
+ * The one handler behind every documented operation: validate, check the scope, call the
+ * upstream, and pass its answer back (with `nextLink` pointing at the app, or every page
+ * merged when asked). Registration in functions/ only picks the catalogue entry.
+ */
+import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import { GatewayError, toGatewayError } from '../errors';
+import type { Services } from '../services';
+import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
+import { collectPages, isListPage, rewriteNextLink, type ListPage } from '../upstream/paging';
+import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
+import { formatCallRecord } from './callLog';
+import { callerOf } from './caller';
+import { correlationIdOf } from './correlation';
+import { validateOperationCall, type OperationCall } from './operationRequest';
+import { sanitizeText } from './redaction';
+import { errorResponse, upstreamResponse } from './responses';
+import { assertScopeAllowed } from './scopeGuard';
+
+/** Caller headers that carry meaning for the upstream and are forwarded as they are. */
+const forwardedCallerHeaders = ['if-match', 'if-none-match', 'accept-language'];
+
+/** `params` replaces the route's own, for a dispatcher that derives the documented ones. */
+export type OperationHandler = (request: HttpRequest, context: InvocationContext, params?: Record<string, string>) => Promise<HttpResponseInit>;
+
+export interface PreparedCall {
+  operation: OperationSpec;
+  call: OperationCall;
+  targetPath: string;
+  url: string;
+  headers: Record<string, string>;
+  token: string;
+  client: UpstreamClient;
+  correlationId: string;
+}
+
+export function createOperationHandler(operation: OperationSpec, getServices: () => Services): OperationHandler {
+  return async (request, context, params = request.params) => {
+    const services = getServices();
+    const startedMs = services.now();
+    const correlationId = correlationIdOf(request.headers);
+    let targetPath = '';
+    let response: HttpResponseInit;
+    let upstream: UpstreamResponse | undefined;
+    try {
+      const prepared = await prepareCall(operation, request, params, services, correlationId);
+      targetPath = prepared.targetPath;
+      upstream = await prepared.client.send({ method: operation.method, url: prepared.url, headers: prepared.headers, body: prepared.call.body?.text, token: prepared.token });
+      response = await shapeResponse(prepared, upstream, appBaseOf(request.url, prepared.targetPath));
+    } catch (thrown) {
+      const error = toGatewayError(thrown);
+      if (error.code === 'InternalError') context.error(sanitizeText(`${operation.name} failed: ${String((thrown as Error)?.stack ?? thrown)}`));
+      response = errorResponse(error, correlationId);
+    }
+    context.log(
+      formatCallRecord({
+        operation: operation.operationId,
+        target: targetPath ? `/${targetPath}` : '(invalid)',
+        caller: callerOf(request.headers, request.query),
+        status: response.status ?? 200,
+        upstreamStatus: upstream?.status,
+        attempts: upstream?.attempts,
+        durationMs: services.now() - startedMs,
+        correlationId,
+        errorCode: errorCodeOf(response),
+      }),
+    );
+    return response;
+  };
+}
+
+/** Everything checked and resolved before the first byte goes upstream. */
+export async function prepareCall(
+  operation: OperationSpec,
+  request: HttpRequest,
+  params: Record<string, string>,
+  services: Services,
+  correlationId: string,
+): Promise<PreparedCall> {
+  const { config } = services;
+  const call = validateOperationCall(
+    operation,
+    {
+      params: { ...params },
+      query: request.query,
+      contentType: request.headers.get('content-type'),
+      bodyBytes: new Uint8Array(await request.arrayBuffer()),
+    },
+    { maxBodyBytes: config.MAX_REQUEST_BODY_BYTES, maxPages: config.MAX_PAGES },
+  );
+  const targetPath = fillPath(resolvePathTemplate(operation, config.PROVIDER_NAMESPACE), call.params);
+  if (operation.upstream === 'management') assertScopeAllowed(targetPath, config.ALLOWED_SCOPES);
+
+  const client = services.upstreams[operation.upstream];
+  const token = await services.tokens.getToken({ upstream: operation.upstream, callerAuthorization: request.headers.get('authorization') ?? undefined });
+  const url = new URL(`${client.baseUrl}/${targetPath}`);
+  for (const [name, value] of call.forwardQuery) url.searchParams.append(name, value);
+
+  const headers: Record<string, string> = { 'x-ms-client-request-id': correlationId, 'x-ms-correlation-request-id': correlationId };
+  for (const name of forwardedCallerHeaders) {
+    const value = request.headers.get(name);
+    if (value) headers[name] = value;
+  }
+  if (call.body) headers['content-type'] = 'application/json';
+  if (operation.upstream === 'lifecycle') {
+    headers['content-type'] = 'application/json';
+    headers[config.LIFECYCLE_VERSION_HEADER] = config.LIFECYCLE_API_VERSION;
+  }
+  return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId };
+}
+
+/**
+ * The app's base (`http://host/api`) from the request URL, whose path ends with the target
+ * path; the route prefix is whatever precedes it.
+ */
+export function appBaseOf(requestUrl: string, targetPath: string): string {
+  const url = new URL(requestUrl);
+  const suffix = `/${targetPath}`.toLowerCase();
+  const path = url.pathname.toLowerCase();
+  const prefix = path.endsWith(suffix) ? url.pathname.slice(0, url.pathname.length - suffix.length) : '/api';
+  return `${url.origin}${prefix}`;
+}
+
+async function shapeResponse(prepared: PreparedCall, response: UpstreamResponse, appBase: string): Promise<HttpResponseInit> {
+  const { operation, call, correlationId } = prepared;
+  if (response.status >= 300 || response.bodyText.trim() === '') return upstreamResponse(response, correlationId);
+  const body = parseUpstreamJson(response);
+  if (!operation.pageable) return upstreamResponse(response, correlationId);
+  if (!isListPage(body)) throw new GatewayError('UpstreamBadResponse', 'The upstream list answer has no "value" array.');
+
+  const page = call.mergePages ? await collectPages(body, (nextLink) => fetchPage(prepared, nextLink), call.mergePages) : body;
+  if (!page.nextLink && page === body) return upstreamResponse(response, correlationId);
+  const shaped: ListPage = page.nextLink ? { ...page, nextLink: rewriteNextLink(page.nextLink, prepared.client.baseUrl, appBase) } : page;
+  return { ...upstreamResponse(response, correlationId, JSON.stringify(shaped)) };
+}
+
+async function fetchPage(prepared: PreparedCall, nextLink: string): Promise<ListPage> {
+  // The client refuses a nextLink off the upstream's origin before the token leaves.
+  const response = await prepared.client.send({ method: 'GET', url: nextLink, headers: prepared.headers, token: prepared.token });
+  if (response.status !== 200) {
+    throw new GatewayError('UpstreamBadResponse', `A later page of the list answered ${response.status}.`, { target: 'nextLink' });
+  }
+  return parseUpstreamJson(response) as ListPage;
+}
+
+function parseUpstreamJson(response: UpstreamResponse): unknown {
+  try {
+    return JSON.parse(response.bodyText) as unknown;
+  } catch {
+    throw new GatewayError('UpstreamBadResponse', `The upstream answered ${response.status} with a body that is not JSON.`);
+  }
+}
+
+function errorCodeOf(response: HttpResponseInit): string | undefined {
+  if ((response.status ?? 200) < 400 || typeof response.body !== 'string') return undefined;
+  try {
+    // The app's errors and ARM's put the code under `error`; Doc 1's ErrorResponse at the top.
+    const body = JSON.parse(response.body) as { error?: { code?: unknown }; code?: unknown };
+    const code = body.error?.code ?? body.code;
+    return typeof code === 'string' ? code.slice(0, 64) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Validates a call of a catalogue operation before anything is sent upstream: path
+ * parameters, named query parameters and the body, every problem reported at once.
+ */
+import { GatewayError, type ErrorDetail } from '../errors';
+import type { OperationSpec } from '../spec/catalogue';
+import { parseJsonBody, type ParsedBody } from './jsonBody';
+import { detailsFromIssues } from './validationDetails';
+
+/** Query parameters that belong to the app or the Functions host and are never forwarded. */
+export const appQueryParameters = ['code', 'gateway-pages'] as const;
+
+export interface OperationCall {
+  params: Record<string, string>;
+  /** Query parameters to forward upstream, in their order. */
+  forwardQuery: [string, string][];
+  body?: ParsedBody;
+  /** `gateway-pages`: how many pages to merge, if the caller asked. */
+  mergePages?: number;
+}
+
+export interface IncomingCall {
+  params: Record<string, string>;
+  query: URLSearchParams;
+  contentType: string | null;
+  bodyBytes: Uint8Array;
+}
+
+/**
+ * A path parameter never holds a separator or a relative segment, whatever its schema says:
+ * `%2F` and `..` decoded by a host must not reshape the upstream path.
+ */
+function pathParameterProblems(params: Record<string, string>): ErrorDetail[] {
+  return Object.entries(params)
+    .filter(([name, value]) => name !== 'scope' && (/[/\\\u0000-\u001f\u007f]/.test(value) || value === '.' || value === '..'))
+    .map(([name]) => ({ code: 'InvalidParameter', target: name, message: `${name} must be one path segment, without "/", "\\", control characters, "." or "..".` }));
+}
+
+export function parseMergePages(raw: string | null, maxPages: number): number | ErrorDetail | undefined {
+  if (raw === null) return undefined;
+  if (raw === 'all') return maxPages;
+  if (/^[1-9][0-9]{0,5}$/.test(raw)) return Math.min(Number(raw), maxPages);
+  return { code: 'InvalidParameter', target: 'gateway-pages', message: 'gateway-pages must be "all" or a whole number of pages from 1.' };
+}
+
+export function validateOperationCall(operation: OperationSpec, call: IncomingCall, limits: { maxBodyBytes: number; maxPages: number }): OperationCall {
+  const details: ErrorDetail[] = pathParameterProblems(call.params);
+
+  const params = operation.pathParams.safeParse(call.params);
+  if (!params.success) details.push(...detailsFromIssues(params.error.issues, 'InvalidParameter'));
+
+  const namedQuery: Record<string, string> = {};
+  for (const [name, value] of call.query) {
+    if (name in namedQuery) {
+      details.push({ code: 'InvalidParameter', target: name, message: `${name} is given more than once.` });
+    }
+    namedQuery[name] = value;
+  }
+  const query = operation.query.safeParse(namedQuery);
+  if (!query.success) details.push(...detailsFromIssues(query.error.issues, 'InvalidParameter'));
+
+  const mergePages = operation.pageable ? parseMergePages(call.query.get('gateway-pages'), limits.maxPages) : undefined;
+  if (typeof mergePages === 'object') details.push(mergePages);
+
+  let body: ParsedBody | undefined;
+  if (operation.body || call.bodyBytes.byteLength > 0) {
+    const bodyName = operation.body?.name ?? 'body';
+    // Size, media type and JSON syntax problems make the rest meaningless: they are thrown alone.
+    body = parseJsonBody(call.bodyBytes, call.contentType, limits.maxBodyBytes, bodyName);
+    if (!operation.body && body) {
+      details.push({ code: 'InvalidRequestBody', target: 'body', message: `${operation.operationId} takes no request body.` });
+    } else if (operation.body && !body && operation.body.required) {
+      details.push({ code: 'InvalidRequestBody', target: bodyName, message: `The request body (${bodyName}) is required.` });
+    } else if (operation.body && body) {
+      const parsed = operation.body.schema.safeParse(body.value);
+      if (!parsed.success) details.push(...detailsFromIssues(parsed.error.issues, 'InvalidRequestBody'));
+    }
+  }
+
+  if (details.length > 0) {
+    const first = details[0]!;
+    const message = details.length === 1 ? first.message : `The request has ${details.length} problems; see details.`;
+    throw new GatewayError('InvalidRequest', message, { target: details.length === 1 ? first.target : undefined, details });
+  }
+
+  const forwardQuery = [...call.query].filter(([name]) => !(appQueryParameters as readonly string[]).includes(name));
+  return { params: call.params, forwardQuery, body, mergePages: typeof mergePages === 'number' ? mergePages : undefined };
+}

@@ -1,0 +1,34 @@
+/**
+ * Keeps secrets out of logs, errors and stored state (DEVELOPERS.md, Standards): values of
+ * secret-named fields are replaced, and free text loses bearer tokens and query strings.
+ */
+
+/** Field names whose values are secrets in the spec's resources and in HTTP. */
+const secretFieldPattern =
+  /^(secureValue|password|storageAccountKey|workspaceKey|protectedSettings|CertificateSecretEncoded|certificatePassword|encodedCertificate|secret|authorization|token|access_?token|client_?secret|x-functions-key|code|.*(password|secret|token|key))$/i;
+
+export const redactedMarker = '[redacted]';
+
+export function isSecretField(name: string): boolean {
+  return secretFieldPattern.test(name);
+}
+
+/** A deep copy with every secret field's value replaced; other fields are kept as they are. */
+export function redactSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactSecrets);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([name, field]) => [
+      name,
+      isSecretField(name) && field !== null && field !== undefined && field !== '' ? redactedMarker : redactSecrets(field),
+    ]),
+  );
+}
+
+/** Free text (an error message) without bearer tokens, JWT-like strings or URL query strings. */
+export function sanitizeText(text: string): string {
+  return text
+    .replace(/Bearer\s+[^\s"']+/gi, `Bearer ${redactedMarker}`)
+    .replace(/eyJ[\w-]+\.[\w-]+\.[\w-]*/g, redactedMarker)
+    .replace(/(https?:\/\/[^\s?"']+)\?[^\s"']*/g, `$1?${redactedMarker}`);
+}

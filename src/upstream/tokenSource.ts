@@ -1,0 +1,85 @@
+/**
+ * Where the bearer token for an upstream call comes from (`UPSTREAM_AUTH`, DESIGN.md section 1).
+ * A token is only ever handed to the client together with the upstream it is meant for; the
+ * client attaches it to URLs on that upstream's origin alone.
+ */
+import type { AccessToken, TokenCredential } from '@azure/identity';
+import { GatewayError } from '../errors';
+
+export type UpstreamName = 'management' | 'lifecycle';
+
+export interface TokenRequest {
+  upstream: UpstreamName;
+  /** The caller's `Authorization` header, used in passthrough mode. */
+  callerAuthorization?: string;
+}
+
+export interface TokenSource {
+  readonly mode: 'managed' | 'passthrough' | 'static';
+  getToken(request: TokenRequest): Promise<string>;
+}
+
+export function staticTokenSource(token: string): TokenSource {
+  return { mode: 'static', getToken: async () => token };
+}
+
+export function bearerTokenOf(authorization: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  return match?.[1];
+}
+
+export function passthroughTokenSource(): TokenSource {
+  return {
+    mode: 'passthrough',
+    getToken: async ({ callerAuthorization }) => {
+      const token = bearerTokenOf(callerAuthorization);
+      if (!token) {
+        throw new GatewayError('MissingBearerToken', 'This app forwards the caller\'s token: send "Authorization: Bearer <token>" for the upstream.', {
+          target: 'Authorization',
+        });
+      }
+      return token;
+    },
+  };
+}
+
+/** Refresh a cached token this long before it expires. */
+const refreshMarginMs = 5 * 60_000;
+
+/**
+ * Tokens from `@azure/identity` credentials, one scope per upstream, cached until near expiry
+ * so concurrent calls share one token request.
+ */
+export function credentialTokenSource(
+  credentials: Record<UpstreamName, TokenCredential>,
+  scopes: Record<UpstreamName, string>,
+  now: () => number = Date.now,
+): TokenSource {
+  const cache = new Map<UpstreamName, Promise<AccessToken>>();
+  const fetchToken = async (upstream: UpstreamName): Promise<AccessToken> => {
+    const token = await credentials[upstream].getToken(scopes[upstream]);
+    if (!token) throw new GatewayError('Unauthorized', `No token could be obtained for the ${upstream} upstream.`);
+    return token;
+  };
+  return {
+    mode: 'managed',
+    getToken: async ({ upstream }) => {
+      let pending = cache.get(upstream);
+      if (pending) {
+        const cached = await pending.catch(() => undefined);
+        if (!cached || cached.expiresOnTimestamp - refreshMarginMs <= now()) pending = undefined;
+      }
+      if (!pending) {
+        pending = fetchToken(upstream);
+        cache.set(upstream, pending);
+        pending.catch(() => cache.delete(upstream));
+      }
+      try {
+        return (await pending).token;
+      } catch (error) {
+        if (error instanceof GatewayError) throw error;
+        throw new GatewayError('Unauthorized', `No token could be obtained for the ${upstream} upstream.`, { cause: error });
+      }
+    },
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * Sends requests to an upstream with undici: keep-alive pools per origin (the Agent keeps
+ * one pool per origin), a time budget per call, retries only where safe, and a token only for
+ * URLs on the upstream's own origin (DESIGN.md section 3).
+ */
+import { Agent, type Dispatcher } from 'undici';
+import { GatewayError } from '../errors';
+import { retryDelayMs, type RetryPolicy } from './retryStrategy';
+import { isTrustedUrl } from './urlGuard';
+
+export interface UpstreamRequest {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** The bearer token; sent only if `url` is on the client's origin. */
+  token?: string;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string>;
+  bodyText: string;
+  /** How many attempts the call took. */
+  attempts: number;
+}
+
+export interface UpstreamClientOptions {
+  /** The configured base; the only origin a token goes to. */
+  baseUrl: string;
+  dispatcher?: Dispatcher;
+  timeoutMs: number;
+  retryPolicy: RetryPolicy;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  /** Largest answer body read, so a runaway upstream cannot exhaust memory. */
+  maxResponseBytes?: number;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function createUpstreamAgent(): Agent {
+  return new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connections: 64 });
+}
+
+export class UpstreamClient {
+  readonly baseUrl: string;
+  readonly #dispatcher: Dispatcher;
+  readonly #options: UpstreamClientOptions;
+  readonly #now: () => number;
+  readonly #sleep: (ms: number) => Promise<void>;
+
+  constructor(options: UpstreamClientOptions) {
+    this.baseUrl = options.baseUrl;
+    this.#options = options;
+    this.#dispatcher = options.dispatcher ?? createUpstreamAgent();
+    this.#now = options.now ?? Date.now;
+    this.#sleep = options.sleep ?? defaultSleep;
+  }
+
+  /** Sends the request, repeating it while that is safe and the budget allows. */
+  async send(request: UpstreamRequest): Promise<UpstreamResponse> {
+    if (!isTrustedUrl(request.url, this.baseUrl)) {
+      throw new GatewayError('UpstreamLinkRefused', 'Refused to send a request outside the configured upstream origin.');
+    }
+    const deadline = this.#now() + this.#options.timeoutMs;
+    const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
+    if (request.token) headers.authorization = `Bearer ${request.token}`;
+
+    for (let attempt = 0; ; attempt += 1) {
+      const remainingMs = deadline - this.#now();
+      if (remainingMs <= 0) throw timeoutError();
+      let outcome: UpstreamResponse | { errorCode: string | undefined; error: unknown };
+      try {
+        outcome = await this.#attempt(request, headers, remainingMs);
+        outcome.attempts = attempt + 1;
+      } catch (error) {
+        if (isAbort(error)) throw timeoutError(error);
+        if (error instanceof GatewayError) throw error;
+        outcome = { errorCode: errorCodeOf(error), error };
+      }
+      const delay = retryDelayMs(
+        request.method,
+        'status' in outcome
+          ? { kind: 'response', status: outcome.status, readHeader: (name) => (outcome as UpstreamResponse).headers[name] }
+          : { kind: 'error', code: outcome.errorCode },
+        attempt,
+        this.#options.retryPolicy,
+        this.#now(),
+        this.#options.random,
+      );
+      const fitsBudget = delay !== undefined && this.#now() + delay < deadline;
+      if (!fitsBudget) {
+        if ('status' in outcome) return outcome;
+        throw new GatewayError('UpstreamUnreachable', `The upstream could not be reached (${outcome.errorCode ?? 'connection error'}).`, {
+          cause: outcome.error,
+        });
+      }
+      await this.#sleep(delay);
+    }
+  }
+
+  async #attempt(request: UpstreamRequest, headers: Record<string, string>, remainingMs: number): Promise<UpstreamResponse> {
+    const response = await this.#dispatcher.request({
+      origin: new URL(request.url).origin,
+      path: pathAndQuery(request.url),
+      method: request.method as Dispatcher.HttpMethod,
+      headers,
+      body: request.body,
+      signal: AbortSignal.timeout(remainingMs),
+      headersTimeout: remainingMs,
+      bodyTimeout: remainingMs,
+    });
+    const limit = this.#options.maxResponseBytes ?? 64 * 1024 * 1024;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length;
+      if (size > limit) {
+        response.body.destroy();
+        throw new GatewayError('UpstreamBadResponse', `The upstream answer exceeded ${limit} bytes.`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return {
+      status: response.statusCode,
+      headers: flattenHeaders(response.headers),
+      bodyText: Buffer.concat(chunks).toString('utf8'),
+      attempts: 1,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.#dispatcher.close();
+  }
+}
+
+function pathAndQuery(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.pathname}${parsed.search}`;
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return flat;
+}
+
+function isAbort(error: unknown): boolean {
+  const name = (error as { name?: string } | undefined)?.name;
+  const code = errorCodeOf(error);
+  return name === 'AbortError' || name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_ABORTED';
+}
+
+function errorCodeOf(error: unknown): string | undefined {
+  const direct = (error as { code?: unknown } | undefined)?.code;
+  if (typeof direct === 'string') return direct;
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return typeof cause === 'string' ? cause : undefined;
+}
+
+function timeoutError(cause?: unknown): GatewayError {
+  return new GatewayError('UpstreamTimeout', 'The upstream did not answer within the time budget.', { cause });
+}

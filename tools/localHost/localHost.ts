@@ -1,0 +1,264 @@
+/**
+ * The local host: serves the real `app.http` registrations over HTTP and runs the
+ * `app.timer` ones on their NCRONTAB schedules, invoking them through the programming model
+ * the way the Node worker does (DESIGN.md section 7). It refuses overlapping routes at
+ * start-up, since the real host would pick between them by function name.
+ */
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { Cron } from 'croner';
+import { getProgrammingModel, hooksFor, log, registeredFunctions, type BindingInfo, type RegisteredFunction } from './coreApi';
+import { matchRoute, parseRouteTemplate, routesOverlap, type RouteTemplate } from './routeTemplate';
+
+export interface LocalHostOptions {
+  /** `extensions.http.routePrefix` of host.json. */
+  routePrefix: string;
+  /** Named function keys; when any is set, non-anonymous routes need one (`code` or `x-functions-key`). */
+  keys?: Record<string, string>;
+  /** The host's own request size limit (the real host's default is 100 MB). */
+  maxRequestBytes?: number;
+  /** Whether to run timers on their schedules (tests may trigger them by hand instead). */
+  runTimers?: boolean;
+}
+
+interface HttpRoute {
+  fn: RegisteredFunction;
+  triggerName: string;
+  template: RouteTemplate;
+  methods: Set<string>;
+  authLevel: string;
+}
+
+interface TimerFunction {
+  fn: RegisteredFunction;
+  triggerName: string;
+  schedule: string;
+  runOnStartup: boolean;
+}
+
+export interface RunningHost {
+  url: string;
+  routes: readonly { name: string; route: string; methods: string[]; authLevel: string }[];
+  timers: readonly string[];
+  /** Runs a timer function now, as `POST /admin/functions/{name}` does; resolves when it ends. */
+  runTimer(name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const allMethods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE'];
+
+function triggerOf(fn: RegisteredFunction): [string, BindingInfo] {
+  const entry = Object.entries(fn.metadata.bindings).find(([, binding]) => binding.direction === 'in' && /Trigger$/i.test(binding.type));
+  if (!entry) throw new Error(`Function "${fn.metadata.name}" has no trigger binding.`);
+  return entry;
+}
+
+export function collectHttpRoutes(functions: readonly RegisteredFunction[]): HttpRoute[] {
+  const routes = functions
+    .map((fn) => ({ fn, trigger: triggerOf(fn) }))
+    .filter(({ trigger }) => trigger[1].type.toLowerCase() === 'httptrigger')
+    .map(({ fn, trigger: [triggerName, binding] }) => ({
+      fn,
+      triggerName,
+      template: parseRouteTemplate(binding.route ?? fn.metadata.name),
+      methods: new Set((binding.methods ?? allMethods).map((method) => method.toUpperCase())),
+      authLevel: String(binding.authLevel ?? 'function').toLowerCase(),
+    }));
+  const clashes: string[] = [];
+  for (const [index, first] of routes.entries()) {
+    for (const second of routes.slice(index + 1)) {
+      const sharedMethods = [...first.methods].filter((method) => second.methods.has(method));
+      if (sharedMethods.length > 0 && routesOverlap(first.template, second.template)) {
+        clashes.push(`"${first.fn.metadata.name}" (${first.template.template}) and "${second.fn.metadata.name}" (${second.template.template}) both match some ${sharedMethods.join('/')} request`);
+      }
+    }
+  }
+  if (clashes.length > 0) {
+    throw new Error(`Overlapping routes; the real host would pick between them by function name:\n  ${clashes.join('\n  ')}`);
+  }
+  return routes;
+}
+
+function collectTimers(functions: readonly RegisteredFunction[]): TimerFunction[] {
+  return functions
+    .map((fn) => ({ fn, trigger: triggerOf(fn) }))
+    .filter(({ trigger }) => trigger[1].type.toLowerCase() === 'timertrigger')
+    .map(({ fn, trigger: [triggerName, binding] }) => ({ fn, triggerName, schedule: String(binding.schedule), runOnStartup: binding.runOnStartup === true }));
+}
+
+/** Runs one invocation through the programming model, as the worker does. */
+async function invoke(fn: RegisteredFunction, triggerName: string, data: Record<string, unknown>): Promise<unknown> {
+  const model = getProgrammingModel();
+  if (!model) throw new Error('No programming model was registered: was @azure/functions loaded through this host?');
+  const invocationId = randomUUID();
+  const coreContext = {
+    invocationId,
+    metadata: fn.metadata,
+    request: { invocationId, functionId: fn.metadata.name, inputData: [{ name: triggerName, data }], triggerMetadata: {} },
+    state: undefined,
+    log: (level: string, category: string, message: string) => log(level, category, message),
+  };
+  const invocation = model.getInvocationModel(coreContext);
+  const { context, inputs } = await invocation.getArguments();
+  const result = await invocation.invokeFunction(context, inputs, fn.callback);
+  const response = await invocation.getResponse(context, result);
+  return response.returnValue;
+}
+
+function keyMatches(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function hostError(response: ServerResponse, status: number, code: string, message: string): void {
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: { code, message } }));
+}
+
+async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > limit) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+interface RpcHttpResponse {
+  statusCode?: string;
+  headers?: Record<string, string>;
+  body?: { bytes?: Uint8Array; string?: string } | null;
+}
+
+export async function startLocalHost(options: LocalHostOptions, port = 0): Promise<RunningHost> {
+  const functions = registeredFunctions();
+  const routes = collectHttpRoutes(functions);
+  const timers = collectTimers(functions);
+  const keys = Object.entries(options.keys ?? {});
+  const prefix = `/${options.routePrefix.replace(/^\/+|\/+$/g, '')}`.replace(/^\/$/, '');
+  const maxRequestBytes = options.maxRequestBytes ?? 100 * 1024 * 1024;
+  const running = new Map<string, Promise<void>>();
+  const sockets = new Set<Socket>();
+  let baseUrl = '';
+
+  const runTimer = (timer: TimerFunction, isPastDue = false): Promise<void> => {
+    // Like the real host, a timer function never runs twice at once in one host.
+    const current = running.get(timer.fn.metadata.name);
+    if (current) return current;
+    const job = new Cron(timer.schedule, { paused: true });
+    const data = {
+      json: JSON.stringify({ Schedule: { AdjustForDST: true }, ScheduleStatus: { Last: new Date().toISOString(), Next: job.nextRun()?.toISOString(), LastUpdated: new Date().toISOString() }, IsPastDue: isPastDue }),
+    };
+    const execution = invoke(timer.fn, timer.triggerName, data)
+      .then(() => undefined)
+      .catch((error: unknown) => log('error', 'system', `Timer function "${timer.fn.metadata.name}" failed: ${(error as Error).message}`))
+      .finally(() => running.delete(timer.fn.metadata.name));
+    running.set(timer.fn.metadata.name, execution);
+    return execution;
+  };
+
+  const hasValidKey = (request: IncomingMessage, url: URL, keyName?: string): boolean => {
+    if (keys.length === 0) return true;
+    const given = (request.headers['x-functions-key'] as string | undefined) ?? url.searchParams.get('code') ?? '';
+    return keys.some(([name, value]) => (!keyName || name === keyName) && keyMatches(given, value));
+  };
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const url = new URL(request.url ?? '/', baseUrl);
+    const method = (request.method ?? 'GET').toUpperCase();
+
+    const adminMatch = /^\/admin\/functions\/([^/]+)$/.exec(url.pathname);
+    if (adminMatch && method === 'POST') {
+      const timer = timers.find((candidate) => candidate.fn.metadata.name.toLowerCase() === decodeURIComponent(adminMatch[1]!).toLowerCase());
+      if (!timer) return hostError(response, 404, 'NotFound', 'No such non-HTTP function.');
+      if (!hasValidKey(request, url, 'master')) return hostError(response, 401, 'Unauthorized', 'The admin API needs the master key.');
+      await readBody(request, 1024 * 1024);
+      void runTimer(timer);
+      response.writeHead(202).end();
+      return;
+    }
+
+    if (prefix && !(url.pathname === prefix || url.pathname.startsWith(`${prefix}/`))) {
+      return hostError(response, 404, 'NotFound', `No route: function routes are under ${prefix}/.`);
+    }
+    const path = url.pathname.slice(prefix.length);
+    const matches = routes.map((route) => ({ route, params: matchRoute(route.template, path) })).filter((entry) => entry.params);
+    const matched = matches.find((entry) => entry.route.methods.has(method));
+    if (!matched) {
+      return matches.length > 0
+        ? hostError(response, 404, 'NotFound', `No function accepts ${method} on this route.`)
+        : hostError(response, 404, 'NotFound', 'No function matches this route.');
+    }
+    const { route, params } = matched;
+    if (route.authLevel !== 'anonymous' && !hasValidKey(request, url)) {
+      return hostError(response, 401, 'Unauthorized', 'This function needs a key: send it in x-functions-key or ?code=.');
+    }
+    const body = await readBody(request, maxRequestBytes);
+    if (!body) return hostError(response, 413, 'PayloadTooLarge', `The request body exceeds the host's limit of ${maxRequestBytes} bytes.`);
+
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    const http = {
+      method,
+      url: url.toString(),
+      headers,
+      query: Object.fromEntries(url.searchParams),
+      params: params!,
+      body: { bytes: body },
+    };
+    let returned: { http?: RpcHttpResponse } | undefined;
+    try {
+      returned = (await invoke(route.fn, route.triggerName, { http })) as { http?: RpcHttpResponse } | undefined;
+    } catch (error) {
+      log('error', 'system', `Function "${route.fn.metadata.name}" failed: ${(error as Error).message}`);
+      return hostError(response, 500, 'InternalError', 'The function failed.');
+    }
+    const answer = returned?.http ?? {};
+    const status = Number(answer.statusCode ?? 200);
+    const bodyBytes = answer.body?.bytes ? Buffer.from(answer.body.bytes) : Buffer.from(answer.body?.string ?? '');
+    response.writeHead(status, answer.headers ?? {});
+    response.end(method === 'HEAD' ? undefined : bodyBytes);
+  };
+
+  const server: Server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      log('error', 'system', `Local host failed on ${request.method} ${request.url?.split('?')[0]}: ${(error as Error).message}`);
+      if (!response.headersSent) hostError(response, 500, 'InternalError', 'The host failed.');
+      else response.destroy();
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  for (const hook of hooksFor('appStart')) await hook({ hookData: {}, appStartContext: {} });
+  const crons = options.runTimers === false ? [] : timers.map((timer) => new Cron(timer.schedule, { protect: true }, () => void runTimer(timer)));
+  if (options.runTimers !== false) for (const timer of timers.filter((candidate) => candidate.runOnStartup)) void runTimer(timer);
+
+  return {
+    url: baseUrl,
+    routes: routes.map((route) => ({ name: route.fn.metadata.name, route: route.template.template, methods: [...route.methods], authLevel: route.authLevel })),
+    timers: timers.map((timer) => timer.fn.metadata.name),
+    runTimer: (name) => {
+      const timer = timers.find((candidate) => candidate.fn.metadata.name === name);
+      if (!timer) return Promise.reject(new Error(`No timer function "${name}".`));
+      return runTimer(timer);
+    },
+    close: async () => {
+      for (const cron of crons) cron.stop();
+      await Promise.allSettled(running.values());
+      for (const hook of hooksFor('appTerminate')) await hook({ hookData: {}, appTerminateContext: {} });
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

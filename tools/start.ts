@@ -1,0 +1,93 @@
+/**
+ * `npm start`: serves the built function app (dist/functions/index.js, the bundle the real
+ * host loads) through the local host. With no upstream or storage configured it starts the
+ * embedded defaults first: the management emulator and Azurite in memory.
+ *
+ * Prints one line per service it starts, then `Functions host listening on <url>`.
+ */
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startEmulator, type Emulator } from '../test/emulator/emulatorServer';
+import { startAzurite, type RunningAzurite } from './embeddedAzurite';
+import { installFunctionsCore } from './localHost/installCore';
+import { startLocalHost, type RunningHost } from './localHost/localHost';
+
+const projectRoot = resolve(__dirname, '..', '..');
+
+interface Started {
+  emulator?: Emulator;
+  azurite?: RunningAzurite;
+  host?: RunningHost;
+}
+
+function parseKeys(text: string | undefined): Record<string, string> | undefined {
+  if (!text) return undefined;
+  const keys = JSON.parse(text) as unknown;
+  if (typeof keys !== 'object' || keys === null || Object.values(keys).some((value) => typeof value !== 'string' || value.length < 16)) {
+    throw new Error('LOCAL_HOST_KEYS must be a JSON object of key names to key values of at least 16 characters.');
+  }
+  return keys as Record<string, string>;
+}
+
+function routePrefixOf(hostJsonPath: string): string {
+  const hostJson = JSON.parse(readFileSync(hostJsonPath, 'utf8')) as { extensions?: { http?: { routePrefix?: string } } };
+  return hostJson.extensions?.http?.routePrefix ?? 'api';
+}
+
+async function main(): Promise<Started> {
+  const started: Started = {};
+  const env = process.env;
+  const shutdown = async (code: number) => {
+    await started.host?.close().catch(() => undefined);
+    await started.emulator?.close().catch(() => undefined);
+    await started.azurite?.close().catch(() => undefined);
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+
+  if (!env.MANAGEMENT_BASE_URL || !env.LIFECYCLE_BASE_URL) {
+    started.emulator = await startEmulator({
+      providerNamespace: env.PROVIDER_NAMESPACE || 'Vendor',
+      token: env.UPSTREAM_STATIC_TOKEN || 'emulator-token',
+      lroSteps: env.EMULATOR_LRO_STEPS ? Number(env.EMULATOR_LRO_STEPS) : undefined,
+      retryAfterSeconds: env.EMULATOR_RETRY_AFTER_SECONDS ? Number(env.EMULATOR_RETRY_AFTER_SECONDS) : undefined,
+      listItems: env.EMULATOR_LIST_ITEMS ? Number(env.EMULATOR_LIST_ITEMS) : undefined,
+      pageSize: env.EMULATOR_PAGE_SIZE ? Number(env.EMULATOR_PAGE_SIZE) : undefined,
+    });
+    env.MANAGEMENT_BASE_URL ||= started.emulator.url;
+    env.LIFECYCLE_BASE_URL ||= started.emulator.url;
+    env.UPSTREAM_AUTH ||= 'static';
+    env.UPSTREAM_STATIC_TOKEN ||= 'emulator-token';
+    console.log(`Management emulator listening on ${started.emulator.url} (embedded default; set MANAGEMENT_BASE_URL and LIFECYCLE_BASE_URL for a real upstream)`);
+  }
+  if (!env.AzureWebJobsStorage) {
+    started.azurite = await startAzurite();
+    env.AzureWebJobsStorage = started.azurite.connectionString;
+    console.log(`Azurite blob storage (in memory) listening on ${started.azurite.blobEndpoint} (embedded default; set AzureWebJobsStorage for real storage)`);
+  }
+
+  installFunctionsCore();
+  const appEntry = resolve(projectRoot, env.FUNCTIONS_APP_ENTRY || JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')).main);
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require(appEntry);
+  } catch (error) {
+    console.error(`The function app failed to load: ${(error as Error).message}`);
+    await shutdown(1);
+  }
+
+  const keys = parseKeys(env.LOCAL_HOST_KEYS);
+  if (!keys) console.warn('No LOCAL_HOST_KEYS set: function keys are not checked (as with Core Tools). Set them to check keys as the real host does.');
+  const routePrefix = routePrefixOf(join(projectRoot, 'host.json'));
+  started.host = await startLocalHost({ routePrefix, keys, runTimers: env.LOCAL_HOST_TIMERS !== 'off' }, Number(env.PORT ?? 7071));
+  for (const route of started.host.routes) console.log(`  ${route.methods.join(',').padEnd(8)} /${routePrefix}/${route.route} (${route.name}, ${route.authLevel})`);
+  for (const timer of started.host.timers) console.log(`  TIMER    ${timer}`);
+  console.log(`Functions host listening on ${started.host.url}`);
+  return started;
+}
+
+main().catch((error: unknown) => {
+  console.error((error as Error).message);
+  process.exit(1);
+});
