@@ -5,7 +5,7 @@
 import { GatewayError, type ErrorDetail } from '../errors';
 import type { OperationSpec } from '../spec/catalogue';
 import { parseJsonBody, type ParsedBody } from './jsonBody';
-import { detailsFromIssues } from './validationDetails';
+import { detailsFromIssues, detailsFromParameterIssues } from './validationDetails';
 
 /** Query parameters that belong to the app or the Functions host and are never forwarded. */
 export const appQueryParameters = ['code', 'gateway-pages'] as const;
@@ -47,7 +47,10 @@ export function validateOperationCall(operation: OperationSpec, call: IncomingCa
   const details: ErrorDetail[] = pathParameterProblems(call.params);
 
   const params = operation.pathParams.safeParse(call.params);
-  if (!params.success) details.push(...detailsFromIssues(params.error.issues, 'InvalidParameter'));
+  if (!params.success) {
+    const reported = new Set(details.map((detail) => detail.target));
+    details.push(...detailsFromParameterIssues(params.error.issues, 'InvalidParameter').filter((detail) => !reported.has(detail.target)));
+  }
 
   const namedQuery: Record<string, string> = {};
   for (const [name, value] of call.query) {
@@ -57,7 +60,7 @@ export function validateOperationCall(operation: OperationSpec, call: IncomingCa
     namedQuery[name] = value;
   }
   const query = operation.query.safeParse(namedQuery);
-  if (!query.success) details.push(...detailsFromIssues(query.error.issues, 'InvalidParameter'));
+  if (!query.success) details.push(...detailsFromParameterIssues(query.error.issues, 'InvalidParameter'));
 
   const mergePages = operation.pageable ? parseMergePages(call.query.get('gateway-pages'), limits.maxPages) : undefined;
   if (typeof mergePages === 'object') details.push(mergePages);

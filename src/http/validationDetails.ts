@@ -14,12 +14,25 @@ export function jsonPathOf(path: readonly PropertyKey[]): string {
     .join('');
 }
 
-export function detailsFromIssues(issues: readonly z.core.$ZodIssue[], code: string, prefix?: string): ErrorDetail[] {
+/** Body problems: one entry per issue, `target` the JSON path. */
+export function detailsFromIssues(issues: readonly z.core.$ZodIssue[], code: string): ErrorDetail[] {
   return issues.map((issue) => {
-    const path = jsonPathOf(issue.path);
-    const target = prefix === undefined ? path : path === '' ? prefix : `${prefix}.${path}`.replace('.[', '[');
+    const target = jsonPathOf(issue.path);
     return { code, message: messageOf(issue, target), target };
   });
+}
+
+/**
+ * Parameter problems: `target` the parameter's name as the caller wrote it, and one entry per
+ * parameter (a name too short for its pattern is one problem, not two).
+ */
+export function detailsFromParameterIssues(issues: readonly z.core.$ZodIssue[], code: string): ErrorDetail[] {
+  const byName = new Map<string, ErrorDetail>();
+  for (const issue of issues) {
+    const target = String(issue.path[0] ?? '');
+    if (!byName.has(target)) byName.set(target, { code, message: messageOf(issue, target), target });
+  }
+  return [...byName.values()];
 }
 
 function messageOf(issue: z.core.$ZodIssue, target: string): string {
