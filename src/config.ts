@@ -7,8 +7,13 @@ import { z } from 'zod';
 
 const absoluteHttpUrl = z
   .string()
-  .url()
-  .refine((value) => /^https?:$/.test(new URL(value).protocol), 'must be an http or https URL')
+  .refine((value) => {
+    try {
+      return /^https?:$/.test(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute http or https URL')
   .transform((value) => value.replace(/\/+$/, ''));
 
 const jsonText = <T extends z.ZodType>(schema: T, example: string) =>
@@ -41,7 +46,7 @@ const scopePrefix = z
 
 const certificateEnvironment = z.object({
   projectId: z.number().int().nonnegative(),
-  environmentId: z.string().uuid(),
+  environmentId: z.guid(),
 });
 
 const settingsSchema = z.object({

@@ -6,7 +6,8 @@ import { z } from 'zod';
 
 export const apiVersionQuery = z.string({ error: 'api-version is required' }).min(1, 'api-version must not be empty');
 
-export const subscriptionIdUuid = z.string().uuid('subscriptionId must be a uuid');
+/** ARM's `format: uuid` accepts any GUID, whatever its version and variant bits. */
+export const subscriptionIdUuid = z.guid('subscriptionId must be a uuid');
 export const resourceGroupName = z.string().min(1).max(90, 'resourceGroupName must be 1 to 90 characters');
 
 export const createdByType = z.enum(['User', 'Application', 'ManagedIdentity', 'Key']);

@@ -162,7 +162,17 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       request.socket.destroy();
       return;
     }
-    if (answer?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, answer.delayMs ?? 1000));
+    if (answer?.kind === 'delay') {
+      // A slow answer; if the caller gives up first, the wait ends with its connection.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, answer.delayMs ?? 1000);
+        request.socket.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      if (request.socket.destroyed) return;
+    }
     if (answer?.kind === 'malformed') {
       response.writeHead(answer.status ?? 200, { 'content-type': 'application/json' }).end('{"value": [ this is not json');
       return;

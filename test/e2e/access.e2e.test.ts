@@ -1,0 +1,97 @@
+/**
+ * Keeping out who does not belong: function keys as the real host checks them, the scope
+ * allow-list, the caller's token in passthrough mode, and a wrong setting stopping start-up.
+ */
+import { request } from 'undici';
+import { runAppExpectingFailure } from '../helpers/appProcess';
+import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+
+const allowedSubscription = '11111111-1111-1111-1111-111111111111';
+const otherSubscription = '22222222-2222-2222-2222-222222222222';
+const usagesOf = (subscriptionId: string) => `subscriptions/${subscriptionId}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
+const botKey = 'bot-key-0123456789abcdef';
+
+describe('function keys and the scope allow-list', () => {
+  let gateway: GatewayFixture;
+  beforeAll(async () => {
+    gateway = await startGateway({
+      LOCAL_HOST_KEYS: JSON.stringify({ chatops: botKey, master: 'master-key-0123456789abcdef' }),
+      ALLOWED_SCOPES: JSON.stringify([`/subscriptions/${allowedSubscription}`]),
+    });
+  });
+  afterAll(async () => {
+    await gateway.stop();
+  });
+  beforeEach(() => gateway.emulator.reset());
+
+  it('refuses a call without a key, or with a wrong one', async () => {
+    for (const headers of [{}, { 'x-functions-key': 'wrong-key-0123456789abcdef' }]) {
+      const response = await request(gateway.api(usagesOf(allowedSubscription)), { headers });
+      expect(response.statusCode).toBe(401);
+      await response.body.dump();
+    }
+    expect(gateway.emulator.upstreamRequests()).toHaveLength(0);
+  });
+
+  it('accepts a key in the header or in ?code=, and logs a fingerprint of it, never the key', async () => {
+    const byHeader = await request(gateway.api(usagesOf(allowedSubscription)), { headers: { 'x-functions-key': botKey } });
+    expect(byHeader.statusCode).toBe(200);
+    await byHeader.body.dump();
+    const byQuery = await request(`${gateway.api(usagesOf(allowedSubscription))}&code=${botKey}`);
+    expect(byQuery.statusCode).toBe(200);
+    await byQuery.body.dump();
+    // The key is the host's, not the upstream's: it is never forwarded.
+    expect(gateway.emulator.upstreamRequests().map((seen) => seen.query.code)).toEqual([undefined, undefined]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const callers = gateway.app.callRecords().map((record) => record.caller);
+    expect(callers.filter((caller) => caller === callers[0])).toHaveLength(2);
+    expect(callers[0]).toMatch(/^key:[0-9a-f]{12}$/);
+    expect(gateway.app.lines.join('\n')).not.toContain(botKey);
+  });
+
+  it('leaves health open', async () => {
+    const response = await request(gateway.api('health'));
+    expect(response.statusCode).toBe(200);
+    expect(await response.body.json()).toMatchObject({ status: 'Healthy', dependencies: { storage: { ok: true } } });
+  });
+
+  it('answers 403 outside the allowed scopes and sends nothing upstream', async () => {
+    const response = await request(gateway.api(usagesOf(otherSubscription)), { headers: { 'x-functions-key': botKey } });
+    expect(response.statusCode).toBe(403);
+    expect(await response.body.json()).toMatchObject({ error: { code: 'ScopeNotAllowed', target: `/${usagesOf(otherSubscription).split('?')[0]}` } });
+    expect(gateway.emulator.upstreamRequests()).toHaveLength(0);
+  });
+});
+
+describe('passthrough of the caller’s token', () => {
+  let gateway: GatewayFixture;
+  beforeAll(async () => {
+    gateway = await startGateway({ UPSTREAM_AUTH: 'passthrough', UPSTREAM_STATIC_TOKEN: '' }, { token: 'callers-own-token' });
+  });
+  afterAll(async () => {
+    await gateway.stop();
+  });
+
+  it('forwards the caller’s bearer token, and asks for one when it is missing', async () => {
+    const withToken = await request(gateway.api(usagesOf(allowedSubscription)), { headers: { authorization: 'Bearer callers-own-token' } });
+    expect(withToken.statusCode).toBe(200);
+    await withToken.body.dump();
+    const without = await request(gateway.api(usagesOf(allowedSubscription)));
+    expect(without.statusCode).toBe(401);
+    expect(await without.body.json()).toMatchObject({ error: { code: 'MissingBearerToken' } });
+  });
+});
+
+describe('start-up settings', () => {
+  it('a wrong setting stops start-up with a message naming it', async () => {
+    const { code, output } = await runAppExpectingFailure({
+      MANAGEMENT_BASE_URL: 'not-a-url',
+      LIFECYCLE_BASE_URL: 'http://127.0.0.1:9',
+      UPSTREAM_AUTH: 'sometimes',
+      AzureWebJobsStorage: 'UseDevelopmentStorage=true',
+    });
+    expect(code).toBe(1);
+    expect(output).toMatch(/MANAGEMENT_BASE_URL/);
+    expect(output).toMatch(/UPSTREAM_AUTH/);
+  });
+});
