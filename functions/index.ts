@@ -4,3 +4,4 @@
  */
 import './operations';
 import './health';
+import './orchestrations';

@@ -70,6 +70,12 @@ const settingsSchema = z.object({
   UPSTREAM_MAX_RETRIES: integerText(0, 10).default(3),
   MAX_REQUEST_BODY_BYTES: integerText(1024, 100 * 1024 * 1024).default(4 * 1024 * 1024),
   MAX_PAGES: integerText(1, 100_000).default(1000),
+  LRO_DEFAULT_POLL_SECONDS: integerText(1, 3600).default(60),
+  LRO_MIN_POLL_SECONDS: integerText(1, 3600).default(1),
+  LRO_MAX_POLL_SECONDS: integerText(1, 86_400).default(600),
+  LRO_DEADLINE_MINUTES: jsonText(z.record(z.string(), z.number().positive()), '{"ApiManagementService_MigrateToStv2": 240}').default({}),
+  ORCHESTRATION_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(168),
+  ORCHESTRATION_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-orchestrations'),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

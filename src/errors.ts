@@ -24,14 +24,17 @@ export const errorStatusByCode = {
   NotFound: 404,
   MethodNotAllowed: 405,
   Conflict: 409,
+  OrchestrationTerminated: 409,
   PayloadTooLarge: 413,
   RateLimited: 429,
   InternalError: 500,
   UpstreamBadResponse: 502,
   UpstreamUnreachable: 502,
   UpstreamLinkRefused: 502,
+  StartInterrupted: 502,
   StorageUnavailable: 503,
   UpstreamTimeout: 504,
+  DeadlineExceeded: 504,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatusByCode;

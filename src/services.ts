@@ -3,7 +3,10 @@
  * (STYLE.md: dependencies are passed in, never reached for globally by the logic).
  */
 import { DefaultAzureCredential } from '@azure/identity';
+import { BlobServiceClient } from '@azure/storage-blob';
 import { getConfig, type Config } from './config';
+import { defaultOrchestrationSettings, OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
+import { OrchestrationStore } from './orchestration/orchestrationStore';
 import { defaultRetryPolicy } from './upstream/retryStrategy';
 import { credentialTokenSource, passthroughTokenSource, staticTokenSource, type TokenSource, type UpstreamName } from './upstream/tokenSource';
 import { createUpstreamAgent, UpstreamClient } from './upstream/upstreamClient';
@@ -12,6 +15,7 @@ export interface Services {
   config: Config;
   upstreams: Record<UpstreamName, UpstreamClient>;
   tokens: TokenSource;
+  orchestrations: OrchestrationEngine;
   now: () => number;
 }
 
@@ -31,14 +35,39 @@ export function createTokenSource(config: Config): TokenSource {
   }
 }
 
+export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
+  const minutes = (value: number) => value * 60_000;
+  return {
+    ...defaultOrchestrationSettings,
+    pollInterval: { defaultMs: config.LRO_DEFAULT_POLL_SECONDS * 1000, floorMs: config.LRO_MIN_POLL_SECONDS * 1000, ceilingMs: config.LRO_MAX_POLL_SECONDS * 1000 },
+    deadlineMs: {
+      ...defaultOrchestrationSettings.deadlineMs,
+      ...Object.fromEntries(Object.entries(config.LRO_DEADLINE_MINUTES).map(([name, value]) => [name, minutes(value)])),
+    },
+    retentionMs: config.ORCHESTRATION_RETENTION_HOURS * 3600_000,
+  };
+}
+
 export function createServices(config: Config): Services {
   const dispatcher = createUpstreamAgent();
   const retryPolicy = { ...defaultRetryPolicy, maxRetries: config.UPSTREAM_MAX_RETRIES };
   const client = (baseUrl: string) => new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy });
+  const upstreams = { management: client(config.MANAGEMENT_BASE_URL), lifecycle: client(config.LIFECYCLE_BASE_URL) };
+  const blobService = BlobServiceClient.fromConnectionString(config.AzureWebJobsStorage);
   return {
     config,
-    upstreams: { management: client(config.MANAGEMENT_BASE_URL), lifecycle: client(config.LIFECYCLE_BASE_URL) },
+    upstreams,
     tokens: createTokenSource(config),
+    orchestrations: new OrchestrationEngine({
+      store: new OrchestrationStore(blobService.getContainerClient(config.ORCHESTRATION_CONTAINER)),
+      upstream: upstreams.management,
+      settings: orchestrationSettingsOf(config),
+      now: Date.now,
+      // The engine outlives any one invocation (a start settles in a later poll), so its lines
+      // go to the process log, which the Node worker captures like context.log.
+      // eslint-disable-next-line no-console
+      log: (line) => console.log(line),
+    }),
     now: Date.now,
   };
 }

@@ -10,6 +10,7 @@ import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec/catal
 import { collectPages, isListPage, rewriteNextLink, type ListPage } from '../upstream/paging';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
 import { formatCallRecord } from './callLog';
+import { startAnswer } from './orchestrationAnswers';
 import { callerOf } from './caller';
 import { correlationIdOf } from './correlation';
 import { validateOperationCall, type OperationCall } from './operationRequest';
@@ -41,12 +42,32 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
     const correlationId = correlationIdOf(request.headers);
     let targetPath = '';
     let response: HttpResponseInit;
-    let upstream: UpstreamResponse | undefined;
+    let upstream = undefined as UpstreamResponse | undefined;
     try {
       const prepared = await prepareCall(operation, request, params, services, correlationId);
       targetPath = prepared.targetPath;
-      upstream = await prepared.client.send({ method: operation.method, url: prepared.url, headers: prepared.headers, body: prepared.call.body?.text, token: prepared.token });
-      response = await shapeResponse(prepared, upstream, appBaseOf(request.url, prepared.targetPath));
+      const appBase = appBaseOf(request.url, prepared.targetPath);
+      const send = async () => {
+        upstream = await prepared.client.send({ method: operation.method, url: prepared.url, headers: prepared.headers, body: prepared.call.body?.text, token: prepared.token });
+        return upstream;
+      };
+      if (operation.longRunning) {
+        const outcome = await services.orchestrations.start(
+          {
+            name: operation.operationId,
+            method: operation.method,
+            path: prepared.targetPath,
+            query: prepared.call.forwardQuery,
+            bodyText: prepared.call.body?.text,
+            bodyValue: prepared.call.body?.value,
+            resourceUrl: prepared.url,
+          },
+          send,
+        );
+        response = startAnswer(outcome, appBase, correlationId, services.now());
+      } else {
+        response = await shapeResponse(prepared, await send(), appBase);
+      }
     } catch (thrown) {
       const error = toGatewayError(thrown);
       if (error.code === 'InternalError') context.error(sanitizeText(`${operation.name} failed: ${String((thrown as Error)?.stack ?? thrown)}`));

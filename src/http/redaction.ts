@@ -5,7 +5,7 @@
 
 /** Field names whose values are secrets in the spec's resources and in HTTP. */
 const secretFieldPattern =
-  /^(secureValue|password|storageAccountKey|workspaceKey|protectedSettings|CertificateSecretEncoded|certificatePassword|encodedCertificate|secret|authorization|token|access_?token|client_?secret|x-functions-key|code|.*(password|secret|token|key))$/i;
+  /^(secureValue|password|storageAccountKey|workspaceKey|protectedSettings|CertificateSecretEncoded|certificatePassword|encodedCertificate|secret|authorization|token|access_?token|client_?secret|x-functions-key|.*(password|secret|token|key))$/i;
 
 export const redactedMarker = '[redacted]';
 

@@ -1,0 +1,39 @@
+/**
+ * The adapter of the app's own routes: it gives the handler the services, the correlation id
+ * and the app's base URL, and turns anything thrown into the documented error answer.
+ */
+import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import { toGatewayError } from '../errors';
+import { getServices, type Services } from '../services';
+import { correlationIdOf } from './correlation';
+import { sanitizeText } from './redaction';
+import { errorResponse } from './responses';
+
+export interface AppCall {
+  request: HttpRequest;
+  context: InvocationContext;
+  services: Services;
+  correlationId: string;
+  /** `http://host/api`: the base the app's links are built on. */
+  appBase: string;
+}
+
+/** The route prefix is what precedes the function's own route in the request path. */
+function appBaseOf(request: HttpRequest, ownRouteStart: string): string {
+  const url = new URL(request.url);
+  const index = url.pathname.toLowerCase().indexOf(`/${ownRouteStart.toLowerCase()}`);
+  return `${url.origin}${index >= 0 ? url.pathname.slice(0, index) : '/api'}`;
+}
+
+export function appHandler(ownRouteStart: string, handle: (call: AppCall) => Promise<HttpResponseInit>) {
+  return async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
+    const correlationId = correlationIdOf(request.headers);
+    try {
+      return await handle({ request, context, services: getServices(), correlationId, appBase: appBaseOf(request, ownRouteStart) });
+    } catch (thrown) {
+      const error = toGatewayError(thrown);
+      if (error.status >= 500) context.error(sanitizeText(`${context.functionName} failed (${error.code}): ${String((thrown as Error)?.stack ?? thrown)}`));
+      return errorResponse(error, correlationId);
+    }
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * What callers see of orchestrations: the answer to a long-running start, the status document
+ * (`orchestrations/{id}`, after Durable Functions' `createCheckStatusResponse`), and the
+ * upstream-style polling answer (`operations/{id}`: 202 + Retry-After, then the result).
+ */
+import type { HttpResponseInit } from '@azure/functions';
+import { errorStatusByCode, GatewayError, type ErrorCode } from '../errors';
+import type { StartOutcome } from '../orchestration/orchestrationEngine';
+import type { OrchestrationState } from '../orchestration/orchestrationState';
+import { correlationHeader } from './correlation';
+import { errorResponse, isPassedBackHeader, jsonResponse, upstreamResponse } from './responses';
+
+export const orchestrationIdHeader = 'x-orchestration-id';
+
+export function orchestrationLinks(appBase: string, id: string) {
+  return {
+    statusQueryGetUri: `${appBase}/orchestrations/${id}`,
+    terminatePostUri: `${appBase}/orchestrations/${id}/terminate`,
+    operationGetUri: `${appBase}/operations/${id}`,
+  };
+}
+
+/** Seconds until the next poll, at least one: what `Retry-After` tells a caller. */
+export function retryAfterSeconds(state: OrchestrationState, now: number): number {
+  return Math.max(1, Math.ceil(((state.poll?.nextPollAt ?? now) - now) / 1000));
+}
+
+function monitorHeaders(state: OrchestrationState, appBase: string, now: number): Record<string, string> {
+  const links = orchestrationLinks(appBase, state.id);
+  return {
+    location: links.operationGetUri,
+    'retry-after': String(retryAfterSeconds(state, now)),
+    link: `<${links.statusQueryGetUri}>; rel="status", <${links.terminatePostUri}>; rel="terminate"`,
+    [orchestrationIdHeader]: state.id,
+  };
+}
+
+/**
+ * The answer to a long-running start. Final: the upstream's answer as it came. Running: the
+ * upstream's status and body, but `Location` points at the app, so callers poll the app and
+ * never the upstream (its `Azure-AsyncOperation` is dropped for the same reason).
+ */
+export function startAnswer(outcome: StartOutcome, appBase: string, correlationId: string, now: number): HttpResponseInit {
+  if (outcome.kind === 'final') {
+    const answer = upstreamResponse(outcome.response, correlationId);
+    return { ...answer, headers: { ...(answer.headers as Record<string, string>), [orchestrationIdHeader]: outcome.state.id } };
+  }
+  if (outcome.kind === 'duplicate') {
+    const { initial } = outcome.state;
+    return {
+      status: initial?.status ?? 202,
+      headers: { [correlationHeader]: correlationId, ...(initial?.body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }), ...monitorHeaders(outcome.state, appBase, now), 'x-orchestration-duplicate': 'true' },
+      body: initial?.body === undefined ? undefined : JSON.stringify(initial.body),
+    };
+  }
+  const headers: Record<string, string> = { [correlationHeader]: correlationId };
+  for (const [name, value] of Object.entries(outcome.response.headers)) {
+    if (isPassedBackHeader(name) && !['location', 'azure-asyncoperation', 'retry-after'].includes(name)) headers[name] = value;
+  }
+  return { status: outcome.response.status, headers: { ...headers, ...monitorHeaders(outcome.state, appBase, now) }, body: outcome.response.bodyText };
+}
+
+/** The status document of `GET orchestrations/{id}`. */
+export function statusDocument(state: OrchestrationState, appBase: string) {
+  return {
+    id: state.id,
+    name: state.name,
+    runtimeStatus: state.runtimeStatus,
+    input: state.input,
+    output: state.output ?? null,
+    customStatus: state.customStatus ?? null,
+    failure: state.failure ?? null,
+    createdTime: state.createdTime,
+    lastUpdatedTime: state.lastUpdatedTime,
+    nextPollTime: state.poll && ['Pending', 'Running'].includes(state.runtimeStatus) ? new Date(state.poll.nextPollAt).toISOString() : null,
+    pollCount: state.poll?.pollCount ?? 0,
+    deadlineTime: state.poll ? new Date(state.poll.deadlineAt).toISOString() : null,
+    ...orchestrationLinks(appBase, state.id),
+  };
+}
+
+export function statusDocumentResponse(state: OrchestrationState, appBase: string, correlationId: string, now: number): HttpResponseInit {
+  const running = ['Pending', 'Running'].includes(state.runtimeStatus);
+  return jsonResponse(running ? 202 : 200, statusDocument(state, appBase), correlationId, running ? { 'retry-after': String(retryAfterSeconds(state, now)) } : {});
+}
+
+/**
+ * `GET operations/{id}` in the upstream's own protocol: 202 with `Retry-After` while running,
+ * then the final status and body (the resource, or the upstream's error as it came).
+ */
+export function operationAnswer(state: OrchestrationState, appBase: string, correlationId: string, now: number): HttpResponseInit {
+  if (['Pending', 'Running'].includes(state.runtimeStatus)) {
+    return { status: 202, headers: { [correlationHeader]: correlationId, ...monitorHeaders(state, appBase, now) } };
+  }
+  if (state.output) {
+    return {
+      status: state.output.status,
+      headers: { [correlationHeader]: correlationId, [orchestrationIdHeader]: state.id, ...(state.output.body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }) },
+      body: state.output.body === undefined ? undefined : JSON.stringify(state.output.body),
+    };
+  }
+  const code = state.runtimeStatus === 'Terminated' ? 'OrchestrationTerminated' : (state.failure?.code ?? 'UpstreamBadResponse');
+  const known = (code in errorStatusByCode ? code : 'UpstreamBadResponse') as ErrorCode;
+  return errorResponse(new GatewayError(known, state.failure?.message ?? 'The operation did not complete.', { target: state.id }), correlationId);
+}

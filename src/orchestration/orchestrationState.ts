@@ -1,0 +1,53 @@
+/**
+ * The stored document of one orchestration, in the spirit of Durable Functions' status
+ * (`runtimeStatus`, `input`, `output`, `customStatus`, times), plus what the poller needs.
+ * It is plain JSON, so any instance can continue it (core-lro's serialisable state).
+ * Secrets never enter it: `input.body` is redacted before it is built.
+ */
+import type { PollingMode } from './lroRules';
+
+export type RuntimeStatus = 'Pending' | 'Running' | 'Completed' | 'Failed' | 'Terminated';
+
+export const activeStatuses: readonly RuntimeStatus[] = ['Pending', 'Running'];
+
+export interface OrchestrationState {
+  id: string;
+  /** The operationId of the catalogue entry. */
+  name: string;
+  runtimeStatus: RuntimeStatus;
+  input: {
+    method: string;
+    /** The upstream path, without base or query. */
+    path: string;
+    query: [string, string][];
+    /** The request body, secrets redacted. */
+    body?: unknown;
+  };
+  /** Identifies the same start (method, path, query and body) to refuse duplicates. */
+  requestKey: string;
+  /** The upstream's first answer, as the caller got it. */
+  initial?: { status: number; body?: unknown };
+  /** The final answer: the resource, or the upstream's error. */
+  output?: { status: number; body?: unknown };
+  customStatus?: { upstreamState: string; lastReadStatus?: number; lastPolledTime?: string; message?: string };
+  createdTime: string;
+  lastUpdatedTime: string;
+  poll?: {
+    mode: PollingMode;
+    /** Upstream URL read each poll; the origin is checked before every read. */
+    url: string;
+    /** The resource URL, for a PUT's final GET. */
+    resourceUrl: string;
+    nextPollAt: number;
+    /** Until when an instance holds this poll (a claim that lapses if the instance dies). */
+    claimedUntil?: number;
+    pollCount: number;
+    failedReads: number;
+    deadlineAt: number;
+  };
+  failure?: { code: string; message: string };
+}
+
+export function isActive(state: OrchestrationState): boolean {
+  return activeStatuses.includes(state.runtimeStatus);
+}

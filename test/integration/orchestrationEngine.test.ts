@@ -1,0 +1,219 @@
+/**
+ * The orchestration engine against the emulator and Azurite over loopback, with a clock the
+ * test moves: each long-running operation from start to its end, failures, duplicates,
+ * deadlines, terminate, purge, polling faults, and two engines sharing one store.
+ */
+import { randomUUID } from 'node:crypto';
+import { BlobServiceClient } from '@azure/storage-blob';
+import { defaultOrchestrationSettings, OrchestrationEngine, type StartRequest } from '../../src/orchestration/orchestrationEngine';
+import { OrchestrationStore } from '../../src/orchestration/orchestrationStore';
+import { UpstreamClient } from '../../src/upstream/upstreamClient';
+import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
+import { startEmulator, type Emulator } from '../emulator/emulatorServer';
+
+const token = 'emulator-token';
+const subscription = '00000000-0000-0000-0000-000000000000';
+const secureValue = 'do-not-store-me-5521';
+
+let emulator: Emulator;
+let azurite: RunningAzurite;
+let clock = Date.parse('2026-06-01T00:00:00Z');
+const logs: string[] = [];
+
+function makeEngine(container: string): OrchestrationEngine {
+  const blobService = BlobServiceClient.fromConnectionString(azurite.connectionString);
+  return new OrchestrationEngine({
+    store: new OrchestrationStore(blobService.getContainerClient(container)),
+    upstream: new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
+    settings: { ...defaultOrchestrationSettings, pollInterval: { defaultMs: 5000, floorMs: 1000, ceilingMs: 60_000 }, deadlineMs: {}, defaultDeadlineMs: 10 * 60_000, retentionMs: 3600_000 },
+    now: () => clock,
+    log: (line) => logs.push(line),
+  });
+}
+
+let engine: OrchestrationEngine;
+let containerName: string;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ token, lroSteps: 2, retryAfterSeconds: 2 });
+  azurite = await startAzurite();
+});
+afterAll(async () => {
+  await emulator.close();
+  await azurite.close();
+});
+beforeEach(() => {
+  emulator.reset();
+  containerName = `t${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+  engine = makeEngine(containerName);
+});
+
+function request(name: string, method: string, path: string, body?: unknown, apiVersion = '2025-09-01'): StartRequest {
+  const url = `${emulator.url}/${path}?api-version=${apiVersion}`;
+  return { name, method, path, query: [['api-version', apiVersion]], bodyText: body === undefined ? undefined : JSON.stringify(body), bodyValue: body, resourceUrl: url };
+}
+
+function sendFor(start: StartRequest) {
+  return () => new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } })
+    .send({ method: start.method, url: start.resourceUrl, token, body: start.bodyText, headers: start.bodyText ? { 'content-type': 'application/json' } : {} });
+}
+
+const group = (image = 'nginx') => ({
+  location: 'westus',
+  properties: { containers: [{ name: 'web', properties: { image, environmentVariables: [{ name: 'DB_PASSWORD', secureValue }] } }] },
+});
+const groupRequest = (name = 'web', image?: string) =>
+  request('ContainerGroups_CreateOrUpdate', 'PUT', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}`, group(image));
+
+/** Moves the clock past the next poll and runs one sweep; returns how many were polled. */
+async function tick(target = engine, ms = 2000) {
+  clock += ms;
+  return (await target.sweep(token)).polled;
+}
+
+async function runToEnd(id: string, maxTicks = 10) {
+  for (let index = 0; index < maxTicks; index += 1) {
+    const state = await engine.get(id);
+    if (state && !['Pending', 'Running'].includes(state.runtimeStatus)) return state;
+    await tick();
+  }
+  return engine.get(id);
+}
+
+describe('OrchestrationEngine', () => {
+  it('follows a container group create through Location to Completed, with the resource as output', async () => {
+    const start = groupRequest();
+    const outcome = await engine.start(start, sendFor(start));
+    expect(outcome.kind).toBe('running');
+    expect(outcome.state).toMatchObject({ runtimeStatus: 'Running', poll: { mode: 'location', nextPollAt: clock + 2000 } });
+
+    const final = await runToEnd(outcome.state.id);
+    expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { name: 'web', properties: { provisioningState: 'Succeeded' } } } });
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(2);
+    expect(emulator.upstreamRequests({ method: 'GET', pathIncludes: '/containerGroups/web' })).toHaveLength(1);
+    expect(emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(1);
+  });
+
+  it('keeps the upstream error of a failing deployment', async () => {
+    const start = groupRequest('broken', 'registry.example/fail:1');
+    const outcome = await engine.start(start, sendFor(start));
+    const final = await runToEnd(outcome.state.id);
+    expect(final).toMatchObject({ runtimeStatus: 'Failed', output: { status: 400, body: { error: { code: 'DeploymentFailed' } } } });
+  });
+
+  it('follows a private endpoint connection on the resource itself', async () => {
+    const start = request(
+      'PrivateEndpointConnections_CreateOrUpdate',
+      'PUT',
+      `subscriptions/sub1/resourceGroups/rg/providers/Vendor.EventHub/namespaces/sdk-Namespace-2924/privateEndpointConnections/pec1`,
+      { properties: { privateLinkServiceConnectionState: { status: 'Approved' } } },
+      '2026-01-01',
+    );
+    const outcome = await engine.start(start, sendFor(start));
+    expect(outcome.state.poll?.mode).toBe('resource');
+    const final = await runToEnd(outcome.state.id);
+    expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { properties: { provisioningState: 'Succeeded' } } } });
+  });
+
+  it('takes the migration result from its Location', async () => {
+    const start = request('ApiManagementService_MigrateToStv2', 'POST', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2`, { mode: 'NewIP' }, '2024-05-01');
+    const outcome = await engine.start(start, sendFor(start));
+    expect(outcome.response.status).toBe(202);
+    const final = await runToEnd(outcome.state.id);
+    expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { properties: { platformVersion: 'stv2' } } } });
+  });
+
+  it('returns the running orchestration for a repeated start, and the upstream sees one call', async () => {
+    const start = groupRequest('twice');
+    const first = await engine.start(start, sendFor(start));
+    const second = await engine.start(start, sendFor(start));
+    expect(second).toMatchObject({ kind: 'duplicate', state: { id: first.state.id } });
+    expect(emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(1);
+
+    await runToEnd(first.state.id);
+    const third = await engine.start(start, sendFor(start));
+    expect(third.kind).toBe('running');
+    expect(third.state.id).not.toBe(first.state.id);
+  });
+
+  it('keeps secrets from the request out of the stored state', async () => {
+    const start = groupRequest('secret');
+    const outcome = await engine.start(start, sendFor(start));
+    const blob = await BlobServiceClient.fromConnectionString(azurite.connectionString)
+      .getContainerClient(containerName)
+      .getBlockBlobClient(`instances/${outcome.state.id}.json`)
+      .downloadToBuffer();
+    expect(blob.toString()).not.toContain(secureValue);
+    expect(blob.toString()).toContain('[redacted]');
+    expect(logs.join('\n')).not.toContain(secureValue);
+  });
+
+  it('delays the poll on a 503 or a reset, and still completes', async () => {
+    const start = groupRequest('bumpy');
+    const outcome = await engine.start(start, sendFor(start));
+    emulator.script({ kind: 'answer', status: 503, pathPattern: 'operationResults' });
+    await tick();
+    let state = await engine.get(outcome.state.id);
+    expect(state).toMatchObject({ runtimeStatus: 'Running', poll: { failedReads: 1 } });
+    emulator.script({ kind: 'reset', pathPattern: 'operationResults' });
+    await tick(engine, 5000);
+    state = await engine.get(outcome.state.id);
+    expect(state).toMatchObject({ runtimeStatus: 'Running', poll: { failedReads: 2 } });
+    const final = await runToEnd(outcome.state.id, 20);
+    expect(final?.runtimeStatus).toBe('Completed');
+  });
+
+  it('fails with DeadlineExceeded once the deadline passes', async () => {
+    const start = groupRequest('slow');
+    const outcome = await engine.start(start, sendFor(start));
+    clock += 11 * 60_000;
+    await engine.sweep(token);
+    expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Failed', failure: { code: 'DeadlineExceeded' } });
+  });
+
+  it('terminates, lists by status, and purges finished ones after the retention', async () => {
+    const start = groupRequest('stop-me');
+    const outcome = await engine.start(start, sendFor(start));
+    expect((await engine.terminate(outcome.state.id, 'not needed')).runtimeStatus).toBe('Terminated');
+    expect(await tick()).toBe(0);
+    expect(emulator.upstreamRequests({ method: 'GET' })).toHaveLength(0);
+    expect((await engine.list(['Terminated'])).map((state) => state.id)).toEqual([outcome.state.id]);
+    expect(await engine.list(['Running'])).toEqual([]);
+
+    clock += 2 * 3600_000;
+    expect(await engine.sweep(token)).toEqual({ polled: 0, purged: 1 });
+    expect(await engine.get(outcome.state.id)).toBeUndefined();
+  });
+
+  it('refuses a POST poll URL on another origin, and follows a PUT on its resource instead', async () => {
+    emulator.script({ kind: 'answer', method: 'POST', status: 202, headers: { location: 'https://evil.example.com/op' } });
+    const post = request('ApiManagementService_MigrateToStv2', 'POST', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2`, undefined, '2024-05-01');
+    const posted = await engine.start(post, sendFor(post));
+    expect(posted.state).toMatchObject({ runtimeStatus: 'Failed', failure: { code: 'UpstreamLinkRefused' } });
+
+    const put = groupRequest('redirected');
+    emulator.script({ kind: 'answer', method: 'PUT', status: 201, headers: { location: 'https://evil.example.com/op' }, body: { properties: { provisioningState: 'Pending' } } });
+    const created = await engine.start(put, sendFor(put));
+    expect(created.state.poll).toMatchObject({ mode: 'resource', url: put.resourceUrl });
+  });
+
+  it('two engines sharing the store never both poll one orchestration for the same due time', async () => {
+    const other = makeEngine(containerName);
+    const ids: string[] = [];
+    for (let index = 0; index < 8; index += 1) {
+      const start = groupRequest(`shared-${index}`);
+      ids.push((await engine.start(start, sendFor(start))).state.id);
+    }
+    for (let round = 0; round < 6; round += 1) {
+      clock += 2000;
+      await Promise.all([engine.sweep(token), other.sweep(token)]);
+    }
+    const states = await Promise.all(ids.map((id) => engine.get(id)));
+    expect(states.map((state) => state?.runtimeStatus)).toEqual(ids.map(() => 'Completed'));
+    // lroSteps = 2: exactly two Location reads and one final GET each; a duplicated poll would add more.
+    for (let index = 0; index < 8; index += 1) {
+      expect(emulator.upstreamRequests({ method: 'GET', pathIncludes: `/containerGroups/shared-${index}` })).toHaveLength(1);
+    }
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(16);
+  });
+});
