@@ -78,6 +78,9 @@ export function requestKeyOf(request: Pick<StartRequest, 'method' | 'path' | 'qu
     .digest('hex');
 }
 
+/** How long a duplicate start waits for the first one's upstream answer. */
+const initialAnswerWaitMs = 5000;
+
 function parseBody(text: string): unknown {
   if (text.trim() === '') return undefined;
   try {
@@ -128,7 +131,7 @@ export class OrchestrationEngine {
     const { store } = this.#deps;
     const requestKey = requestKeyOf(request);
     const running = await this.#activeHolder(requestKey);
-    if (running.state) return { kind: 'duplicate', state: running.state };
+    if (running.state) return { kind: 'duplicate', state: await this.#awaitInitialAnswer(running.state) };
 
     const now = this.#deps.now();
     let state: OrchestrationState = {
@@ -144,7 +147,7 @@ export class OrchestrationEngine {
     const etag = await this.#claimRequestKey(requestKey, state.id);
     if (typeof etag === 'object') {
       await store.delete(state.id);
-      return { kind: 'duplicate', state: etag };
+      return { kind: 'duplicate', state: await this.#awaitInitialAnswer(etag) };
     }
 
     let response: UpstreamResponse;
@@ -195,6 +198,19 @@ export class OrchestrationEngine {
     }));
     this.#log({ id: state.id, name: state.name, step: 'started', mode, nextPollInMs: interval });
     return { kind: 'running', state, response };
+  }
+
+  /**
+   * A duplicate that arrives while the first start still waits for the upstream waits a little
+   * too, so both callers get the same answer; past that it gets the orchestration as it is.
+   */
+  async #awaitInitialAnswer(state: OrchestrationState): Promise<OrchestrationState> {
+    let current = state;
+    for (let waited = 0; current.runtimeStatus === 'Pending' && !current.initial && waited < initialAnswerWaitMs; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      current = (await this.get(state.id)) ?? current;
+    }
+    return current;
   }
 
   /** Takes the request key; returns the running holder instead if there is one. */
