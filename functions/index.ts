@@ -5,3 +5,4 @@
 import './operations';
 import './health';
 import './orchestrations';
+import './certificates';

@@ -75,6 +75,16 @@ const settingsSchema = z.object({
   LRO_MAX_POLL_SECONDS: integerText(1, 86_400).default(600),
   LRO_DEADLINE_MINUTES: jsonText(z.record(z.string(), z.number().positive()), '{"ApiManagementService_MigrateToStv2": 240}').default({}),
   ORCHESTRATION_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(168),
+  CERT_RENEW_BEFORE_DAYS: z.coerce.number().min(0).max(3650).default(14),
+  CERT_KEEP_BUNDLES: integerText(1, 50).default(3),
+  CERT_RATE_WINDOW_SECONDS: integerText(1, 86_400).default(60),
+  CERT_CONCURRENCY: integerText(1, 64).default(4),
+  CERT_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-certificates'),
+  CERT_SECRET_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-certificate-secrets'),
+  LIFECYCLE_TENANT_ID: z.string().min(1).optional(),
+  LIFECYCLE_CLIENT_ID: z.string().min(1).optional(),
+  LIFECYCLE_USERNAME: z.string().min(1).optional(),
+  LIFECYCLE_PASSWORD: z.string().min(1).optional(),
   ORCHESTRATION_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-orchestrations'),
 });
 
@@ -109,6 +119,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const settings = result.data;
   if (settings.UPSTREAM_AUTH === 'static' && !settings.UPSTREAM_STATIC_TOKEN) {
     throw new ConfigError(['UPSTREAM_STATIC_TOKEN is required when UPSTREAM_AUTH is static']);
+  }
+  const userCredential = ['LIFECYCLE_TENANT_ID', 'LIFECYCLE_CLIENT_ID', 'LIFECYCLE_USERNAME', 'LIFECYCLE_PASSWORD'] as const;
+  const given = userCredential.filter((name) => settings[name] !== undefined);
+  if (given.length > 0 && given.length < userCredential.length) {
+    throw new ConfigError(userCredential.filter((name) => settings[name] === undefined).map((name) => `${name} is required with the other LIFECYCLE_ user credential settings`));
   }
   return {
     ...settings,

@@ -2,8 +2,12 @@
  * The app's collaborators, built once per process from the config and passed to handlers
  * (STYLE.md: dependencies are passed in, never reached for globally by the logic).
  */
-import { DefaultAzureCredential } from '@azure/identity';
+import { DefaultAzureCredential, UsernamePasswordCredential, type TokenCredential } from '@azure/identity';
 import { BlobServiceClient } from '@azure/storage-blob';
+import { CertificateRefresher } from './certificates/certificateRefresher';
+import { CertificateStore } from './certificates/certificateStore';
+import { DownloadGuard } from './certificates/downloadGuard';
+import { DistributedRateLimiter } from './certificates/rateLimiter';
 import { getConfig, type Config } from './config';
 import { defaultOrchestrationSettings, OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
 import { OrchestrationStore } from './orchestration/orchestrationStore';
@@ -15,8 +19,21 @@ export interface Services {
   config: Config;
   upstreams: Record<UpstreamName, UpstreamClient>;
   tokens: TokenSource;
+  /** Tokens for work no caller is waiting on (timers); none where only callers hold them. */
+  backgroundToken(upstream: UpstreamName): Promise<string | undefined>;
   orchestrations: OrchestrationEngine;
+  certificates: { refresher: CertificateRefresher; store: CertificateStore; downloadGuard: DownloadGuard };
   now: () => number;
+}
+
+/**
+ * The lifecycle service takes only delegated user tokens; for unattended use its docs use
+ * the password grant of a public client app, which this credential performs.
+ */
+function lifecycleUserCredential(config: Config): TokenCredential | undefined {
+  const { LIFECYCLE_TENANT_ID, LIFECYCLE_CLIENT_ID, LIFECYCLE_USERNAME, LIFECYCLE_PASSWORD } = config;
+  if (!LIFECYCLE_TENANT_ID || !LIFECYCLE_CLIENT_ID || !LIFECYCLE_USERNAME || !LIFECYCLE_PASSWORD) return undefined;
+  return new UsernamePasswordCredential(LIFECYCLE_TENANT_ID, LIFECYCLE_CLIENT_ID, LIFECYCLE_USERNAME, LIFECYCLE_PASSWORD);
 }
 
 export function createTokenSource(config: Config): TokenSource {
@@ -28,11 +45,18 @@ export function createTokenSource(config: Config): TokenSource {
     case 'managed': {
       const credential = new DefaultAzureCredential();
       return credentialTokenSource(
-        { management: credential, lifecycle: credential },
+        { management: credential, lifecycle: lifecycleUserCredential(config) ?? credential },
         { management: config.managementTokenScope, lifecycle: config.lifecycleTokenScope },
       );
     }
   }
+}
+
+function createBackgroundToken(config: Config, tokens: TokenSource): Services['backgroundToken'] {
+  if (tokens.mode !== 'passthrough') return (upstream) => tokens.getToken({ upstream });
+  const userCredential = lifecycleUserCredential(config);
+  const lifecycle = userCredential && credentialTokenSource({ management: userCredential, lifecycle: userCredential }, { management: config.lifecycleTokenScope, lifecycle: config.lifecycleTokenScope });
+  return async (upstream) => (upstream === 'lifecycle' && lifecycle ? lifecycle.getToken({ upstream }) : undefined);
 }
 
 export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
@@ -51,13 +75,37 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
 export function createServices(config: Config): Services {
   const dispatcher = createUpstreamAgent();
   const retryPolicy = { ...defaultRetryPolicy, maxRetries: config.UPSTREAM_MAX_RETRIES };
-  const client = (baseUrl: string) => new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy });
-  const upstreams = { management: client(config.MANAGEMENT_BASE_URL), lifecycle: client(config.LIFECYCLE_BASE_URL) };
+  const client = (baseUrl: string, maxRetries: number) => new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy: { ...retryPolicy, maxRetries } });
+  const upstreams = {
+    management: client(config.MANAGEMENT_BASE_URL, config.UPSTREAM_MAX_RETRIES),
+    // One download per environment per minute: a repeated call could only earn a 429.
+    lifecycle: client(config.LIFECYCLE_BASE_URL, 0),
+  };
   const blobService = BlobServiceClient.fromConnectionString(config.AzureWebJobsStorage);
+  const tokens = createTokenSource(config);
+  const certificateContainer = blobService.getContainerClient(config.CERT_CONTAINER);
+  const limiter = new DistributedRateLimiter(certificateContainer, config.CERT_RATE_WINDOW_SECONDS * 1000);
+  const certificateStore = new CertificateStore(certificateContainer, blobService.getContainerClient(config.CERT_SECRET_CONTAINER), config.CERT_KEEP_BUNDLES);
   return {
     config,
     upstreams,
-    tokens: createTokenSource(config),
+    tokens,
+    backgroundToken: createBackgroundToken(config, tokens),
+    certificates: {
+      store: certificateStore,
+      downloadGuard: new DownloadGuard(limiter, Date.now),
+      refresher: new CertificateRefresher({
+        store: certificateStore,
+        limiter,
+        upstream: upstreams.lifecycle,
+        versionHeader: [config.LIFECYCLE_VERSION_HEADER, config.LIFECYCLE_API_VERSION],
+        renewBeforeMs: config.CERT_RENEW_BEFORE_DAYS * 24 * 3600_000,
+        concurrency: config.CERT_CONCURRENCY,
+        now: Date.now,
+        // eslint-disable-next-line no-console
+        log: (line) => console.log(line),
+      }),
+    },
     orchestrations: new OrchestrationEngine({
       store: new OrchestrationStore(blobService.getContainerClient(config.ORCHESTRATION_CONTAINER)),
       upstream: upstreams.management,

@@ -47,8 +47,11 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
       const prepared = await prepareCall(operation, request, params, services, correlationId);
       targetPath = prepared.targetPath;
       const appBase = appBaseOf(request.url, prepared.targetPath);
+      const { downloadGuard } = services.certificates;
       const send = async () => {
+        if (operation.rateLimitedPerEnvironment) await downloadGuard.acquire(prepared.call.params);
         upstream = await prepared.client.send({ method: operation.method, url: prepared.url, headers: prepared.headers, body: prepared.call.body?.text, token: prepared.token });
+        if (operation.rateLimitedPerEnvironment) await downloadGuard.observe(prepared.call.params, upstream);
         return upstream;
       };
       if (operation.longRunning) {

@@ -7,8 +7,9 @@
  * Layout of the container: `instances/{id}.json`, and `keys/{requestKey}` holding the id of
  * the orchestration that owns a request key (a duplicate start finds it there).
  */
-import type { BlockBlobClient, ContainerClient } from '@azure/storage-blob';
+import type { ContainerClient } from '@azure/storage-blob';
 import { GatewayError } from '../errors';
+import { downloadText, isConditionFailure } from '../storage/blobText';
 import type { OrchestrationState, RuntimeStatus } from './orchestrationState';
 
 export interface StoredState {
@@ -26,23 +27,6 @@ export interface OrchestrationSummary {
 const instancePrefix = 'instances/';
 const keyPrefix = 'keys/';
 
-function statusCodeOf(error: unknown): number | undefined {
-  return (error as { statusCode?: number } | undefined)?.statusCode;
-}
-
-/** A blob's text and the ETag of that same version (one download answers both). */
-async function downloadText(blob: BlockBlobClient): Promise<{ text: string; etag: string } | undefined> {
-  try {
-    const response = await blob.download();
-    const chunks: Buffer[] = [];
-    for await (const chunk of response.readableStreamBody!) chunks.push(Buffer.from(chunk as Buffer));
-    return { text: Buffer.concat(chunks).toString('utf8'), etag: response.etag ?? '' };
-  } catch (error) {
-    if (statusCodeOf(error) === 404) return undefined;
-    throw error;
-  }
-}
-
 /** A storage call whose failure the caller should see as 503, not as a crash. */
 async function storage<T>(what: string, call: () => Promise<T>): Promise<T> {
   try {
@@ -59,8 +43,7 @@ async function conditional(what: string, write: () => Promise<unknown>): Promise
     await write();
     return true;
   } catch (error) {
-    const status = statusCodeOf(error);
-    if (status === 412 || status === 409) return false;
+    if (isConditionFailure(error)) return false;
     throw new GatewayError('StorageUnavailable', `Orchestration storage failed to ${what}.`, { cause: error });
   }
 }

@@ -40,6 +40,8 @@ export interface OperationSpec {
   errorSchema: z.ZodType;
   pageable: boolean;
   longRunning?: LongRunningKind;
+  /** Calls limited per environment across instances (Doc 3, Limits: one download per minute). */
+  rateLimitedPerEnvironment?: boolean;
   /** Doc and endpoint, for descriptions. */
   source: string;
 }
@@ -208,6 +210,7 @@ export const operations: readonly OperationSpec[] = [
     responses: { 200: certificateDownloadResponse },
     errorSchema: z.unknown(),
     pageable: false,
+    rateLimitedPerEnvironment: true,
     source: 'Doc 3, endpoint 2',
   },
 ];

@@ -1,0 +1,84 @@
+/**
+ * Certificate routes and the refresh timer (DESIGN.md sections 1 and 5). Glue only: the work
+ * is in src/certificates.
+ */
+import { app } from '@azure/functions';
+import { z } from 'zod';
+import type { CertificateEnvironment } from '../src/certificates/certificateRefresher';
+import { getConfig } from '../src/config';
+import { GatewayError } from '../src/errors';
+import { appHandler, type AppCall } from '../src/http/appHandler';
+import { parseJsonBody } from '../src/http/jsonBody';
+import { jsonResponse } from '../src/http/responses';
+import { detailsFromIssues, detailsFromParameterIssues } from '../src/http/validationDetails';
+import { getServices } from '../src/services';
+import { environmentId, projectId } from '../src/spec/lifecycle';
+
+const refreshRequest = z.strictObject({
+  projectId: z.number().int().nonnegative().optional(),
+  environmentId: z.guid('environmentId must be a GUID').optional(),
+  force: z.boolean().optional(),
+});
+
+const sameEnvironment = (a: CertificateEnvironment, b: CertificateEnvironment) =>
+  a.projectId === b.projectId && a.environmentId.toLowerCase() === b.environmentId.toLowerCase();
+
+/** The token for the lifecycle service: the caller's in passthrough mode, else the app's. */
+async function lifecycleToken(call: AppCall): Promise<string> {
+  if (call.services.tokens.mode === 'passthrough') {
+    return call.services.tokens.getToken({ upstream: 'lifecycle', callerAuthorization: call.request.headers.get('authorization') ?? undefined });
+  }
+  const token = await call.services.backgroundToken('lifecycle');
+  if (!token) throw new GatewayError('Unauthorized', 'No credential for the lifecycle service is configured.');
+  return token;
+}
+
+export const refreshCertificates = appHandler('certificates', async (call) => {
+  const { config } = call.services;
+  const body = parseJsonBody(new Uint8Array(await call.request.arrayBuffer()), call.request.headers.get('content-type'), 64 * 1024, 'body');
+  const parsed = refreshRequest.safeParse(body?.value ?? {});
+  if (!parsed.success) throw new GatewayError('InvalidRequest', 'The refresh request is not valid.', { details: detailsFromIssues(parsed.error.issues, 'InvalidRequestBody') });
+  const { projectId: wantedProject, environmentId: wantedEnvironment, force = false } = parsed.data;
+  if ((wantedProject === undefined) !== (wantedEnvironment === undefined)) {
+    throw new GatewayError('InvalidRequest', 'Give both projectId and environmentId, or neither to refresh every configured environment.', { target: 'body' });
+  }
+  const environments =
+    wantedProject === undefined ? config.CERT_ENVIRONMENTS : config.CERT_ENVIRONMENTS.filter((environment) => sameEnvironment(environment, { projectId: wantedProject, environmentId: wantedEnvironment! }));
+  if (environments.length === 0) {
+    throw new GatewayError('NotFound', wantedProject === undefined ? 'No environment is configured in CERT_ENVIRONMENTS.' : 'That environment is not configured in CERT_ENVIRONMENTS.');
+  }
+  const results = await call.services.certificates.refresher.refreshAll(environments, { force, trigger: 'refresh', token: await lifecycleToken(call) });
+  return jsonResponse(200, { results }, call.correlationId);
+});
+
+const certificateParams = z.object({ projectId, environmentId });
+
+export const getCertificate = appHandler('certificates', async (call) => {
+  const params = certificateParams.safeParse(call.request.params);
+  if (!params.success) throw new GatewayError('InvalidRequest', 'The certificate path is not valid.', { details: detailsFromParameterIssues(params.error.issues, 'InvalidParameter') });
+  const environment = { projectId: Number(params.data.projectId), environmentId: params.data.environmentId.toLowerCase() };
+  const record = await call.services.certificates.store.read(environment.projectId, environment.environmentId);
+  if (!record.current && !record.lastAttempt) throw new GatewayError('NotFound', 'No certificate has been fetched for this environment.');
+  // Metadata only: the secret lives in its own container and is never read here.
+  return jsonResponse(200, { ...environment, current: record.current ?? null, lastAttempt: record.lastAttempt ?? null, keptThumbprints: record.kept }, call.correlationId);
+});
+
+app.http('certificates-refresh', { methods: ['POST'], route: 'certificates/refresh', authLevel: 'function', handler: refreshCertificates });
+app.http('certificates-get', { methods: ['GET'], route: 'certificates/{projectId}/{environmentId}', authLevel: 'function', handler: getCertificate });
+
+app.timer('certificateRefresher', {
+  schedule: getConfig().CERT_REFRESH_SCHEDULE,
+  handler: async (_timer, context) => {
+    const services = getServices();
+    const environments = services.config.CERT_ENVIRONMENTS;
+    if (environments.length === 0) return;
+    const token = await services.backgroundToken('lifecycle');
+    if (!token) {
+      context.warn('Certificate refresh skipped: passthrough auth and no LIFECYCLE_ user credential configured for the timer.');
+      return;
+    }
+    const results = await services.certificates.refresher.refreshAll(environments, { force: false, trigger: 'timer', token });
+    const counts = results.reduce<Record<string, number>>((tally, result) => ({ ...tally, [result.outcome]: (tally[result.outcome] ?? 0) + 1 }), {});
+    context.log(JSON.stringify({ event: 'certificate-sweep', environments: environments.length, ...counts }));
+  },
+});

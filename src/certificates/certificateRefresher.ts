@@ -1,0 +1,155 @@
+/**
+ * Keeps a current certificate bundle for each configured environment (DESIGN.md section 5):
+ * it downloads only when the stored one is missing, near expiry, or a refresh is forced; at
+ * most once per environment per window across all instances; and stores a bundle only after
+ * checking it. Every environment's outcome is logged and recorded; the secret never is.
+ */
+import { GatewayError } from '../errors';
+import { certificateDownloadResponse } from '../spec/lifecycle';
+import type { UpstreamClient } from '../upstream/upstreamClient';
+import { parseRetryAfterMs } from '../upstream/retryAfter';
+import { checkBundle } from './bundleCheck';
+import type { AttemptRecord, CertificateStore } from './certificateStore';
+import type { DistributedRateLimiter } from './rateLimiter';
+
+export interface CertificateEnvironment {
+  projectId: number;
+  environmentId: string;
+}
+
+export interface RefreshOutcome extends CertificateEnvironment {
+  outcome: AttemptRecord['outcome'];
+  thumbprint?: string;
+  expiresAt?: string;
+  retryAt?: string;
+  error?: { code: string; message: string };
+}
+
+export interface RefresherDependencies {
+  store: CertificateStore;
+  limiter: DistributedRateLimiter;
+  upstream: UpstreamClient;
+  /** Name and value of the version header the download needs. */
+  versionHeader: [string, string];
+  /** Renew when the stored certificate expires sooner than this. */
+  renewBeforeMs: number;
+  concurrency: number;
+  now: () => number;
+  log: (line: string) => void;
+}
+
+export function limiterKey(environment: CertificateEnvironment): string {
+  return `${environment.projectId}/${environment.environmentId.toLowerCase()}`;
+}
+
+export function downloadPath(environment: CertificateEnvironment): string {
+  return `environmentinfo/v1/rsatdownload/project/${environment.projectId}/environment/${encodeURIComponent(environment.environmentId)}`;
+}
+
+export class CertificateRefresher {
+  constructor(private readonly deps: RefresherDependencies) {}
+
+  /** Refreshes several environments, a few at a time; one's failure never stops the others. */
+  async refreshAll(environments: readonly CertificateEnvironment[], options: { force: boolean; trigger: string; token: string }): Promise<RefreshOutcome[]> {
+    const results: RefreshOutcome[] = new Array(environments.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < environments.length) {
+        const index = next++;
+        results[index] = await this.refresh(environments[index]!, options);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.deps.concurrency, environments.length) }, worker));
+    return results;
+  }
+
+  async refresh(environment: CertificateEnvironment, options: { force: boolean; trigger: string; token: string }): Promise<RefreshOutcome> {
+    let outcome: RefreshOutcome;
+    try {
+      outcome = await this.#refresh(environment, options);
+    } catch (error) {
+      const gatewayError = error instanceof GatewayError ? error : new GatewayError('InternalError', 'The refresh failed.');
+      outcome = { ...environment, outcome: 'failed', error: { code: gatewayError.code, message: gatewayError.message } };
+    }
+    const { projectId, environmentId, ...rest } = outcome;
+    this.deps.log(JSON.stringify({ event: 'certificate', projectId, environmentId, trigger: options.trigger, ...rest }));
+    if (outcome.outcome !== 'fresh') {
+      await this.deps.store.recordAttempt(environment.projectId, environment.environmentId, {
+        at: new Date(this.deps.now()).toISOString(),
+        trigger: options.trigger,
+        ...rest,
+      });
+    }
+    return outcome;
+  }
+
+  async #refresh(environment: CertificateEnvironment, options: { force: boolean; trigger: string; token: string }): Promise<RefreshOutcome> {
+    const now = this.deps.now();
+    const { current } = await this.deps.store.read(environment.projectId, environment.environmentId);
+    if (current && !options.force && Date.parse(current.expiresAt) - now > this.deps.renewBeforeMs) {
+      return { ...environment, outcome: 'fresh', thumbprint: current.thumbprint, expiresAt: current.expiresAt };
+    }
+
+    const key = limiterKey(environment);
+    const acquired = await this.deps.limiter.tryAcquire(key, now);
+    if (!acquired.allowed) return { ...environment, outcome: 'rate-limited', retryAt: new Date(acquired.retryAt).toISOString() };
+
+    const response = await this.deps.upstream.send({
+      method: 'GET',
+      url: `${this.deps.upstream.baseUrl}/${downloadPath(environment)}`,
+      headers: { 'content-type': 'application/json', [this.deps.versionHeader[0]]: this.deps.versionHeader[1] },
+      token: options.token,
+    });
+    if (response.status === 429) {
+      const retryAt = this.deps.now() + (parseRetryAfterMs((name) => response.headers[name], this.deps.now()) ?? 60_000);
+      await this.deps.limiter.deferUntil(key, retryAt);
+      return { ...environment, outcome: 'rate-limited', retryAt: new Date(retryAt).toISOString() };
+    }
+    if (response.status !== 200) {
+      return failed(environment, 'UpstreamBadResponse', `The lifecycle service answered ${response.status}.`);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(response.bodyText);
+    } catch {
+      return failed(environment, 'UpstreamBadResponse', 'The lifecycle service answered with a body that is not JSON.');
+    }
+    const parsed = certificateDownloadResponse.safeParse(body);
+    if (!parsed.success) return failed(environment, 'UpstreamBadResponse', 'The lifecycle service answer lacks IsSuccess.');
+    const answer = parsed.data;
+    // Doc 3: the status is 200 in every case; success is read from IsSuccess.
+    if (!answer.IsSuccess) return failed(environment, 'DownloadFailed', answer.ErrorMessage ?? 'The lifecycle service reported a failure without a message.');
+
+    const data = answer.Data ?? {};
+    const bundle = checkBundle(data.CertificateZipEncoded);
+    if (!bundle.ok) return failed(environment, bundle.problem, bundle.message);
+    const thumbprint = data.CertificateThumbprint?.trim();
+    const expiresAt = Date.parse(data.ExpirationISODateTimeUTC ?? data.ExpirationDateTimeUTC ?? '');
+    if (!thumbprint || !/^[A-Za-z0-9]{1,128}$/.test(thumbprint)) return failed(environment, 'UpstreamBadResponse', 'The answer has no usable certificate thumbprint.');
+    if (Number.isNaN(expiresAt)) return failed(environment, 'UpstreamBadResponse', 'The answer has no readable expiry date.');
+    if (!data.CertificateSecretEncoded) return failed(environment, 'UpstreamBadResponse', 'The answer holds no certificate secret.');
+
+    const metadata = {
+      ...environment,
+      thumbprint,
+      expiresAt: new Date(expiresAt).toISOString(),
+      filename: safeFilename(data.Filename, thumbprint),
+      files: bundle.files,
+      fetchedAt: new Date(this.deps.now()).toISOString(),
+      fetchedBy: options.trigger,
+      operationActivityId: answer.OperationActivityId,
+    };
+    await this.deps.store.save(metadata, bundle.zip, data.CertificateSecretEncoded);
+    return { ...environment, outcome: 'downloaded', thumbprint, expiresAt: metadata.expiresAt };
+  }
+}
+
+function failed(environment: CertificateEnvironment, code: string, message: string): RefreshOutcome {
+  return { ...environment, outcome: 'failed', error: { code, message: message.slice(0, 1000) } };
+}
+
+/** The zip's name as a single safe blob-name segment. */
+function safeFilename(filename: string | undefined, thumbprint: string): string {
+  const base = (filename ?? '').split(/[\\/]/).pop()?.replace(/[^\w.-]/g, '_') ?? '';
+  return base && base !== '.' && base !== '..' ? base : `${thumbprint}.zip`;
+}

@@ -1,0 +1,28 @@
+/**
+ * The few blob operations the stores share: read a blob's text with the ETag of that same
+ * version, and tell a failed write condition from a real storage failure.
+ */
+import type { BlockBlobClient } from '@azure/storage-blob';
+
+export function statusCodeOf(error: unknown): number | undefined {
+  return (error as { statusCode?: number } | undefined)?.statusCode;
+}
+
+/** 412 (If-Match failed) or 409 (If-None-Match: * found the blob): another writer was first. */
+export function isConditionFailure(error: unknown): boolean {
+  const status = statusCodeOf(error);
+  return status === 412 || status === 409;
+}
+
+/** A blob's text and ETag from one download; undefined when there is no such blob. */
+export async function downloadText(blob: BlockBlobClient): Promise<{ text: string; etag: string } | undefined> {
+  try {
+    const response = await blob.download();
+    const chunks: Buffer[] = [];
+    for await (const chunk of response.readableStreamBody!) chunks.push(Buffer.from(chunk as Buffer));
+    return { text: Buffer.concat(chunks).toString('utf8'), etag: response.etag ?? '' };
+  } catch (error) {
+    if (statusCodeOf(error) === 404) return undefined;
+    throw error;
+  }
+}

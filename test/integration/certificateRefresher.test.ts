@@ -1,0 +1,148 @@
+/**
+ * The certificate refresher against the emulator and Azurite, sharing one clock: downloads
+ * only when needed, one call per environment per minute, and every failure leaves the current
+ * certificate as it was with a record of what happened.
+ */
+import { randomUUID } from 'node:crypto';
+import { BlobServiceClient } from '@azure/storage-blob';
+import { zipSync } from 'fflate';
+import { CertificateRefresher, type CertificateEnvironment } from '../../src/certificates/certificateRefresher';
+import { CertificateStore } from '../../src/certificates/certificateStore';
+import { DistributedRateLimiter } from '../../src/certificates/rateLimiter';
+import { UpstreamClient } from '../../src/upstream/upstreamClient';
+import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
+import { startEmulator, type Emulator } from '../emulator/emulatorServer';
+
+const token = 'emulator-token';
+let clock = Date.parse('2026-06-01T00:00:00Z');
+let emulator: Emulator;
+let azurite: RunningAzurite;
+let blobService: BlobServiceClient;
+let store: CertificateStore;
+let refresher: CertificateRefresher;
+let secretsContainer: string;
+const logs: string[] = [];
+
+const environments: CertificateEnvironment[] = [1, 2, 3].map((index) => ({ projectId: 100 + index, environmentId: randomUUID() }));
+const [first] = environments as [CertificateEnvironment];
+const options = { force: false, trigger: 'timer', token };
+
+function makeRefresher(bundles: string, secrets: string): CertificateRefresher {
+  const bundleContainer = blobService.getContainerClient(bundles);
+  store = new CertificateStore(bundleContainer, blobService.getContainerClient(secrets), 2);
+  return new CertificateRefresher({
+    store,
+    limiter: new DistributedRateLimiter(bundleContainer, 60_000),
+    upstream: new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
+    versionHeader: ['x-vendor-version', '2017-09-15'],
+    renewBeforeMs: 14 * 24 * 3600_000,
+    concurrency: 2,
+    now: () => clock,
+    log: (line) => logs.push(line),
+  });
+}
+
+const downloads = () => emulator.upstreamRequests({ pathIncludes: '/rsatdownload/' });
+const downloadAnswer = (data: Record<string, unknown>) => ({
+  kind: 'answer' as const,
+  status: 200,
+  body: { Data: { CertificateThumbprint: 'ABCDEF', ExpirationISODateTimeUTC: '2027-01-01T00:00:00Z', CertificateSecretEncoded: 'c2VjcmV0', Filename: 'x.zip', ...data }, IsSuccess: true, ErrorMessage: null },
+});
+
+beforeAll(async () => {
+  emulator = await startEmulator({ token, now: () => clock });
+  azurite = await startAzurite();
+  blobService = BlobServiceClient.fromConnectionString(azurite.connectionString);
+  const suffix = randomUUID().slice(0, 8);
+  secretsContainer = `secrets-${suffix}`;
+  refresher = makeRefresher(`bundles-${suffix}`, secretsContainer);
+});
+afterAll(async () => {
+  await emulator.close();
+  await azurite.close();
+});
+
+async function secretBlobs(): Promise<string[]> {
+  const names: string[] = [];
+  for await (const blob of blobService.getContainerClient(secretsContainer).listBlobsFlat()) names.push(blob.name);
+  return names;
+}
+
+describe('CertificateRefresher', () => {
+  it('downloads three environments, then makes no call while they are fresh', async () => {
+    const results = await refresher.refreshAll(environments, options);
+    expect(results.map((result) => result.outcome)).toEqual(['downloaded', 'downloaded', 'downloaded']);
+    expect(downloads()).toHaveLength(3);
+    expect(downloads()[0]!.headers['x-vendor-version']).toBe('2017-09-15');
+
+    clock += 10_000;
+    const again = await refresher.refreshAll(environments, options);
+    expect(again.map((result) => result.outcome)).toEqual(['fresh', 'fresh', 'fresh']);
+    expect(downloads()).toHaveLength(3);
+
+    const record = await store.read(first.projectId, first.environmentId);
+    expect(record.current).toMatchObject({ projectId: first.projectId, thumbprint: results[0]!.thumbprint, fetchedBy: 'timer' });
+    expect(record.current!.files.map((file) => file.name).sort()).toEqual([expect.stringMatching(/\.cer$/), expect.stringMatching(/\.pfx$/)]);
+    expect(await secretBlobs()).toHaveLength(3);
+    expect(logs.join('\n')).not.toMatch(/CertificateSecretEncoded|c2VjcmV0/);
+  });
+
+  it('a forced refresh within the minute is refused by the limiter without a call', async () => {
+    const before = downloads().length;
+    const [result] = await refresher.refreshAll([first], { ...options, force: true });
+    expect(result).toMatchObject({ outcome: 'rate-limited', retryAt: expect.any(String) });
+    expect(downloads()).toHaveLength(before);
+  });
+
+  it('a 429 with retry-after sets the next allowed time; nothing is called before it', async () => {
+    clock += 61_000;
+    emulator.script({ kind: 'answer', status: 429, headers: { 'retry-after': '300' }, pathPattern: 'rsatdownload' });
+    const before = (await store.read(first.projectId, first.environmentId)).current;
+    const [throttled] = await refresher.refreshAll([first], { ...options, force: true });
+    expect(throttled).toMatchObject({ outcome: 'rate-limited', retryAt: new Date(clock + 300_000).toISOString() });
+
+    clock += 120_000;
+    const calls = downloads().length;
+    const [still] = await refresher.refreshAll([first], { ...options, force: true });
+    expect(still!.outcome).toBe('rate-limited');
+    expect(downloads()).toHaveLength(calls);
+    expect((await store.read(first.projectId, first.environmentId)).current).toEqual(before);
+  });
+
+  it.each([
+    ['IsSuccess: false', { kind: 'answer' as const, status: 200, body: { Data: null, IsSuccess: false, ErrorMessage: 'You are not an environment administrator.' } }, 'DownloadFailed', 'You are not an environment administrator.'],
+    ['corrupt base64', downloadAnswer({ CertificateZipEncoded: 'UEs*not base64*' }), 'CorruptBase64', 'not valid base64'],
+    ['a zip without the .pfx', downloadAnswer({ CertificateZipEncoded: Buffer.from(zipSync({ 'a.cer': new Uint8Array([1]) })).toString('base64') }), 'MissingPfx', 'no .pfx'],
+  ])('%s leaves the current certificate as it was, with a record', async (_title, answer, code, message) => {
+    clock += 10 * 60_000;
+    const before = (await store.read(first.projectId, first.environmentId)).current;
+    emulator.script({ ...answer, pathPattern: 'rsatdownload' });
+    const [result] = await refresher.refreshAll([first], { ...options, force: true });
+    expect(result).toMatchObject({ outcome: 'failed', error: { code, message: expect.stringContaining(message) } });
+    const after = await store.read(first.projectId, first.environmentId);
+    expect(after.current).toEqual(before);
+    expect(after.lastAttempt).toMatchObject({ outcome: 'failed', error: { code } });
+  });
+
+  it('a blob write failing midway leaves the current certificate as it was', async () => {
+    clock += 10 * 60_000;
+    const before = (await store.read(first.projectId, first.environmentId)).current;
+    // The secrets container disappears under the store: the zip is written, the secret is not.
+    await blobService.getContainerClient(secretsContainer).delete();
+    const [result] = await refresher.refreshAll([first], { ...options, force: true });
+    expect(result).toMatchObject({ outcome: 'failed', error: { code: 'StorageUnavailable' } });
+    expect((await store.read(first.projectId, first.environmentId)).current).toEqual(before);
+    await blobService.getContainerClient(secretsContainer).create();
+  });
+
+  it('keeps older bundles up to the configured count', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      clock += 2 * 60_000;
+      const [result] = await refresher.refreshAll([first], { ...options, force: true });
+      expect(result!.outcome).toBe('downloaded');
+    }
+    const record = await store.read(first.projectId, first.environmentId);
+    expect(record.kept).toHaveLength(2);
+    expect(record.kept).toContain(record.current!.thumbprint);
+  });
+});
