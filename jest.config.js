@@ -5,6 +5,9 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   // Type checking is done once by `tsc --noEmit` in `npm test`; ts-jest only transpiles.
   transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] },
+  // In-process tests load the real registrations through the local host's functions-core,
+  // as the Node worker provides it to @azure/functions in production.
+  moduleNameMapper: { '^@azure/functions-core$': '<rootDir>/tools/localHost/coreApi.ts' },
   testTimeout: 30000,
   maxWorkers: 2,
 };

@@ -5,6 +5,7 @@
 import { app } from '@azure/functions';
 import { z } from 'zod';
 import type { CertificateEnvironment } from '../src/certificates/certificateRefresher';
+import { appRoutes, registrationOf } from '../src/appRoutes';
 import { getConfig } from '../src/config';
 import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
@@ -63,8 +64,8 @@ export const getCertificate = appHandler('certificates', async (call) => {
   return jsonResponse(200, { ...environment, current: record.current ?? null, lastAttempt: record.lastAttempt ?? null, keptThumbprints: record.kept }, call.correlationId);
 });
 
-app.http('certificates-refresh', { methods: ['POST'], route: 'certificates/refresh', authLevel: 'function', handler: refreshCertificates });
-app.http('certificates-get', { methods: ['GET'], route: 'certificates/{projectId}/{environmentId}', authLevel: 'function', handler: getCertificate });
+app.http(appRoutes.certificatesRefresh.name, { ...registrationOf(appRoutes.certificatesRefresh), handler: refreshCertificates });
+app.http(appRoutes.certificatesGet.name, { ...registrationOf(appRoutes.certificatesGet), handler: getCertificate });
 
 app.timer('certificateRefresher', {
   schedule: getConfig().CERT_REFRESH_SCHEDULE,

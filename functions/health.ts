@@ -1,17 +1,24 @@
-/** `GET health`: the one anonymous route (DESIGN.md section 1). */
+/** `GET health` (the one anonymous route) and `GET openapi.json` (DESIGN.md section 1). */
 import { app } from '@azure/functions';
+import { appRoutes, registrationOf } from '../src/appRoutes';
 import { checkHealth } from '../src/health';
+import { appHandler } from '../src/http/appHandler';
 import { jsonResponse } from '../src/http/responses';
-import { correlationIdOf } from '../src/http/correlation';
-import { getServices } from '../src/services';
+import { buildOpenApiDocument } from '../src/openapi/openApiDocument';
 import { appVersion } from '../src/version';
 
-app.http('health', {
-  methods: ['GET'],
-  route: 'health',
-  authLevel: 'anonymous',
-  handler: async (request) => {
-    const report = await checkHealth(getServices(), appVersion);
-    return jsonResponse(report.status === 'Healthy' ? 200 : 503, report, correlationIdOf(request.headers));
-  },
+export const getHealth = appHandler('health', async (call) => {
+  const report = await checkHealth(call.services, appVersion);
+  return jsonResponse(report.status === 'Healthy' ? 200 : 503, report, call.correlationId);
 });
+
+let openApiText: string | undefined;
+
+export const getOpenApi = appHandler('openapi.json', async (call) => {
+  // Built once per process: it depends on the settings only.
+  openApiText ??= JSON.stringify(buildOpenApiDocument({ providerNamespace: call.services.config.PROVIDER_NAMESPACE, version: appVersion }));
+  return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: openApiText };
+});
+
+app.http(appRoutes.health.name, { ...registrationOf(appRoutes.health), handler: getHealth });
+app.http(appRoutes.openApi.name, { ...registrationOf(appRoutes.openApi), handler: getOpenApi });

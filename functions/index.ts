@@ -6,3 +6,4 @@ import './operations';
 import './health';
 import './orchestrations';
 import './certificates';
+import './templates';

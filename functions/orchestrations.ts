@@ -3,6 +3,7 @@
  * and glue only: the engine is in src/orchestration.
  */
 import { app } from '@azure/functions';
+import { appRoutes, registrationOf } from '../src/appRoutes';
 import { getConfig } from '../src/config';
 import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
@@ -68,10 +69,10 @@ export const getOperation = appHandler('operations', async (call) =>
   operationAnswer(await readOrchestration(call), call.appBase, call.correlationId, call.services.now()),
 );
 
-app.http('orchestrations-get', { methods: ['GET'], route: 'orchestrations/{id}', authLevel: 'function', handler: getOrchestration });
-app.http('orchestrations-list', { methods: ['GET'], route: 'orchestrations', authLevel: 'function', handler: listOrchestrations });
-app.http('orchestrations-terminate', { methods: ['POST'], route: 'orchestrations/{id}/terminate', authLevel: 'function', handler: terminateOrchestration });
-app.http('operations-get', { methods: ['GET'], route: 'operations/{id}', authLevel: 'function', handler: getOperation });
+app.http(appRoutes.orchestrationsGet.name, { ...registrationOf(appRoutes.orchestrationsGet), handler: getOrchestration });
+app.http(appRoutes.orchestrationsList.name, { ...registrationOf(appRoutes.orchestrationsList), handler: listOrchestrations });
+app.http(appRoutes.orchestrationsTerminate.name, { ...registrationOf(appRoutes.orchestrationsTerminate), handler: terminateOrchestration });
+app.http(appRoutes.operationsGet.name, { ...registrationOf(appRoutes.operationsGet), handler: getOperation });
 
 app.timer('orchestrationPoller', {
   schedule: getConfig().ORCHESTRATION_POLL_SCHEDULE,

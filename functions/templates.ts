@@ -1,0 +1,46 @@
+/** Validation of Doc 3 declarations and the gateway custom properties. Glue only: the rules are in src/templates. */
+import { app } from '@azure/functions';
+import { appRoutes, registrationOf } from '../src/appRoutes';
+import { GatewayError } from '../src/errors';
+import { appHandler, type AppCall } from '../src/http/appHandler';
+import { parseJsonBody } from '../src/http/jsonBody';
+import { jsonResponse } from '../src/http/responses';
+import { detailsFromIssues } from '../src/http/validationDetails';
+import { apiDefinitionKind } from '../src/templates/apiDefinition';
+import { validateDeclarations, type DeclarationKind } from '../src/templates/declarationValidation';
+import { galleryImageVersionKind } from '../src/templates/galleryImageVersion';
+import { buildCustomProperties, gatewaySettingsRequest, validateCustomProperties } from '../src/templates/gatewayProperties';
+
+async function jsonBodyOf(call: AppCall): Promise<unknown> {
+  const body = parseJsonBody(new Uint8Array(await call.request.arrayBuffer()), call.request.headers.get('content-type'), call.services.config.MAX_REQUEST_BODY_BYTES, 'body');
+  if (!body) throw new GatewayError('InvalidRequest', 'A JSON body is required.', { target: 'body' });
+  return body.value;
+}
+
+const validator = (kind: DeclarationKind) =>
+  appHandler('templates', async (call) => jsonResponse(200, validateDeclarations(await jsonBodyOf(call), kind), call.correlationId));
+
+export const validateGalleryImageVersions = validator(galleryImageVersionKind);
+export const validateApis = validator(apiDefinitionKind);
+
+export const buildGatewayProperties = appHandler('templates', async (call) => {
+  const parsed = gatewaySettingsRequest.safeParse(await jsonBodyOf(call));
+  if (!parsed.success) throw new GatewayError('InvalidRequest', 'The settings are not valid.', { details: detailsFromIssues(parsed.error.issues, 'InvalidRequestBody') });
+  const built = buildCustomProperties(parsed.data, call.services.config.GATEWAY_PROPERTY_PREFIX);
+  if (!built.ok) {
+    throw new GatewayError('InvalidRequest', built.errors.map((error) => error.message).join(' '), {
+      details: built.errors.map((error) => ({ code: error.code, message: error.message, target: error.path })),
+    });
+  }
+  return jsonResponse(200, { customProperties: built.customProperties }, call.correlationId);
+});
+
+export const validateGatewayProperties = appHandler('templates', async (call) => {
+  const { errors, warnings } = validateCustomProperties(await jsonBodyOf(call), call.services.config.GATEWAY_PROPERTY_PREFIX);
+  return jsonResponse(200, { valid: errors.length === 0, checked: 1, errors, warnings }, call.correlationId);
+});
+
+app.http(appRoutes.validateGalleryImageVersions.name, { ...registrationOf(appRoutes.validateGalleryImageVersions), handler: validateGalleryImageVersions });
+app.http(appRoutes.validateApis.name, { ...registrationOf(appRoutes.validateApis), handler: validateApis });
+app.http(appRoutes.buildGatewayProperties.name, { ...registrationOf(appRoutes.buildGatewayProperties), handler: buildGatewayProperties });
+app.http(appRoutes.validateGatewayProperties.name, { ...registrationOf(appRoutes.validateGatewayProperties), handler: validateGatewayProperties });

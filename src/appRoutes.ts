@@ -1,0 +1,130 @@
+/**
+ * The app's own routes, declared once like the catalogue's operations: functions/ registers
+ * them from here and the OpenAPI document describes them from here.
+ */
+import { z } from 'zod';
+import type { HttpMethod } from './spec/catalogue';
+import { environmentId, projectId } from './spec/lifecycle';
+
+export interface AppRoute {
+  name: string;
+  method: HttpMethod;
+  route: string;
+  authLevel: 'function' | 'anonymous';
+  summary: string;
+  tag: string;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+}
+
+const orchestrationId = z.object({ id: z.guid() });
+const validationResult = z.object({
+  valid: z.boolean(),
+  checked: z.number().int(),
+  errors: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })),
+  warnings: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })).optional(),
+});
+const statusDocument = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  runtimeStatus: z.enum(['Pending', 'Running', 'Completed', 'Failed', 'Terminated']),
+  input: z.unknown(),
+  output: z.unknown(),
+  customStatus: z.unknown(),
+  createdTime: z.string(),
+  lastUpdatedTime: z.string(),
+  statusQueryGetUri: z.string(),
+  terminatePostUri: z.string(),
+  operationGetUri: z.string(),
+});
+const refreshOutcome = z.looseObject({
+  projectId: z.number().int(),
+  environmentId: z.string(),
+  outcome: z.enum(['downloaded', 'fresh', 'rate-limited', 'failed']),
+  thumbprint: z.string().optional(),
+  expiresAt: z.string().optional(),
+  retryAt: z.string().optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+const declarationBody = z.looseObject({}).describe('One resource declaration, or a template whose `resources` array holds them.');
+
+export const appRoutes = {
+  orchestrationsGet: {
+    name: 'orchestrations-get', method: 'GET', route: 'orchestrations/{id}', authLevel: 'function', tag: 'orchestrations',
+    summary: 'Status document of an orchestration (202 with Retry-After while it runs)',
+    params: orchestrationId,
+    responses: { 200: { description: 'Finished', schema: statusDocument }, 202: { description: 'Still running', schema: statusDocument } },
+  },
+  orchestrationsList: {
+    name: 'orchestrations-list', method: 'GET', route: 'orchestrations', authLevel: 'function', tag: 'orchestrations',
+    summary: 'List orchestrations, optionally by runtimeStatus (comma-separated)',
+    query: z.object({ runtimeStatus: z.string().optional() }),
+    responses: { 200: { description: 'The orchestrations, newest first', schema: z.object({ value: z.array(statusDocument) }) } },
+  },
+  orchestrationsTerminate: {
+    name: 'orchestrations-terminate', method: 'POST', route: 'orchestrations/{id}/terminate', authLevel: 'function', tag: 'orchestrations',
+    summary: 'Stop tracking an orchestration',
+    params: orchestrationId,
+    query: z.object({ reason: z.string().optional() }),
+    responses: { 202: { description: 'Terminated (or already finished)', schema: statusDocument } },
+  },
+  operationsGet: {
+    name: 'operations-get', method: 'GET', route: 'operations/{id}', authLevel: 'function', tag: 'orchestrations',
+    summary: "The operation in the upstream's polling protocol: 202 + Retry-After while running, then its final status and body",
+    params: orchestrationId,
+    responses: { 200: { description: 'The final resource or result' }, 202: { description: 'Still running; follow Location after Retry-After' } },
+  },
+  certificatesRefresh: {
+    name: 'certificates-refresh', method: 'POST', route: 'certificates/refresh', authLevel: 'function', tag: 'certificates',
+    summary: 'Refresh one configured environment, or all, under the rate limit',
+    body: z.object({ projectId: z.number().int().optional(), environmentId: z.guid().optional(), force: z.boolean().optional() }),
+    responses: { 200: { description: 'What happened per environment', schema: z.object({ results: z.array(refreshOutcome) }) } },
+  },
+  certificatesGet: {
+    name: 'certificates-get', method: 'GET', route: 'certificates/{projectId}/{environmentId}', authLevel: 'function', tag: 'certificates',
+    summary: 'Metadata of the stored certificate (never the secret) and the last attempt',
+    params: z.object({ projectId, environmentId }),
+    responses: { 200: { description: 'Metadata' } },
+  },
+  validateGalleryImageVersions: {
+    name: 'templates-galleryImageVersions-validate', method: 'POST', route: 'templates/galleryImageVersions/validate', authLevel: 'function', tag: 'templates',
+    summary: 'Validate gallery image version declarations (Doc 3, A)',
+    body: declarationBody,
+    responses: { 200: { description: 'The verdict, with the JSON path and code of each problem', schema: validationResult } },
+  },
+  validateApis: {
+    name: 'templates-apis-validate', method: 'POST', route: 'templates/apis/validate', authLevel: 'function', tag: 'templates',
+    summary: 'Validate API definition declarations (Doc 3, B)',
+    body: declarationBody,
+    responses: { 200: { description: 'The verdict, with the JSON path and code of each problem', schema: validationResult } },
+  },
+  buildGatewayProperties: {
+    name: 'templates-gatewayCustomProperties-build', method: 'POST', route: 'templates/gatewayCustomProperties/build', authLevel: 'function', tag: 'templates',
+    summary: 'The complete set of gateway TLS and cipher custom properties for the wanted settings (Doc 3, C)',
+    body: z.looseObject({}).describe('{ serviceCreatedOnOrBefore20180401?, clientProtocols?, backendProtocols?, tripleDes168?, http2?, ciphers? }'),
+    responses: { 200: { description: 'customProperties with every key', schema: z.object({ customProperties: z.record(z.string(), z.string()) }) } },
+  },
+  validateGatewayProperties: {
+    name: 'templates-gatewayCustomProperties-validate', method: 'POST', route: 'templates/gatewayCustomProperties/validate', authLevel: 'function', tag: 'templates',
+    summary: "Check a service resource's customProperties (Doc 3, C)",
+    body: z.looseObject({}).describe('A service resource, or { customProperties }'),
+    responses: { 200: { description: 'Errors, and warnings for keys a PATCH would reset', schema: validationResult } },
+  },
+  health: {
+    name: 'health', method: 'GET', route: 'health', authLevel: 'anonymous', tag: 'app',
+    summary: "Liveness: the app's version and whether storage and each upstream answer",
+    responses: { 200: { description: 'Healthy' }, 503: { description: 'A dependency does not answer' } },
+  },
+  openApi: {
+    name: 'openapi', method: 'GET', route: 'openapi.json', authLevel: 'function', tag: 'app',
+    summary: 'This document',
+    responses: { 200: { description: 'OpenAPI 3.1' } },
+  },
+} as const satisfies Record<string, AppRoute>;
+
+/** The options app.http takes for a declared route. */
+export function registrationOf(route: AppRoute) {
+  return { methods: [route.method], route: route.route, authLevel: route.authLevel };
+}
