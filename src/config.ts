@@ -90,6 +90,9 @@ const settingsSchema = z.object({
 
 export type Settings = z.output<typeof settingsSchema>;
 
+/** Every setting the app reads. */
+export const settingNames = Object.keys(settingsSchema.shape);
+
 export interface Config extends Omit<Settings, 'GATEWAY_PROPERTY_PREFIX' | 'ALLOWED_SCOPES'> {
   GATEWAY_PROPERTY_PREFIX: string;
   ALLOWED_SCOPES: string[] | undefined;

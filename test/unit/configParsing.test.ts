@@ -1,5 +1,7 @@
 /** Settings are parsed once; a bad value names every bad setting and what it accepts. */
-import { ConfigError, parseConfig } from '../../src/config';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ConfigError, parseConfig, settingNames } from '../../src/config';
 
 const minimal = { MANAGEMENT_BASE_URL: 'https://management.example.com/', LIFECYCLE_BASE_URL: 'https://lcs.example.com' };
 
@@ -50,5 +52,14 @@ describe('parseConfig', () => {
 
   it('needs a token for static auth', () => {
     expect(() => parseConfig({ ...minimal, UPSTREAM_AUTH: 'static' })).toThrow(/UPSTREAM_STATIC_TOKEN is required/);
+  });
+});
+
+describe('local.settings.sample.json', () => {
+  const sample = JSON.parse(readFileSync(resolve(__dirname, '..', '..', 'local.settings.sample.json'), 'utf8')) as { Values: Record<string, string> };
+
+  it('lists every setting the app reads, and parses', () => {
+    expect(settingNames.filter((name) => !(name in sample.Values))).toEqual([]);
+    expect(() => parseConfig(sample.Values)).not.toThrow();
   });
 });
