@@ -66,14 +66,14 @@ describe('function keys and the scope allow-list', () => {
 describe('passthrough of the caller’s token', () => {
   let gateway: GatewayFixture;
   beforeAll(async () => {
-    gateway = await startGateway({ UPSTREAM_AUTH: 'passthrough', UPSTREAM_STATIC_TOKEN: '' }, { token: 'callers-own-token' });
+    gateway = await startGateway({ UPSTREAM_AUTH: 'passthrough', UPSTREAM_STATIC_TOKEN: '' }, { token: 'CANARY-SECRET-callers-token' });
   });
   afterAll(async () => {
     await gateway.stop();
   });
 
   it('forwards the caller’s bearer token, and asks for one when it is missing', async () => {
-    const withToken = await request(gateway.api(usagesOf(allowedSubscription)), { headers: { authorization: 'Bearer callers-own-token' } });
+    const withToken = await request(gateway.api(usagesOf(allowedSubscription)), { headers: { authorization: 'Bearer CANARY-SECRET-callers-token' } });
     expect(withToken.statusCode).toBe(200);
     await withToken.body.dump();
     const without = await request(gateway.api(usagesOf(allowedSubscription)));

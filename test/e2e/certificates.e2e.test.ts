@@ -18,6 +18,7 @@ let second: AppProcess;
 beforeAll(async () => {
   gateway = await startGateway({ CERT_ENVIRONMENTS: JSON.stringify(environments), LOCAL_HOST_KEYS: JSON.stringify({ master: masterKey, caller: callerKey }) });
   second = await startApp(gateway.env);
+  gateway.others.push(second);
 });
 afterAll(async () => {
   await second.stop();

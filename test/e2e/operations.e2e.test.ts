@@ -11,7 +11,7 @@ const subscriptionId = '00000000-0000-0000-0000-000000000000';
 const usages = `subscriptions/${subscriptionId}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
 const groupPath = `subscriptions/${subscriptionId}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/web?api-version=2025-09-01`;
 const migratePath = `subscriptions/${subscriptionId}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2?api-version=2024-05-01`;
-const secureValue = 'TopSecretValue-8d1f';
+const secureValue = 'CANARY-SECRET-8d1f';
 
 let gateway: GatewayFixture;
 beforeAll(async () => {

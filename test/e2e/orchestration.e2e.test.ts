@@ -120,6 +120,7 @@ describe('two hosts sharing one storage', () => {
   beforeAll(async () => {
     gateway = await startGateway(fastPolling, { lroSteps: 2, retryAfterSeconds: 1 });
     second = await startApp(gateway.env);
+    gateway.others.push(second);
   });
   afterAll(async () => {
     await second.stop();
@@ -156,6 +157,7 @@ describe('a host killed mid-operation', () => {
     const ids = started.map((answer) => answer.headers['x-orchestration-id'] as string);
     await gateway.app.kill();
     restarted = await startApp(gateway.env);
+    gateway.others.push(restarted);
     await waitForStatus(restarted.url, ids, 'Completed', 30_000);
     expect(gateway.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(3);
   });

@@ -52,6 +52,7 @@ describe('health', () => {
     expect(await healthy.body.json()).toMatchObject({ status: 'Healthy', version: expect.stringMatching(/^\d+\.\d+\.\d+/), dependencies: { storage: { ok: true }, management: { ok: true }, lifecycle: { ok: true } } });
 
     degraded = await startApp({ ...gateway.env, LIFECYCLE_BASE_URL: 'http://127.0.0.1:9', UPSTREAM_TIMEOUT_MS: '1000' });
+    gateway.others.push(degraded);
     const answer = await request(`${degraded.url}/api/health`);
     expect(answer.statusCode).toBe(503);
     expect(await answer.body.json()).toMatchObject({ status: 'Degraded', dependencies: { lifecycle: { ok: false }, management: { ok: true } } });

@@ -50,6 +50,13 @@ export interface EmulatorOptions {
   pageSize?: number;
   /** Certificate downloads allowed per environment per window. */
   certificateWindowMs?: number;
+  /** Added before every upstream answer, to model a distant service. */
+  latencyMs?: number;
+  /** When set, a long-running operation ends this long after it starts, whatever is read. */
+  lroDurationMs?: number;
+  /** Share of upstream requests (0–1) answered with a random fault: 429, 503, a reset or a slow answer. */
+  chaosRate?: number;
+  random?: () => number;
   now?: () => number;
   port?: number;
 }
@@ -87,6 +94,10 @@ export function defaultEmulatorOptions(options: EmulatorOptions = {}): Required<
     listItems: options.listItems ?? 5,
     pageSize: options.pageSize ?? 2,
     certificateWindowMs: options.certificateWindowMs ?? 60_000,
+    latencyMs: options.latencyMs ?? 0,
+    lroDurationMs: options.lroDurationMs ?? 0,
+    chaosRate: options.chaosRate ?? 0,
+    random: options.random ?? Math.random,
     now: options.now ?? Date.now,
   };
 }
@@ -123,7 +134,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     options: resolved,
     baseUrl: '',
     management: { resources: new Map(), operations: new Map() },
-    lifecycle: { lastDownloadAt: new Map() },
+    lifecycle: { lastDownloadAt: new Map(), issuedSecrets: [] },
   };
 
   const takeScripted = (method: string, path: string): ScriptedAnswer | undefined => {
@@ -136,6 +147,18 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     if (remaining <= 0) scripted.splice(index, 1);
     else scripted[index] = { ...answer, times: remaining };
     return answer;
+  };
+
+  /** A random fault, at the configured rate: what a service under load does now and then. */
+  const chaos = (): ScriptedAnswer | undefined => {
+    if (resolved.chaosRate <= 0 || resolved.random() >= resolved.chaosRate) return undefined;
+    const faults: ScriptedAnswer[] = [
+      { kind: 'answer', status: 429, headers: { 'retry-after': '0' }, body: { error: { code: 'TooManyRequests', message: 'Throttled.' } } },
+      { kind: 'answer', status: 503, body: { error: { code: 'ServiceUnavailable', message: 'Try again.' } } },
+      { kind: 'reset' },
+      { kind: 'delay', delayMs: 50 },
+    ];
+    return faults[Math.floor(resolved.random() * faults.length)];
   };
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
@@ -157,7 +180,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       at: resolved.now(),
     });
 
-    const answer = takeScripted(method, url.pathname);
+    if (resolved.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, resolved.latencyMs));
+    const answer = takeScripted(method, url.pathname) ?? chaos();
     if (answer?.kind === 'reset') {
       request.socket.destroy();
       return;
@@ -214,6 +238,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     context.management.resources.clear();
     context.management.operations.clear();
     context.lifecycle.lastDownloadAt.clear();
+    context.lifecycle.issuedSecrets.length = 0;
   };
 
   const server: Server = createServer((request, response) => {

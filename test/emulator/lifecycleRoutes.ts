@@ -11,6 +11,8 @@ import type { EmulatorContext, Reply } from './emulatorServer';
 export interface LifecycleState {
   /** Last download per environment, for the rate limit. */
   lastDownloadAt: Map<string, number>;
+  /** Every certificate secret handed out, for tests that search logs and storage for them. */
+  issuedSecrets: string[];
 }
 
 const versionHeaderValue = '2017-09-15';
@@ -42,12 +44,14 @@ export function handleLifecycle(context: EmulatorContext, method: string, url: U
   const name = `env-${environmentId.slice(0, 8)}`;
   const zip = zipSync({ [`${name}.pfx`]: randomBytes(512), [`${name}.cer`]: certificate });
   const expiry = new Date(now + 180 * 24 * 3600_000);
+  const secret = randomBytes(24).toString('base64');
+  context.lifecycle.issuedSecrets.push(secret);
   return {
     status: 200,
     body: {
       Data: {
         CertificateZipEncoded: Buffer.from(zip).toString('base64'),
-        CertificateSecretEncoded: randomBytes(24).toString('base64'),
+        CertificateSecretEncoded: secret,
         CertificateThumbprint: createHash('sha1').update(certificate).digest('hex').toUpperCase(),
         ExpirationDateTimeUTC: expiry.toUTCString(),
         ExpirationISODateTimeUTC: expiry.toISOString(),

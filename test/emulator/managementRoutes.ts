@@ -14,11 +14,14 @@ interface StoredResource {
   /** Status reads left before provisioning ends. */
   readsLeft: number;
   outcome: 'Succeeded' | 'Failed';
+  /** With `lroDurationMs`: when provisioning ends, whatever is read. */
+  endsAt?: number;
 }
 
 interface PendingOperation {
   resourcePath: string;
   readsLeft: number;
+  endsAt?: number;
   outcome: 'Succeeded' | 'Failed';
   /** The final answer of a POST operation. */
   result?: Record<string, unknown>;
@@ -165,15 +168,21 @@ function fetchEventDetails(context: EmulatorContext, trackingId: string): Reply 
 function getResource(context: EmulatorContext, path: string): Reply {
   const stored = context.management.resources.get(path.toLowerCase());
   if (!stored) return cloudError(404, 'ResourceNotFound', `The resource ${path} was not found.`);
-  advance(stored);
+  advance(context, stored);
   return { status: 200, body: stored.body };
 }
 
-/** One status read of a resource: count down, and settle its provisioningState at zero. */
-function advance(stored: StoredResource): void {
+/** When an operation started now ends: after `lroDurationMs`, if set. */
+function endsAt(context: EmulatorContext): number | undefined {
+  return context.options.lroDurationMs > 0 ? context.options.now() + context.options.lroDurationMs : undefined;
+}
+
+/** One status read: count down (or look at the clock), and settle provisioningState at the end. */
+function advance(context: EmulatorContext, stored: StoredResource): void {
   const properties = stored.body.properties as Record<string, unknown>;
   if (stored.readsLeft > 0) stored.readsLeft -= 1;
-  if (stored.readsLeft === 0) properties.provisioningState = stored.outcome;
+  const done = stored.endsAt !== undefined ? context.options.now() >= stored.endsAt : stored.readsLeft === 0;
+  if (done) properties.provisioningState = stored.outcome;
 }
 
 const endpointStatuses = ['Pending', 'Approved', 'Rejected', 'Disconnected'];
@@ -198,7 +207,7 @@ function putPrivateEndpointConnection(context: EmulatorContext, path: string, bo
     location: 'westus',
     properties: { ...properties, provisioningState: existing ? 'Updating' : 'Creating' },
   };
-  context.management.resources.set(path.toLowerCase(), { body: resource, readsLeft: context.options.lroSteps, outcome: 'Succeeded' });
+  context.management.resources.set(path.toLowerCase(), { body: resource, readsLeft: context.options.lroSteps, outcome: 'Succeeded', endsAt: endsAt(context) });
   return { status: existing ? 200 : 201, body: resource };
 }
 
@@ -239,10 +248,10 @@ function putContainerGroup(context: EmulatorContext, path: string, body: string,
     type: `${context.options.providerNamespace}.ContainerInstance/containerGroups`,
     properties: { ...properties, provisioningState: existing ? 'Updating' : 'Pending', instanceView: { events: [], state: 'Pending' } },
   });
-  const stored: StoredResource = { body: resource, readsLeft: context.options.lroSteps, outcome: fails ? 'Failed' : 'Succeeded' };
+  const stored: StoredResource = { body: resource, readsLeft: context.options.lroSteps, outcome: fails ? 'Failed' : 'Succeeded', endsAt: endsAt(context) };
   context.management.resources.set(path.toLowerCase(), stored);
   const operationId = randomUUID();
-  context.management.operations.set(operationId, { resourcePath: path.toLowerCase(), readsLeft: context.options.lroSteps, outcome: stored.outcome });
+  context.management.operations.set(operationId, { resourcePath: path.toLowerCase(), readsLeft: context.options.lroSteps, outcome: stored.outcome, endsAt: stored.endsAt });
   const location = String((parsed.value.location as string | undefined) ?? 'westus').replace(/\s+/g, '').toLowerCase();
   const headers = {
     Location: `${context.baseUrl}/subscriptions/${match[1]}/providers/${context.options.providerNamespace}.ContainerInstance/locations/${location}/operationResults/${operationId}?api-version=2025-09-01`,
@@ -268,6 +277,7 @@ function migrateToStv2(context: EmulatorContext, path: string, body: string, mat
   context.management.operations.set(operationId, {
     resourcePath: servicePath.toLowerCase(),
     readsLeft: context.options.lroSteps,
+    endsAt: endsAt(context),
     outcome: fails ? 'Failed' : 'Succeeded',
     result: {
       id: servicePath,
@@ -290,7 +300,8 @@ function readLocation(context: EmulatorContext, operationId: string): Reply {
   const operation = context.management.operations.get(operationId);
   if (!operation) return cloudError(404, 'OperationNotFound', `Operation ${operationId} was not found.`);
   if (operation.readsLeft > 0) operation.readsLeft -= 1;
-  if (operation.readsLeft > 0) return { status: 202, headers: { 'Retry-After': String(context.options.retryAfterSeconds) } };
+  const running = operation.endsAt !== undefined ? context.options.now() < operation.endsAt : operation.readsLeft > 0;
+  if (running) return { status: 202, headers: { 'Retry-After': String(context.options.retryAfterSeconds) } };
   if (operation.outcome === 'Failed') {
     return { status: 400, body: { error: { code: 'DeploymentFailed', message: 'The operation failed: the image could not be pulled.' } } };
   }
@@ -298,6 +309,7 @@ function readLocation(context: EmulatorContext, operationId: string): Reply {
   const stored = context.management.resources.get(operation.resourcePath);
   if (!stored) return cloudError(404, 'ResourceNotFound', 'The resource was deleted.');
   stored.readsLeft = 0;
-  advance(stored);
+  stored.endsAt = undefined;
+  advance(context, stored);
   return { status: 200, body: stored.body };
 }

@@ -5,6 +5,7 @@
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../emulator/emulatorServer';
 import { startApp, type AppProcess } from './appProcess';
+import { scanForSecrets } from './secretScan';
 
 export interface GatewayFixture {
   emulator: Emulator;
@@ -12,6 +13,8 @@ export interface GatewayFixture {
   app: AppProcess;
   /** The environment the app was started with, to start more instances like it. */
   env: Record<string, string>;
+  /** Other instances started for the test: their output is scanned for secrets too. */
+  others: AppProcess[];
   api(path: string): string;
   stop(): Promise<void>;
 }
@@ -30,16 +33,26 @@ export async function startGateway(env: Record<string, string> = {}, emulatorOpt
     ...env,
   };
   const app = await startApp(appEnv);
-  return {
+  const fixture: GatewayFixture = {
     emulator,
     azurite,
     app,
     env: appEnv,
+    others: [],
     api: (path) => `${app.url}/api/${path.replace(/^\//, '')}`,
-    stop: async () => {
+    async stop() {
       await app.stop();
+      // Every run ends with a search for secrets in what the app printed and stored.
+      const findings = await scanForSecrets({
+        lines: [...app.lines, ...this.others.flatMap((other) => other.lines)],
+        connectionString: azurite.connectionString,
+        secrets: [emulatorToken, ...emulator.context.lifecycle.issuedSecrets],
+        allowedContainers: ['gateway-certificate-secrets'],
+      });
       await emulator.close();
       await azurite.close();
+      if (findings.length > 0) throw new Error(`Secrets found where they must not be: ${JSON.stringify(findings)}`);
     },
   };
+  return fixture;
 }
