@@ -4,7 +4,7 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // Type checking is done once by `tsc --noEmit` in `npm test`; ts-jest only transpiles.
-  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] },
+  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   // In-process tests load the real registrations through the local host's functions-core,
   // as the Node worker provides it to @azure/functions in production.
   moduleNameMapper: { '^@azure/functions-core$': '<rootDir>/tools/localHost/coreApi.ts' },

@@ -1,0 +1,55 @@
+/**
+ * The real registrations served by the local host inside the test process, over HTTP on
+ * loopback, against the emulator and Azurite. For tests that send many requests (fuzzing,
+ * abuse tables), where a child process per file would only add start-up time. Once per test
+ * file: the registrations are loaded into that file's module registry.
+ */
+import { resetConfigForTests } from '../../src/config';
+import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
+import { setLogSink } from '../../tools/localHost/coreApi';
+import { startLocalHost, type RunningHost } from '../../tools/localHost/localHost';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../emulator/emulatorServer';
+import { emulatorToken } from './gatewayFixture';
+
+export interface InProcessGateway {
+  url: string;
+  host: RunningHost;
+  emulator: Emulator;
+  azurite: RunningAzurite;
+  logLines: string[];
+  stop(): Promise<void>;
+}
+
+export async function startInProcessGateway(env: Record<string, string> = {}, emulatorOptions: EmulatorOptions = {}): Promise<InProcessGateway> {
+  const emulator = await startEmulator({ token: emulatorToken, ...emulatorOptions });
+  const azurite = await startAzurite();
+  Object.assign(process.env, {
+    MANAGEMENT_BASE_URL: emulator.url,
+    LIFECYCLE_BASE_URL: emulator.url,
+    UPSTREAM_AUTH: 'static',
+    UPSTREAM_STATIC_TOKEN: emulatorToken,
+    AzureWebJobsStorage: azurite.connectionString,
+    ...env,
+  });
+  resetConfigForTests();
+  const logLines: string[] = [];
+  setLogSink((level, category, message) => logLines.push(`[${category}:${level}] ${message}`));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  require('../../functions/index');
+  const host = await startLocalHost({ routePrefix: 'api', runTimers: false });
+  return {
+    url: host.url,
+    host,
+    emulator,
+    azurite,
+    logLines,
+    stop: async () => {
+      await host.close();
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { getServices } = require('../../src/services') as typeof import('../../src/services');
+      await getServices().upstreams.management.close();
+      await emulator.close();
+      await azurite.close();
+    },
+  };
+}
