@@ -21,10 +21,11 @@ export interface GatewayFixture {
 
 export const emulatorToken = 'emulator-token';
 
-export async function startGateway(env: Record<string, string> = {}, emulatorOptions: EmulatorOptions = {}): Promise<GatewayFixture> {
+/** The emulator and Azurite started for a test, and the settings that point the app at them. */
+export async function startDependencies(env: Record<string, string>, emulatorOptions: EmulatorOptions) {
   const emulator = await startEmulator({ token: emulatorToken, ...emulatorOptions });
   const azurite = await startAzurite();
-  const appEnv = {
+  const appEnv: Record<string, string> = {
     MANAGEMENT_BASE_URL: emulator.url,
     LIFECYCLE_BASE_URL: emulator.url,
     UPSTREAM_AUTH: 'static',
@@ -32,6 +33,11 @@ export async function startGateway(env: Record<string, string> = {}, emulatorOpt
     AzureWebJobsStorage: azurite.connectionString,
     ...env,
   };
+  return { emulator, azurite, appEnv };
+}
+
+export async function startGateway(env: Record<string, string> = {}, emulatorOptions: EmulatorOptions = {}): Promise<GatewayFixture> {
+  const { emulator, azurite, appEnv } = await startDependencies(env, emulatorOptions);
   const app = await startApp(appEnv);
   const fixture: GatewayFixture = {
     emulator,

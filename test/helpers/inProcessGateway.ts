@@ -5,11 +5,11 @@
  * file: the registrations are loaded into that file's module registry.
  */
 import { resetConfigForTests } from '../../src/config';
-import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
+import type { RunningAzurite } from '../../tools/embeddedAzurite';
 import { setLogSink } from '../../tools/localHost/coreApi';
 import { startLocalHost, type RunningHost } from '../../tools/localHost/localHost';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../emulator/emulatorServer';
-import { emulatorToken } from './gatewayFixture';
+import type { Emulator, EmulatorOptions } from '../emulator/emulatorServer';
+import { startDependencies } from './gatewayFixture';
 
 export interface InProcessGateway {
   url: string;
@@ -21,16 +21,8 @@ export interface InProcessGateway {
 }
 
 export async function startInProcessGateway(env: Record<string, string> = {}, emulatorOptions: EmulatorOptions = {}): Promise<InProcessGateway> {
-  const emulator = await startEmulator({ token: emulatorToken, ...emulatorOptions });
-  const azurite = await startAzurite();
-  Object.assign(process.env, {
-    MANAGEMENT_BASE_URL: emulator.url,
-    LIFECYCLE_BASE_URL: emulator.url,
-    UPSTREAM_AUTH: 'static',
-    UPSTREAM_STATIC_TOKEN: emulatorToken,
-    AzureWebJobsStorage: azurite.connectionString,
-    ...env,
-  });
+  const { emulator, azurite, appEnv } = await startDependencies(env, emulatorOptions);
+  Object.assign(process.env, appEnv);
   resetConfigForTests();
   const logLines: string[] = [];
   setLogSink((level, category, message) => logLines.push(`[${category}:${level}] ${message}`));
