@@ -189,11 +189,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     if (answer?.kind === 'delay') {
       // A slow answer; if the caller gives up first, the wait ends with its connection.
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, answer.delayMs ?? 1000);
-        request.socket.once('close', () => {
+        const onClose = () => {
           clearTimeout(timer);
           resolve();
-        });
+        };
+        const timer = setTimeout(() => {
+          request.socket.off('close', onClose);
+          resolve();
+        }, answer.delayMs ?? 1000);
+        request.socket.once('close', onClose);
       });
       if (request.socket.destroyed) return;
     }
