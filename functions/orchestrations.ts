@@ -3,6 +3,7 @@
  * and glue only: the engine is in src/orchestration.
  */
 import { app } from '@azure/functions';
+import { Cron } from 'croner';
 import { appRoutes, registrationOf } from '../src/appRoutes';
 import { getConfig } from '../src/config';
 import { GatewayError } from '../src/errors';
@@ -83,7 +84,10 @@ app.timer('orchestrationPoller', {
       return;
     }
     const token = await services.tokens.getToken({ upstream: 'management' });
-    const result = await services.orchestrations.sweep(token);
+    // Polls due before the next run are made in this one (see sweep); a margin keeps the run
+    // shorter than the schedule's period.
+    const untilNextRunMs = new Cron(services.config.ORCHESTRATION_POLL_SCHEDULE, { paused: true }).msToNext() ?? 0;
+    const result = await services.orchestrations.sweep(token, Math.max(0, Math.min(untilNextRunMs - 300, 30_000)));
     if (result.polled > 0 || result.purged > 0) context.log(JSON.stringify({ event: 'sweep', ...result }));
   },
 });

@@ -24,3 +24,9 @@ await build({
   outfile: 'dist/tools/start.js',
   packages: 'external',
 });
+
+// The benchmark and the emulator it runs as a separate process (`npm run bench`).
+if (process.argv.includes('--bench')) {
+  await build({ ...common, entryPoints: ['bench/bench.ts'], outfile: 'dist/bench/bench.js', packages: 'external' });
+  await build({ ...common, entryPoints: ['test/emulator/serveEmulator.ts'], outfile: 'dist/bench/emulator.js', packages: 'external' });
+}

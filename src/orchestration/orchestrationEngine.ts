@@ -365,20 +365,26 @@ export class OrchestrationEngine {
 
   /**
    * Advances every due orchestration, a few at a time, and purges finished ones past their
-   * retention. Returns what it did, for the timer's log line.
+   * retention. Polls that fall due within `lookaheadMs` (the time until the timer's next run)
+   * are waited for and made in this run, so the timer's period does not add to the upstream's
+   * interval; none is made before its time. Returns what it did, for the timer's log line.
    */
-  async sweep(token: string): Promise<{ polled: number; purged: number }> {
+  async sweep(token: string, lookaheadMs = 0): Promise<{ polled: number; purged: number }> {
     const now = this.#deps.now();
     const summaries = await this.#deps.store.list();
-    const due = summaries.filter(
-      (summary) =>
-        (summary.runtimeStatus === 'Running' && (summary.nextPollAt ?? 0) <= now) ||
-        (summary.runtimeStatus === 'Pending' && now - Date.parse(summary.lastUpdatedTime) >= this.#deps.settings.pendingTimeoutMs),
-    );
+    const due = summaries
+      .filter(
+        (summary) =>
+          (summary.runtimeStatus === 'Running' && (summary.nextPollAt ?? 0) <= now + lookaheadMs) ||
+          (summary.runtimeStatus === 'Pending' && now - Date.parse(summary.lastUpdatedTime) >= this.#deps.settings.pendingTimeoutMs),
+      )
+      .sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0));
     let polled = 0;
     const queue = [...due];
     const worker = async () => {
       for (let next = queue.shift(); next; next = queue.shift()) {
+        const waitMs = (next.nextPollAt ?? 0) - this.#deps.now();
+        if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
         try {
           if (await this.advance(next.id, token)) polled += 1;
         } catch (error) {

@@ -20,13 +20,13 @@ let azurite: RunningAzurite;
 let clock = Date.parse('2026-06-01T00:00:00Z');
 const logs: string[] = [];
 
-function makeEngine(container: string): OrchestrationEngine {
+function makeEngine(container: string, now: () => number = () => clock): OrchestrationEngine {
   const blobService = BlobServiceClient.fromConnectionString(azurite.connectionString);
   return new OrchestrationEngine({
     store: new OrchestrationStore(blobService.getContainerClient(container)),
     upstream: new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
     settings: { ...defaultOrchestrationSettings, pollInterval: { defaultMs: 5000, floorMs: 1000, ceilingMs: 60_000 }, deadlineMs: {}, defaultDeadlineMs: 10 * 60_000, retentionMs: 3600_000 },
-    now: () => clock,
+    now,
     log: (line) => logs.push(line),
   });
 }
@@ -195,6 +195,17 @@ describe('OrchestrationEngine', () => {
     emulator.script({ kind: 'answer', method: 'PUT', status: 201, headers: { location: 'https://evil.example.com/op' }, body: { properties: { provisioningState: 'Pending' } } });
     const created = await engine.start(put, sendFor(put));
     expect(created.state.poll).toMatchObject({ mode: 'resource', url: put.resourceUrl });
+  });
+
+  it('with a lookahead, makes a poll that falls due before the next run, and not before its time', async () => {
+    const realTime = makeEngine(containerName, Date.now);
+    const start = groupRequest('lookahead');
+    const outcome = await realTime.start(start, sendFor(start));
+    const dueAt = outcome.state.poll!.nextPollAt;
+    expect(await realTime.sweep(token, 0)).toEqual({ polled: 0, purged: 0 });
+    expect(await realTime.sweep(token, 3000)).toEqual({ polled: 1, purged: 0 });
+    const [read] = emulator.upstreamRequests({ pathIncludes: '/operationResults/' });
+    expect(read!.at).toBeGreaterThanOrEqual(dueAt);
   });
 
   it('two engines sharing the store never both poll one orchestration for the same due time', async () => {

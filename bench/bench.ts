@@ -1,0 +1,355 @@
+/**
+ * `npm run bench`: every figure is a ratio or difference against a baseline measured in the
+ * same run (DEVELOPERS.md, Standards). Starts what it needs (emulator processes, Azurite, the
+ * built app through the local host), prints a table, writes bench/results.json, stops all.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { statSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import autocannon from 'autocannon';
+import { BlobServiceClient } from '@azure/storage-blob';
+import { Agent, request } from 'undici';
+import { CertificateRefresher } from '../src/certificates/certificateRefresher';
+import { CertificateStore } from '../src/certificates/certificateStore';
+import { DistributedRateLimiter } from '../src/certificates/rateLimiter';
+import { UpstreamClient } from '../src/upstream/upstreamClient';
+import { startAzurite, type RunningAzurite } from '../tools/embeddedAzurite';
+import { installFunctionsCore } from '../tools/localHost/installCore';
+import { startEmulator } from '../test/emulator/emulatorServer';
+import { startApp, type AppProcess } from '../test/helpers/appProcess';
+import { residentBytes } from '../test/helpers/processStats';
+
+const root = resolve(__dirname, '..', '..');
+const token = 'emulator-token';
+const subscription = '00000000-0000-0000-0000-000000000000';
+const usagesPath = `subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
+const groupPath = (name: string) => `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
+const groupBody = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
+
+interface Row {
+  section: string;
+  metric: string;
+  baseline: string;
+  app: string;
+  difference: string;
+}
+const rows: Row[] = [];
+const results: Record<string, unknown> = {};
+
+const round = (value: number, digits = 2) => Number(value.toFixed(digits));
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+};
+const median = (values: number[]) => percentile(values, 50);
+
+async function timeEach(count: number, call: (index: number) => Promise<void>): Promise<number[]> {
+  const durations: number[] = [];
+  for (let index = 0; index < count; index += 1) {
+    const started = process.hrtime.bigint();
+    await call(index);
+    durations.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  return durations;
+}
+
+/** An emulator in its own process, so the load generator does not share its event loop. */
+async function spawnEmulator(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [resolve(root, 'dist', 'bench', 'emulator.js')], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const match = /Emulator listening on (\S+)/.exec(chunk.toString());
+      if (match) resolveUrl(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`The emulator exited with ${code}`)));
+  });
+  return { url, child };
+}
+
+function appEnv(emulatorUrl: string, azurite: RunningAzurite, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    MANAGEMENT_BASE_URL: emulatorUrl,
+    LIFECYCLE_BASE_URL: emulatorUrl,
+    UPSTREAM_AUTH: 'static',
+    UPSTREAM_STATIC_TOKEN: token,
+    AzureWebJobsStorage: azurite.connectionString,
+    // Background polling would only add noise to these measurements.
+    ORCHESTRATION_POLL_SCHEDULE: '0 0 0 1 1 *',
+    ...extra,
+  };
+}
+
+async function addedLatency(emulatorUrl: string, app: AppProcess, azurite: RunningAzurite): Promise<void> {
+  const iterations = 300;
+  const dispatcher = new Agent({ connections: 1 });
+  const direct = (path: string, init: { method?: string; body?: string } = {}) => async () => {
+    const response = await request(`${emulatorUrl}/${path}`, { dispatcher, method: (init.method ?? 'GET') as 'GET', body: init.body, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+    await response.body.dump();
+  };
+  const viaApp = (path: string, init: { method?: string; body?: string } = {}) => async () => {
+    const response = await request(`${app.url}/api/${path}`, { dispatcher, method: (init.method ?? 'GET') as 'GET', body: init.body, headers: { 'content-type': 'application/json' } });
+    await response.body.dump();
+  };
+
+  // In-process: the handler invoked directly, with the real registrations. Their log lines
+  // would only interleave with the table.
+  installFunctionsCore();
+  const print = console.log;
+  console.log = () => undefined;
+  Object.assign(process.env, appEnv(emulatorUrl, azurite));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { operationHandlers } = require('../functions/operations') as typeof import('../functions/operations');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { HttpRequest, InvocationContext } = require('@azure/functions') as typeof import('@azure/functions');
+  const context = () => new InvocationContext({ functionName: 'bench', logHandler: () => undefined });
+  const inProcess = (name: string, path: string, params: Record<string, string>, init: { method?: string; body?: string } = {}) => async () => {
+    const url = new URL(`http://127.0.0.1/api/${path}`);
+    await operationHandlers[name]!(new HttpRequest({ method: init.method ?? 'GET', url: url.toString(), params, headers: { 'content-type': 'application/json' }, body: init.body ? { string: init.body } : undefined }), context());
+  };
+
+  const cases = [
+    {
+      name: 'usages (GET list)',
+      direct: direct(usagesPath),
+      app: viaApp(usagesPath),
+      inProcess: inProcess('location-listUsage', usagesPath, { subscriptionId: subscription, location: 'westus' }),
+    },
+    {
+      name: 'container group PUT',
+      direct: (index: number) => direct(groupPath(`direct-${index}`), { method: 'PUT', body: groupBody })(),
+      app: (index: number) => viaApp(groupPath(`app-${index}`), { method: 'PUT', body: groupBody })(),
+      inProcess: (index: number) => inProcess('containerGroups-createOrUpdate', groupPath(`inproc-${index}`), { subscriptionId: subscription, resourceGroupName: 'rg', containerGroupName: `inproc-${index}` }, { method: 'PUT', body: groupBody })(),
+    },
+  ];
+  const latency: Record<string, unknown> = {};
+  for (const entry of cases) {
+    for (const run of [entry.direct, entry.app, entry.inProcess]) await timeEach(30, run as (index: number) => Promise<void>); // warm-up
+    const directMs = await timeEach(iterations, entry.direct as (index: number) => Promise<void>);
+    const httpMs = await timeEach(iterations, entry.app as (index: number) => Promise<void>);
+    const inProcessMs = await timeEach(iterations, entry.inProcess as (index: number) => Promise<void>);
+    const figures = {
+      directMedianMs: round(median(directMs)),
+      directP99Ms: round(percentile(directMs, 99)),
+      httpAddedMedianMs: round(median(httpMs) - median(directMs)),
+      httpAddedP99Ms: round(percentile(httpMs, 99) - percentile(directMs, 99)),
+      inProcessAddedMedianMs: round(median(inProcessMs) - median(directMs)),
+      inProcessAddedP99Ms: round(percentile(inProcessMs, 99) - percentile(directMs, 99)),
+    };
+    latency[entry.name] = figures;
+    rows.push(
+      { section: 'added latency', metric: `${entry.name}, in-process, median / p99`, baseline: `${figures.directMedianMs} / ${figures.directP99Ms} ms direct`, app: `${round(median(inProcessMs))} / ${round(percentile(inProcessMs, 99))} ms`, difference: `+${figures.inProcessAddedMedianMs} / +${figures.inProcessAddedP99Ms} ms` },
+      { section: 'added latency', metric: `${entry.name}, over HTTP, median / p99`, baseline: `${figures.directMedianMs} / ${figures.directP99Ms} ms direct`, app: `${round(median(httpMs))} / ${round(percentile(httpMs, 99))} ms`, difference: `+${figures.httpAddedMedianMs} / +${figures.httpAddedP99Ms} ms` },
+    );
+  }
+  results.addedLatency = { iterations, ...latency };
+  console.log = print;
+  await dispatcher.close();
+}
+
+async function throughput(azurite: RunningAzurite): Promise<void> {
+  const figures: Record<string, unknown>[] = [];
+  for (const latencyMs of [0, 50]) {
+    const emulator = await spawnEmulator({ EMULATOR_LATENCY_MS: String(latencyMs) });
+    const app = await startApp(appEnv(emulator.url, azurite));
+    for (const connections of [1, 16, 64]) {
+      const measure = async (url: string, headers: Record<string, string>) => {
+        const result = await autocannon({ url, connections, duration: 3, headers });
+        return { requestsPerSecond: result.requests.average, p99Ms: result.latency.p99, errors: result.errors + result.non2xx };
+      };
+      const direct = await measure(`${emulator.url}/${usagesPath}`, { authorization: `Bearer ${token}` });
+      const viaApp = await measure(`${app.url}/api/${usagesPath}`, {});
+      const ratio = round(viaApp.requestsPerSecond / direct.requestsPerSecond);
+      figures.push({ upstreamLatencyMs: latencyMs, connections, direct, app: viaApp, ratio });
+      rows.push({
+        section: 'throughput',
+        metric: `usages, ${connections} callers, upstream +${latencyMs} ms`,
+        baseline: `${Math.round(direct.requestsPerSecond)} req/s direct`,
+        app: `${Math.round(viaApp.requestsPerSecond)} req/s (${viaApp.errors} errors)`,
+        difference: `x${ratio}`,
+      });
+    }
+    await app.stop();
+    emulator.child.kill('SIGTERM');
+  }
+  results.throughput = figures;
+}
+
+function startup(): void {
+  const bundle = resolve(root, 'dist', 'functions', 'index.js');
+  const measureLoad = (script: string) => {
+    const samples = Array.from({ length: 5 }, () => {
+      const output = spawnSync(process.execPath, ['-e', script], {
+        cwd: root,
+        env: { PATH: process.env.PATH ?? '', MANAGEMENT_BASE_URL: 'http://127.0.0.1:9', LIFECYCLE_BASE_URL: 'http://127.0.0.1:9' },
+      }).stdout.toString();
+      return JSON.parse(output) as { ms: number; rssMiB: number };
+    });
+    return { ms: round(median(samples.map((sample) => sample.ms))), rssMiB: round(median(samples.map((sample) => sample.rssMiB)), 1) };
+  };
+  const timed = (body: string) =>
+    `const t=process.hrtime.bigint();${body};console.log(JSON.stringify({ms:Number(process.hrtime.bigint()-t)/1e6,rssMiB:process.memoryUsage().rss/2**20}))`;
+  // The bundle needs the worker's functions-core; a stand-in that accepts registrations.
+  const core = `const M=require('module');const r=M._resolveFilename;M._resolveFilename=function(q,...a){return q==='@azure/functions-core'?'core':r.call(this,q,...a)};M._cache.core={exports:{setProgrammingModel(){},registerFunction(){},registerHook(){}},loaded:true};`;
+  const app = measureLoad(`${core}${timed(`require(${JSON.stringify(bundle)})`)}`);
+  const sdk = measureLoad(
+    timed(
+      ['@azure/identity', '@azure/storage-blob', '@azure/arm-containerinstance', '@azure/arm-apimanagement', '@azure/arm-eventhub', '@azure/arm-authorization', '@azure/arm-resourcehealth']
+        .map((name) => `require('${name}')`)
+        .join(';'),
+    ),
+  );
+  const bytes = statSync(bundle).size;
+  const gzipped = gzipSync(readFileSync(bundle)).length;
+  results.startup = { app, azureSdkPackages: sdk, bundleBytes: bytes, bundleGzipBytes: gzipped };
+  rows.push(
+    { section: 'start-up', metric: 'load time (median of 5)', baseline: `${sdk.ms} ms Azure SDK packages`, app: `${app.ms} ms bundle`, difference: `x${round(app.ms / sdk.ms)}` },
+    { section: 'start-up', metric: 'resident memory after load', baseline: `${sdk.rssMiB} MiB`, app: `${app.rssMiB} MiB`, difference: `${round(app.rssMiB - sdk.rssMiB, 1)} MiB` },
+    { section: 'start-up', metric: 'bundle size', baseline: '-', app: `${(bytes / 2 ** 20).toFixed(2)} MiB (${(gzipped / 2 ** 20).toFixed(2)} MiB gzip)`, difference: '-' },
+  );
+}
+
+async function longRunning(azurite: RunningAzurite): Promise<void> {
+  const durationMs = 5000;
+  const retryAfterSeconds = 1;
+  const emulator = await startEmulator({ token, lroDurationMs: durationMs, retryAfterSeconds });
+  const app = await startApp(appEnv(emulator.url, azurite, { ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *', LRO_MIN_POLL_SECONDS: '1', ORCHESTRATION_CONTAINER: 'bench-lro' }));
+  const count = 10;
+  const started = await Promise.all(
+    Array.from({ length: count }, async (_unused, index) => {
+      const response = await request(`${app.url}/api/${groupPath(`lro-${index}`)}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: groupBody });
+      await response.body.dump();
+      return { id: response.headers['x-orchestration-id'] as string, startedAt: Date.now() };
+    }),
+  );
+  const delays: number[] = [];
+  for (const orchestration of started) {
+    for (;;) {
+      const status = (await (await request(`${app.url}/api/orchestrations/${orchestration.id}`)).body.json()) as { runtimeStatus: string; lastUpdatedTime: string };
+      if (status.runtimeStatus === 'Completed') {
+        delays.push(Date.parse(status.lastUpdatedTime) - (orchestration.startedAt + durationMs));
+        break;
+      }
+      await new Promise((resolveWait) => setTimeout(resolveWait, 250));
+    }
+  }
+  // Retry-After 1 s over a 5 s operation: reading faster than asked would take more than
+  // 5 status reads (plus the final read of the resource).
+  const allowedReads = Math.ceil(durationMs / (retryAfterSeconds * 1000));
+  const statusReads = emulator.upstreamRequests({ method: 'GET', pathIncludes: '/operationResults/' }).length / count;
+  const finalReads = emulator.upstreamRequests({ method: 'GET', pathIncludes: '/containerGroups/' }).length / count;
+  results.longRunning = { orchestrations: count, operationDurationMs: durationMs, retryAfterSeconds, statusReadsAllowedAtMost: allowedReads, statusReadsPerOrchestration: statusReads, finalResourceReadsPerOrchestration: finalReads, completionDelayMedianMs: median(delays), completionDelayMaxMs: Math.max(...delays) };
+  rows.push(
+    { section: 'long-running', metric: `status reads per orchestration (${count}, 5 s operation, Retry-After 1 s)`, baseline: `${allowedReads} at most`, app: `${statusReads} (+${finalReads} final GET)`, difference: `x${round(statusReads / allowedReads)}` },
+    { section: 'long-running', metric: 'upstream done → app reports Completed', baseline: '0 ms ideal', app: `${median(delays)} ms median, ${Math.max(...delays)} ms max`, difference: `+${median(delays)} ms` },
+  );
+  await app.stop();
+  await emulator.close();
+}
+
+async function certificates(azurite: RunningAzurite): Promise<void> {
+  const emulator = await startEmulator({ token });
+  const blobs = BlobServiceClient.fromConnectionString(azurite.connectionString);
+  const container = blobs.getContainerClient(`bench-${randomUUID().slice(0, 8)}`);
+  const store = new CertificateStore(container, blobs.getContainerClient(`bench-secrets-${randomUUID().slice(0, 8)}`), 3);
+  const refresher = new CertificateRefresher({
+    store,
+    limiter: new DistributedRateLimiter(container, 60_000),
+    upstream: new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 10_000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
+    versionHeader: ['x-vendor-version', '2017-09-15'],
+    renewBeforeMs: 14 * 24 * 3600_000,
+    concurrency: 4,
+    now: Date.now,
+    log: () => undefined,
+  });
+  const environments = Array.from({ length: 100 }, (_unused, index) => ({ projectId: 1000 + index, environmentId: randomUUID() }));
+  const run = async (force: boolean) => {
+    const before = emulator.upstreamRequests().length;
+    const started = Date.now();
+    const outcomes = await refresher.refreshAll(environments, { force, trigger: 'bench', token });
+    const calls = emulator.upstreamRequests().length - before;
+    return { calls, ms: Date.now() - started, downloaded: outcomes.filter((outcome) => outcome.outcome === 'downloaded').length, rateLimited: outcomes.filter((outcome) => outcome.outcome === 'rate-limited').length };
+  };
+  const first = await run(false);
+  const second = await run(false);
+  const forced = await run(true);
+  // 429s the service would have answered: calls it saw within a minute of the previous one.
+  const throttled = emulator.requests.length - new Set(emulator.requests.map((seen) => seen.path)).size;
+  results.certificates = { environments: 100, first, secondWithinTheMinute: second, forcedWithinTheMinute: forced, upstream429s: throttled };
+  rows.push(
+    { section: 'certificates', metric: '100 environments, first refresh', baseline: '100 calls needed', app: `${first.calls} calls, ${first.downloaded} stored, ${first.ms} ms`, difference: `${first.calls - 100} calls` },
+    { section: 'certificates', metric: 'again within the minute (fresh / forced)', baseline: '0 calls allowed', app: `${second.calls} / ${forced.calls} calls (${forced.rateLimited} held back)`, difference: `${throttled} upstream 429s provoked` },
+  );
+  await emulator.close();
+}
+
+async function paging(azurite: RunningAzurite): Promise<void> {
+  const emulator = await spawnEmulator({ EMULATOR_LIST_ITEMS: '10000', EMULATOR_PAGE_SIZE: '100' });
+  const app = await startApp(appEnv(emulator.url, azurite));
+  const started = Date.now();
+  let url: string | undefined = `${emulator.url}/${usagesPath}`;
+  let directItems = 0;
+  while (url) {
+    const page = (await (await request(url, { headers: { authorization: `Bearer ${token}` } })).body.json()) as { value: unknown[]; nextLink?: string };
+    directItems += page.value.length;
+    url = page.nextLink;
+  }
+  const directMs = Date.now() - started;
+  const pid = app.child.pid!;
+  const peakBefore = residentBytes(pid, true);
+  const appStarted = Date.now();
+  const merged = (await (await request(`${app.url}/api/${usagesPath}&gateway-pages=all`)).body.json()) as { value: unknown[] };
+  const appMs = Date.now() - appStarted;
+  const peakAfter = residentBytes(pid, true);
+  results.paging = { items: merged.value.length, pages: 100, directItems, directMs, appMs, appPeakResidentBeforeMiB: round(peakBefore / 2 ** 20, 1), appPeakResidentAfterMiB: round(peakAfter / 2 ** 20, 1) };
+  rows.push(
+    { section: 'paging', metric: '10,000 items over 100 pages, merged', baseline: `${directMs} ms following nextLink directly`, app: `${appMs} ms, ${merged.value.length} items`, difference: `x${round(appMs / directMs)}` },
+    { section: 'paging', metric: 'app peak resident memory (VmHWM)', baseline: `${round(peakBefore / 2 ** 20, 1)} MiB before`, app: `${round(peakAfter / 2 ** 20, 1)} MiB after`, difference: `+${round((peakAfter - peakBefore) / 2 ** 20, 1)} MiB` },
+  );
+  await app.stop();
+  emulator.child.kill('SIGTERM');
+}
+
+function printTable(): void {
+  const widths = (['section', 'metric', 'baseline', 'app', 'difference'] as const).map((key) => Math.max(key.length, ...rows.map((row) => row[key].length)));
+  const line = (cells: string[]) => `| ${cells.map((cell, index) => cell.padEnd(widths[index]!)).join(' | ')} |`;
+  console.log(line(['section', 'metric', 'baseline', 'app', 'difference']));
+  console.log(`|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`);
+  for (const row of rows) console.log(line([row.section, row.metric, row.baseline, row.app, row.difference]));
+}
+
+async function main(): Promise<void> {
+  const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: round(totalmem() / 2 ** 30, 1), node: process.version, platform: process.platform };
+  console.log(`Benchmarks on ${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
+  const azurite = await startAzurite();
+  const emulator = await spawnEmulator({ EMULATOR_LRO_STEPS: '1000000' });
+  const app = await startApp(appEnv(emulator.url, azurite));
+  try {
+    await addedLatency(emulator.url, app, azurite);
+    await app.stop();
+    emulator.child.kill('SIGTERM');
+    await throughput(azurite);
+    startup();
+    await longRunning(azurite);
+    await certificates(azurite);
+    await paging(azurite);
+  } finally {
+    await app.stop();
+    emulator.child.kill('SIGTERM');
+    await azurite.close();
+  }
+  const output = { machine, measuredAt: new Date().toISOString(), ...results };
+  writeFileSync(resolve(root, 'bench', 'results.json'), `${JSON.stringify(output, null, 2)}\n`);
+  printTable();
+  console.log('\nWritten: bench/results.json');
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
