@@ -80,6 +80,29 @@ describe('passthrough of the caller’s token', () => {
     expect(without.statusCode).toBe(401);
     expect(await without.body.json()).toMatchObject({ error: { code: 'MissingBearerToken' } });
   });
+
+  it('advances an orchestration when its caller reads it with the token, the timer holding none', async () => {
+    const authorization = 'Bearer CANARY-SECRET-callers-token';
+    const started = await request(gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/passthrough?api-version=2025-09-01`), {
+      method: 'PUT',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
+    });
+    expect(started.statusCode).toBe(201);
+    await started.body.dump();
+    const location = started.headers.location as string;
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      const answer = await request(location, { headers: { authorization } });
+      if (answer.statusCode !== 202) {
+        expect(answer.statusCode).toBe(200);
+        expect(await answer.body.json()).toMatchObject({ properties: { provisioningState: 'Succeeded' } });
+        return;
+      }
+      await answer.body.dump();
+      await new Promise((resolve) => setTimeout(resolve, Number(answer.headers['retry-after']) * 1000));
+    }
+    throw new Error('The orchestration never completed');
+  });
 });
 
 describe('start-up settings', () => {
