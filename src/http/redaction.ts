@@ -13,15 +13,19 @@ export function isSecretField(name: string): boolean {
   return secretFieldPattern.test(name);
 }
 
+/** Whether a value holds anything: the upstream's own `secret: {}` hides nothing to redact. */
+function holdsSomething(value: unknown): boolean {
+  if (value === null || value === undefined || value === '') return false;
+  if (Array.isArray(value)) return value.length > 0;
+  return typeof value !== 'object' || Object.keys(value).length > 0;
+}
+
 /** A deep copy with every secret field's value replaced; other fields are kept as they are. */
 export function redactSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactSecrets);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>).map(([name, field]) => [
-      name,
-      isSecretField(name) && field !== null && field !== undefined && field !== '' ? redactedMarker : redactSecrets(field),
-    ]),
+    Object.entries(value as Record<string, unknown>).map(([name, field]) => [name, isSecretField(name) && holdsSomething(field) ? redactedMarker : redactSecrets(field)]),
   );
 }
 

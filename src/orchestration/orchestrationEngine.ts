@@ -155,7 +155,7 @@ export class OrchestrationEngine {
       response = await send();
     } catch (error) {
       const failure = error instanceof GatewayError ? { code: error.code, message: error.message } : { code: 'InternalError', message: 'The start failed.' };
-      await this.#settle(state.id, (current) => ({ ...current, runtimeStatus: 'Failed', failure }));
+      await this.#settle(state.id, this.#unlessTerminated((current) => ({ ...current, runtimeStatus: 'Failed', failure })));
       throw error;
     }
 
@@ -169,33 +169,42 @@ export class OrchestrationEngine {
     }
     const initial = { status: response.status, body: redactSecrets(answer.body) };
     if (!mode || !pollUrl) {
-      state = await this.#settle(state.id, (current) => ({
-        ...current,
-        runtimeStatus: response.status < 400 ? 'Completed' : 'Failed',
-        initial,
-        output: initial,
-        customStatus: { upstreamState: response.status < 400 ? 'Succeeded' : 'Failed', lastReadStatus: response.status },
-      }));
+      state = await this.#settle(
+        state.id,
+        this.#unlessTerminated((current) => ({
+          ...current,
+          runtimeStatus: response.status < 400 ? 'Completed' : 'Failed',
+          initial,
+          output: initial,
+          customStatus: { upstreamState: response.status < 400 ? 'Succeeded' : 'Failed', lastReadStatus: response.status },
+        })),
+      );
       return { kind: 'final', state, response };
     }
     if (!isTrustedUrl(pollUrl, this.#deps.upstream.baseUrl)) {
-      state = await this.#settle(state.id, (current) => ({
-        ...current,
-        runtimeStatus: 'Failed',
-        initial,
-        failure: { code: 'UpstreamLinkRefused', message: 'The upstream asked to be polled on another origin; the app does not follow it.' },
-      }));
+      state = await this.#settle(
+        state.id,
+        this.#unlessTerminated((current) => ({
+          ...current,
+          runtimeStatus: 'Failed',
+          initial,
+          failure: { code: 'UpstreamLinkRefused', message: 'The upstream asked to be polled on another origin; the app does not follow it.' },
+        })),
+      );
       return { kind: 'running', state, response };
     }
     const interval = pollIntervalMs(response.headers['retry-after'], this.#deps.settings.pollInterval);
     const deadline = this.#deps.settings.deadlineMs[request.name] ?? this.#deps.settings.defaultDeadlineMs;
-    state = await this.#update(state.id, (current) => ({
-      ...current,
-      runtimeStatus: 'Running',
-      initial,
-      customStatus: { upstreamState: 'InProgress', lastReadStatus: response.status },
-      poll: { mode: mode!, url: pollUrl!, resourceUrl: request.resourceUrl, nextPollAt: now + interval, pollCount: 0, failedReads: 0, deadlineAt: now + deadline },
-    }));
+    state = await this.#update(
+      state.id,
+      this.#unlessTerminated((current) => ({
+        ...current,
+        runtimeStatus: 'Running',
+        initial,
+        customStatus: { upstreamState: 'InProgress', lastReadStatus: response.status },
+        poll: { mode: mode!, url: pollUrl!, resourceUrl: request.resourceUrl, nextPollAt: now + interval, pollCount: 0, failedReads: 0, deadlineAt: now + deadline },
+      })),
+    );
     this.#log({ id: state.id, name: state.name, step: 'started', mode, nextPollInMs: interval });
     return { kind: 'running', state, response };
   }
@@ -233,6 +242,11 @@ export class OrchestrationEngine {
       if (await this.#deps.store.replace(next, stored.etag)) return next;
     }
     throw new GatewayError('Conflict', `Orchestration ${id} kept changing; try again.`);
+  }
+
+  /** A change that leaves an orchestration a caller terminated meanwhile as it is. */
+  #unlessTerminated(change: (state: OrchestrationState) => OrchestrationState): (state: OrchestrationState) => OrchestrationState {
+    return (state) => (state.runtimeStatus === 'Terminated' ? state : change(state));
   }
 
   /** Ends an orchestration and frees its request key. */

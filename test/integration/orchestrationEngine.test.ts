@@ -185,6 +185,26 @@ describe('OrchestrationEngine', () => {
     expect(await engine.get(outcome.state.id)).toBeUndefined();
   });
 
+  it('keeps a terminate that lands while the start still waits for the upstream', async () => {
+    const start = groupRequest('terminated-early');
+    let release!: () => void;
+    const upstreamAnswered = new Promise<void>((resolve) => (release = resolve));
+    const starting = engine.start(start, async () => {
+      await upstreamAnswered;
+      return sendFor(start)();
+    });
+    let pending: string | undefined;
+    for (let attempt = 0; attempt < 50 && !pending; attempt += 1) {
+      pending = (await engine.list(['Pending']))[0]?.id;
+      if (!pending) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await engine.terminate(pending!, 'changed my mind');
+    release();
+    const outcome = await starting;
+    expect(outcome.state.runtimeStatus).toBe('Terminated');
+    expect((await engine.get(pending!))?.runtimeStatus).toBe('Terminated');
+  });
+
   it('refuses a POST poll URL on another origin, and follows a PUT on its resource instead', async () => {
     emulator.script({ kind: 'answer', method: 'POST', status: 202, headers: { location: 'https://evil.example.com/op' } });
     const post = request('ApiManagementService_MigrateToStv2', 'POST', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2`, undefined, '2024-05-01');

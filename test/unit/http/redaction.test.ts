@@ -18,6 +18,11 @@ describe('redactSecrets', () => {
     for (const secret of ['s1', 's2', 's3', 's4', 's5', 's6', 's7']) expect(redacted).not.toContain(`"${secret}"`);
     for (const kept of ['visible', 'share', 'r.example', 'KeptAsIs', 'ABC', 'workspaceId']) expect(redacted).toContain(kept);
   });
+
+
+  it('leaves empty secret fields as they are: there is nothing to hide', () => {
+    expect(redactSecrets({ volumes: [{ name: 'v', secret: {} }], password: '' })).toEqual({ volumes: [{ name: 'v', secret: {} }], password: '' });
+  });
 });
 
 describe('sanitizeText', () => {
