@@ -5,6 +5,8 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import { toGatewayError } from '../errors';
 import { getServices, type Services } from '../services';
+import { errorCodeOf, formatCallRecord } from './callLog';
+import { callerOf } from './caller';
 import { correlationIdOf } from './correlation';
 import { sanitizeText } from './redaction';
 import { errorResponse } from './responses';
@@ -28,12 +30,27 @@ function appBaseOf(request: HttpRequest, ownRouteStart: string): string {
 export function appHandler(ownRouteStart: string, handle: (call: AppCall) => Promise<HttpResponseInit>) {
   return async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
     const correlationId = correlationIdOf(request.headers);
+    const startedMs = Date.now();
+    let response: HttpResponseInit;
     try {
-      return await handle({ request, context, services: getServices(), correlationId, appBase: appBaseOf(request, ownRouteStart) });
+      response = await handle({ request, context, services: getServices(), correlationId, appBase: appBaseOf(request, ownRouteStart) });
     } catch (thrown) {
       const error = toGatewayError(thrown);
       if (error.status >= 500) context.error(sanitizeText(`${context.functionName} failed (${error.code}): ${String((thrown as Error)?.stack ?? thrown)}`));
-      return errorResponse(error, correlationId);
+      response = errorResponse(error, correlationId);
     }
+    // The same record as the documented operations leave; the target is the path, never the query.
+    context.log(
+      formatCallRecord({
+        operation: context.functionName,
+        target: new URL(request.url).pathname,
+        caller: callerOf(request.headers, request.query),
+        status: response.status ?? 200,
+        durationMs: Date.now() - startedMs,
+        correlationId,
+        errorCode: errorCodeOf(response),
+      }),
+    );
+    return response;
   };
 }

@@ -3,6 +3,8 @@
  * and correlation id; it never holds a body, a header value or a query string, so no secret
  * can reach it.
  */
+import type { HttpResponseInit } from '@azure/functions';
+
 export interface CallRecord {
   operation: string;
   target: string;
@@ -15,10 +17,19 @@ export interface CallRecord {
   errorCode?: string;
 }
 
-export interface CallLogger {
-  (line: string): void;
-}
 
 export function formatCallRecord(record: CallRecord): string {
   return JSON.stringify({ event: 'call', ...record });
+}
+
+/** The error code of an answer, for the record: the app's and ARM's under `error`, Doc 1's at the top. */
+export function errorCodeOf(response: HttpResponseInit): string | undefined {
+  if ((response.status ?? 200) < 400 || typeof response.body !== 'string') return undefined;
+  try {
+    const body = JSON.parse(response.body) as { error?: { code?: unknown }; code?: unknown };
+    const code = body.error?.code ?? body.code;
+    return typeof code === 'string' ? code.slice(0, 64) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -9,7 +9,7 @@ import type { Services } from '../services';
 import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
 import { collectPages, isListPage, rewriteNextLink, type ListPage } from '../upstream/paging';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
-import { formatCallRecord } from './callLog';
+import { errorCodeOf, formatCallRecord } from './callLog';
 import { startAnswer } from './orchestrationAnswers';
 import { callerOf } from './caller';
 import { correlationIdOf } from './correlation';
@@ -172,17 +172,5 @@ function parseUpstreamJson(response: UpstreamResponse): unknown {
     return JSON.parse(response.bodyText) as unknown;
   } catch {
     throw new GatewayError('UpstreamBadResponse', `The upstream answered ${response.status} with a body that is not JSON.`);
-  }
-}
-
-function errorCodeOf(response: HttpResponseInit): string | undefined {
-  if ((response.status ?? 200) < 400 || typeof response.body !== 'string') return undefined;
-  try {
-    // The app's errors and ARM's put the code under `error`; Doc 1's ErrorResponse at the top.
-    const body = JSON.parse(response.body) as { error?: { code?: unknown }; code?: unknown };
-    const code = body.error?.code ?? body.code;
-    return typeof code === 'string' ? code.slice(0, 64) : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -21,6 +21,14 @@ it('validates an API template and names each problem', async () => {
   const answer = await post('templates/apis/validate', template);
   expect(answer).toEqual({ status: 200, json: { valid: false, checked: 1, errors: [expect.objectContaining({ path: 'resources[0].properties.serviceUrl', code: 'InvalidUrl' })] } });
   expect((await post('templates/galleryImageVersions/validate', '{"name": ')).status).toBe(400);
+  // The app's own routes leave the same call record as the documented operations.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(gateway.app.callRecords()).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({ operation: 'templates-apis-validate', target: '/api/templates/apis/validate', status: 200 }),
+      expect.objectContaining({ operation: 'templates-galleryImageVersions-validate', status: 400, errorCode: 'InvalidJson' }),
+    ]),
+  );
 });
 
 it('builds the complete gateway properties with the configured prefix, refusing required ciphers', async () => {
