@@ -84,10 +84,11 @@ app.timer('orchestrationPoller', {
       return;
     }
     const token = await services.tokens.getToken({ upstream: 'management' });
-    // Polls due before the next run are made in this one (see sweep); a margin keeps the run
-    // shorter than the schedule's period.
+    // Polls due within the lookahead are made in this run (see sweep). Waiting is billed
+    // execution time, so it is a setting, and a margin keeps the run shorter than the period.
     const untilNextRunMs = new Cron(services.config.ORCHESTRATION_POLL_SCHEDULE, { paused: true }).msToNext() ?? 0;
-    const result = await services.orchestrations.sweep(token, Math.max(0, Math.min(untilNextRunMs - 300, 30_000)));
+    const lookaheadMs = Math.max(0, Math.min(untilNextRunMs - 300, services.config.LRO_POLL_LOOKAHEAD_SECONDS * 1000));
+    const result = await services.orchestrations.sweep(token, lookaheadMs);
     if (result.polled > 0 || result.purged > 0) context.log(JSON.stringify({ event: 'sweep', ...result }));
   },
 });

@@ -73,6 +73,7 @@ const settingsSchema = z.object({
   LRO_DEFAULT_POLL_SECONDS: integerText(1, 3600).default(60),
   LRO_MIN_POLL_SECONDS: integerText(1, 3600).default(1),
   LRO_MAX_POLL_SECONDS: integerText(1, 86_400).default(600),
+  LRO_POLL_LOOKAHEAD_SECONDS: integerText(0, 60).default(2),
   LRO_DEADLINE_MINUTES: jsonText(z.record(z.string(), z.number().positive()), '{"ApiManagementService_MigrateToStv2": 240}').default({}),
   ORCHESTRATION_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(168),
   CERT_RENEW_BEFORE_DAYS: z.coerce.number().min(0).max(3650).default(14),
