@@ -57,6 +57,12 @@ export interface StartRequest {
   bodyValue?: unknown;
   /** The resource URL (the request URL), for a PUT's final GET. */
   resourceUrl: string;
+  /**
+   * Who acts upstream when that is the caller (passthrough): a digest of the caller's token.
+   * Only the same caller's repeat is a duplicate, or another caller would be handed an
+   * operation the upstream never authorised them for.
+   */
+  actor?: string;
 }
 
 export type StartOutcome =
@@ -71,10 +77,10 @@ export const engineFailures = {
   UpstreamLinkRefused: 502,
 } as const;
 
-export function requestKeyOf(request: Pick<StartRequest, 'method' | 'path' | 'query' | 'bodyText'>): string {
+export function requestKeyOf(request: Pick<StartRequest, 'method' | 'path' | 'query' | 'bodyText' | 'actor'>): string {
   const query = [...request.query].sort(([a], [b]) => a.localeCompare(b));
   return createHash('sha256')
-    .update(JSON.stringify([request.method.toUpperCase(), request.path.toLowerCase(), query, request.bodyText ?? '']))
+    .update(JSON.stringify([request.method.toUpperCase(), request.path.toLowerCase(), query, request.bodyText ?? '', request.actor ?? '']))
     .digest('hex');
 }
 

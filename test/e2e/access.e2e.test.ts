@@ -81,6 +81,26 @@ describe('passthrough of the caller’s token', () => {
     expect(await without.body.json()).toMatchObject({ error: { code: 'MissingBearerToken' } });
   });
 
+  it('treats the same request from another caller as a new start, never handing over the first one’s', async () => {
+    gateway.emulator.reset();
+    const start = (token: string) =>
+      request(gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/shared-name?api-version=2025-09-01`), {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
+      });
+    const first = await start('CANARY-SECRET-callers-token');
+    await first.body.dump();
+    const intruder = await start('CANARY-SECRET-someone-else');
+    await intruder.body.dump();
+    expect(first.statusCode).toBe(201);
+    // The upstream judged the second caller's own token (and refused it), instead of the app
+    // handing it the first caller's orchestration.
+    expect(intruder.statusCode).toBe(401);
+    expect(intruder.headers['x-orchestration-id']).not.toBe(first.headers['x-orchestration-id']);
+    expect(gateway.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(2);
+  });
+
   it('advances an orchestration when its caller reads it with the token, the timer holding none', async () => {
     const authorization = 'Bearer CANARY-SECRET-callers-token';
     const started = await request(gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/passthrough?api-version=2025-09-01`), {
