@@ -12,7 +12,7 @@ import { operationAnswer, statusDocument, statusDocumentResponse } from '../src/
 import { jsonResponse } from '../src/http/responses';
 import type { RuntimeStatus } from '../src/orchestration/orchestrationState';
 import { getServices } from '../src/services';
-import { bearerTokenOf } from '../src/upstream/tokenSource';
+import { actorOf, bearerTokenOf } from '../src/upstream/tokenSource';
 
 const runtimeStatuses: readonly RuntimeStatus[] = ['Pending', 'Running', 'Completed', 'Failed', 'Terminated'];
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -29,7 +29,7 @@ function orchestrationId(call: AppCall): string {
  */
 async function advanceWithCallersToken(call: AppCall, id: string): Promise<void> {
   const token = bearerTokenOf(call.request.headers.get('authorization') ?? undefined);
-  if (call.services.tokens.mode === 'passthrough' && token) await call.services.orchestrations.advance(id, token);
+  if (call.services.tokens.mode === 'passthrough' && token) await call.services.orchestrations.advance(id, token, actorOf(token));
 }
 
 async function readOrchestration(call: AppCall) {

@@ -3,12 +3,12 @@
  * upstream, and pass its answer back (with `nextLink` pointing at the app, or every page
  * merged when asked). Registration in functions/ only picks the catalogue entry.
  */
-import { createHash } from 'node:crypto';
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import { GatewayError, toGatewayError } from '../errors';
 import type { Services } from '../services';
 import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
 import { collectPages, isListPage, rewriteNextLink, type ListPage } from '../upstream/paging';
+import { actorOf } from '../upstream/tokenSource';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
 import { errorCodeOf, formatCallRecord } from './callLog';
 import { startAnswer } from './orchestrationAnswers';
@@ -65,7 +65,7 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
             bodyText: prepared.call.body?.text,
             bodyValue: prepared.call.body?.value,
             resourceUrl: prepared.url,
-            actor: services.tokens.mode === 'passthrough' ? createHash('sha256').update(prepared.token).digest('hex') : undefined,
+            actor: services.tokens.mode === 'passthrough' ? actorOf(prepared.token) : undefined,
           },
           send,
         );

@@ -146,6 +146,7 @@ export class OrchestrationEngine {
       runtimeStatus: 'Pending',
       input: { method: request.method, path: request.path, query: request.query, body: redactSecrets(request.bodyValue) },
       requestKey,
+      actor: request.actor,
       createdTime: this.#iso(now),
       lastUpdatedTime: this.#iso(now),
     };
@@ -289,9 +290,11 @@ export class OrchestrationEngine {
    * One poll of one orchestration if it is due: claim it with a conditional write, read the
    * upstream once, record what was read. Returns false when there was nothing to do here.
    */
-  async advance(id: string, token: string): Promise<boolean> {
+  async advance(id: string, token: string, actor?: string): Promise<boolean> {
     const stored = await this.#deps.store.read(id);
     if (!stored || !isActive(stored.state)) return false;
+    // Another caller's token is not used for this caller's operation (passthrough mode).
+    if (stored.state.actor !== undefined && stored.state.actor !== actor) return false;
     const now = this.#deps.now();
     const { state } = stored;
     if (state.runtimeStatus === 'Pending') return this.#failStalePending(stored, now);

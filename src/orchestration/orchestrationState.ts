@@ -25,6 +25,8 @@ export interface OrchestrationState {
   };
   /** Identifies the same start (method, path, query and body) to refuse duplicates. */
   requestKey: string;
+  /** A digest of the caller's token in passthrough mode: only that caller's reads advance it. */
+  actor?: string;
   /** The upstream's first answer, as the caller got it. */
   initial?: { status: number; body?: unknown };
   /** The final answer: the resource, or the upstream's error. */

@@ -3,6 +3,7 @@
  * A token is only ever handed to the client together with the upstream it is meant for; the
  * client attaches it to URLs on that upstream's origin alone.
  */
+import { createHash } from 'node:crypto';
 import type { AccessToken, TokenCredential } from '@azure/identity';
 import { GatewayError } from '../errors';
 
@@ -26,6 +27,11 @@ export function staticTokenSource(token: string): TokenSource {
 export function bearerTokenOf(authorization: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   return match?.[1];
+}
+
+/** Who acts upstream with a caller's token, as a digest that cannot be turned back into it. */
+export function actorOf(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
 }
 
 export function passthroughTokenSource(): TokenSource {

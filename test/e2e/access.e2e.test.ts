@@ -111,6 +111,13 @@ describe('passthrough of the caller’s token', () => {
     expect(started.statusCode).toBe(201);
     await started.body.dump();
     const location = started.headers.location as string;
+    // Another caller's reads never drive this caller's operation with their own token.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const readsBefore = gateway.emulator.upstreamRequests({ pathIncludes: '/operationResults/' }).length;
+    const stranger = await request(location, { headers: { authorization: 'Bearer CANARY-SECRET-stranger' } });
+    expect(stranger.statusCode).toBe(202);
+    await stranger.body.dump();
+    expect(gateway.emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(readsBefore);
     for (let attempt = 0; attempt < 20; attempt += 1) {
       const answer = await request(location, { headers: { authorization } });
       if (answer.statusCode !== 202) {
