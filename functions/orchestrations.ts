@@ -40,11 +40,11 @@ async function readOrchestration(call: AppCall) {
   return state;
 }
 
-export const getOrchestration = appHandler('orchestrations', async (call) =>
+export const getOrchestration = appHandler(appRoutes.orchestrationsGet.route, async (call) =>
   statusDocumentResponse(await readOrchestration(call), call.appBase, call.correlationId, call.services.now()),
 );
 
-export const listOrchestrations = appHandler('orchestrations', async (call) => {
+export const listOrchestrations = appHandler(appRoutes.orchestrationsList.route, async (call) => {
   const filter = call.request.query.get('runtimeStatus');
   const statuses = filter?.split(',').map((status) => status.trim()).filter(Boolean);
   const unknown = statuses?.filter((status) => !runtimeStatuses.some((known) => known.toLowerCase() === status.toLowerCase())) ?? [];
@@ -59,14 +59,14 @@ export const listOrchestrations = appHandler('orchestrations', async (call) => {
   return jsonResponse(200, { value: states.map((state) => statusDocument(state, call.appBase)) }, call.correlationId);
 });
 
-export const terminateOrchestration = appHandler('orchestrations', async (call) => {
+export const terminateOrchestration = appHandler(appRoutes.orchestrationsTerminate.route, async (call) => {
   const id = orchestrationId(call);
   const reason = call.request.query.get('reason') ?? 'Terminated by a caller.';
   const state = await call.services.orchestrations.terminate(id, reason);
   return jsonResponse(202, statusDocument(state, call.appBase), call.correlationId);
 });
 
-export const getOperation = appHandler('operations', async (call) =>
+export const getOperation = appHandler(appRoutes.operationsGet.route, async (call) =>
   operationAnswer(await readOrchestration(call), call.appBase, call.correlationId, call.services.now()),
 );
 

@@ -17,13 +17,13 @@ async function jsonBodyOf(call: AppCall): Promise<unknown> {
   return body.value;
 }
 
-const validator = (kind: DeclarationKind) =>
-  appHandler('templates', async (call) => jsonResponse(200, validateDeclarations(await jsonBodyOf(call), kind), call.correlationId));
+const validator = (route: string, kind: DeclarationKind) =>
+  appHandler(route, async (call) => jsonResponse(200, validateDeclarations(await jsonBodyOf(call), kind), call.correlationId));
 
-export const validateGalleryImageVersions = validator(galleryImageVersionKind);
-export const validateApis = validator(apiDefinitionKind);
+export const validateGalleryImageVersions = validator(appRoutes.validateGalleryImageVersions.route, galleryImageVersionKind);
+export const validateApis = validator(appRoutes.validateApis.route, apiDefinitionKind);
 
-export const buildGatewayProperties = appHandler('templates', async (call) => {
+export const buildGatewayProperties = appHandler(appRoutes.buildGatewayProperties.route, async (call) => {
   const parsed = gatewaySettingsRequest.safeParse(await jsonBodyOf(call));
   if (!parsed.success) throw new GatewayError('InvalidRequest', 'The settings are not valid.', { details: detailsFromIssues(parsed.error.issues, 'InvalidRequestBody') });
   const built = buildCustomProperties(parsed.data, call.services.config.GATEWAY_PROPERTY_PREFIX);
@@ -35,7 +35,7 @@ export const buildGatewayProperties = appHandler('templates', async (call) => {
   return jsonResponse(200, { customProperties: built.customProperties }, call.correlationId);
 });
 
-export const validateGatewayProperties = appHandler('templates', async (call) => {
+export const validateGatewayProperties = appHandler(appRoutes.validateGatewayProperties.route, async (call) => {
   const { errors, warnings } = validateCustomProperties(await jsonBodyOf(call), call.services.config.GATEWAY_PROPERTY_PREFIX);
   return jsonResponse(200, { valid: errors.length === 0, checked: 1, errors, warnings }, call.correlationId);
 });

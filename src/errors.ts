@@ -22,7 +22,6 @@ export const errorStatusByCode = {
   Unauthorized: 401,
   ScopeNotAllowed: 403,
   NotFound: 404,
-  MethodNotAllowed: 405,
   Conflict: 409,
   OrchestrationTerminated: 409,
   PayloadTooLarge: 413,

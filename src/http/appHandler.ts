@@ -7,6 +7,8 @@ import { toGatewayError } from '../errors';
 import { getServices, type Services } from '../services';
 import { errorCodeOf, formatCallRecord } from './callLog';
 import { callerOf } from './caller';
+import { fillPath } from '../spec/catalogue';
+import { appBaseOf } from './appBase';
 import { correlationIdOf } from './correlation';
 import { sanitizeText } from './redaction';
 import { errorResponse } from './responses';
@@ -20,20 +22,14 @@ export interface AppCall {
   appBase: string;
 }
 
-/** The route prefix is what precedes the function's own route in the request path. */
-function appBaseOf(request: HttpRequest, ownRouteStart: string): string {
-  const url = new URL(request.url);
-  const index = url.pathname.toLowerCase().indexOf(`/${ownRouteStart.toLowerCase()}`);
-  return `${url.origin}${index >= 0 ? url.pathname.slice(0, index) : '/api'}`;
-}
-
-export function appHandler(ownRouteStart: string, handle: (call: AppCall) => Promise<HttpResponseInit>) {
+/** `route` is the function's own route template, e.g. `orchestrations/{id}`. */
+export function appHandler(route: string, handle: (call: AppCall) => Promise<HttpResponseInit>) {
   return async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
     const correlationId = correlationIdOf(request.headers);
     const startedMs = Date.now();
     let response: HttpResponseInit;
     try {
-      response = await handle({ request, context, services: getServices(), correlationId, appBase: appBaseOf(request, ownRouteStart) });
+      response = await handle({ request, context, services: getServices(), correlationId, appBase: appBaseOf(request.url, fillPath(route, request.params)) });
     } catch (thrown) {
       const error = toGatewayError(thrown);
       if (error.status >= 500) context.error(sanitizeText(`${context.functionName} failed (${error.code}): ${String((thrown as Error)?.stack ?? thrown)}`));

@@ -10,6 +10,7 @@ import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec/catal
 import { collectPages, isListPage, rewriteNextLink, type ListPage } from '../upstream/paging';
 import { actorOf } from '../upstream/tokenSource';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
+import { appBaseOf } from './appBase';
 import { errorCodeOf, formatCallRecord } from './callLog';
 import { startAnswer } from './orchestrationAnswers';
 import { callerOf } from './caller';
@@ -133,18 +134,6 @@ export async function prepareCall(
     headers[config.LIFECYCLE_VERSION_HEADER] = config.LIFECYCLE_API_VERSION;
   }
   return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId };
-}
-
-/**
- * The app's base (`http://host/api`) from the request URL, whose path ends with the target
- * path; the route prefix is whatever precedes it.
- */
-export function appBaseOf(requestUrl: string, targetPath: string): string {
-  const url = new URL(requestUrl);
-  const suffix = `/${targetPath}`.toLowerCase();
-  const path = url.pathname.toLowerCase();
-  const prefix = path.endsWith(suffix) ? url.pathname.slice(0, url.pathname.length - suffix.length) : '/api';
-  return `${url.origin}${prefix}`;
 }
 
 async function shapeResponse(prepared: PreparedCall, response: UpstreamResponse, appBase: string): Promise<HttpResponseInit> {

@@ -70,13 +70,6 @@ export type StartOutcome =
   | { kind: 'final'; state: OrchestrationState; response: UpstreamResponse }
   | { kind: 'running'; state: OrchestrationState; response: UpstreamResponse };
 
-/** The failures the engine itself decides, with the status `operations/{id}` answers. */
-export const engineFailures = {
-  DeadlineExceeded: 504,
-  StartInterrupted: 502,
-  UpstreamLinkRefused: 502,
-} as const;
-
 export function requestKeyOf(request: Pick<StartRequest, 'method' | 'path' | 'query' | 'bodyText' | 'actor'>): string {
   const query = [...request.query].sort(([a], [b]) => a.localeCompare(b));
   return createHash('sha256')
