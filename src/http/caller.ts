@@ -4,6 +4,7 @@
  * (verification is the upstream's job, this is only a label).
  */
 import { createHash } from 'node:crypto';
+import { identifierClaim, unverifiedClaimsOf } from '../upstream/tokenClaims';
 import { bearerTokenOf } from '../upstream/tokenSource';
 
 type HeaderGetter = { get(name: string): string | null };
@@ -19,13 +20,6 @@ export function callerOf(headers: HeaderGetter, query: URLSearchParams): string 
 }
 
 function tokenSubject(token: string | undefined): string | undefined {
-  const payload = token?.split('.')[1];
-  if (!payload) return undefined;
-  try {
-    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
-    const subject = claims.oid ?? claims.sub ?? claims.appid;
-    return typeof subject === 'string' && /^[\w.@-]{1,128}$/.test(subject) ? subject : undefined;
-  } catch {
-    return undefined;
-  }
+  const claims = unverifiedClaimsOf(token);
+  return identifierClaim(claims, 'oid') ?? identifierClaim(claims, 'sub') ?? identifierClaim(claims, 'appid');
 }
