@@ -5,7 +5,7 @@ import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { parseJsonBody } from '../src/http/jsonBody';
 import { jsonResponse } from '../src/http/responses';
-import { detailsFromIssues } from '../src/http/validationDetails';
+import { invalidRequest, ProblemList } from '../src/http/validationDetails';
 import { apiDefinitionKind } from '../src/templates/apiDefinition';
 import { validateDeclarations, type DeclarationKind } from '../src/templates/declarationValidation';
 import { galleryImageVersionKind } from '../src/templates/galleryImageVersion';
@@ -25,7 +25,7 @@ export const validateApis = validator(appRoutes.validateApis.route, apiDefinitio
 
 export const buildGatewayProperties = appHandler(appRoutes.buildGatewayProperties.route, async (call) => {
   const parsed = gatewaySettingsRequest.safeParse(await jsonBodyOf(call));
-  if (!parsed.success) throw new GatewayError('InvalidRequest', 'The settings are not valid.', { details: detailsFromIssues(parsed.error.issues, 'InvalidRequestBody') });
+  if (!parsed.success) throw invalidRequest(ProblemList.ofIssues(parsed.error.issues, 'InvalidRequestBody'), 'The settings are not valid.');
   const built = buildCustomProperties(parsed.data, call.services.config.GATEWAY_PROPERTY_PREFIX);
   if (!built.ok) {
     throw new GatewayError('InvalidRequest', built.errors.map((error) => error.message).join(' '), {
@@ -37,7 +37,7 @@ export const buildGatewayProperties = appHandler(appRoutes.buildGatewayPropertie
 
 export const validateGatewayProperties = appHandler(appRoutes.validateGatewayProperties.route, async (call) => {
   const { errors, warnings } = validateCustomProperties(await jsonBodyOf(call), call.services.config.GATEWAY_PROPERTY_PREFIX);
-  return jsonResponse(200, { valid: errors.length === 0, checked: 1, errors, warnings }, call.correlationId);
+  return jsonResponse(200, { ...errors.result(1), warnings }, call.correlationId);
 });
 
 app.http(appRoutes.validateGalleryImageVersions.name, { ...registrationOf(appRoutes.validateGalleryImageVersions), handler: validateGalleryImageVersions });

@@ -23,6 +23,7 @@ const orchestrationId = z.object({ id: z.guid() });
 const validationResult = z.object({
   valid: z.boolean(),
   checked: z.number().int(),
+  errorCount: z.number().int().describe('Every error found; `errors` lists the first 100.'),
   errors: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })),
   warnings: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })).optional(),
 });

@@ -13,10 +13,15 @@ export interface DeclarationError {
   message: string;
 }
 
+/** Most errors an answer lists; `errorCount` counts them all. */
+export const maxListedErrors = 100;
+
 export interface ValidationResult {
   valid: boolean;
   /** How many declarations were checked. */
   checked: number;
+  /** Every error found; `errors` lists the first `maxListedErrors`. */
+  errorCount: number;
   errors: DeclarationError[];
   warnings?: DeclarationError[];
 }
@@ -36,15 +41,38 @@ export function isTemplateExpression(value: unknown): boolean {
   return typeof value === 'string' && value.startsWith('[') && value.endsWith(']') && !value.startsWith('[[');
 }
 
-/** Paths (as key lists) of every template expression in a value. */
-function expressionPaths(value: unknown, path: PropertyKey[] = [], found: PropertyKey[][] = []): PropertyKey[][] {
-  if (isTemplateExpression(value)) found.push(path);
-  else if (Array.isArray(value)) value.forEach((item, index) => expressionPaths(item, [...path, index], found));
-  else if (value && typeof value === 'object') for (const [key, item] of Object.entries(value)) expressionPaths(item, [...path, key], found);
+/** A path as one string key; JSON cannot tell `"0"` from `0` apart in a path, and need not. */
+const pathKey = (path: readonly PropertyKey[]) => path.map(String).join('\u0000');
+
+/** The paths of every template expression in a value, as path keys: one walk, no copies. */
+function expressionPathKeys(value: unknown): Set<string> {
+  const found = new Set<string>();
+  const path: PropertyKey[] = [];
+  const walk = (node: unknown): void => {
+    if (isTemplateExpression(node)) found.add(pathKey(path));
+    else if (node && typeof node === 'object') {
+      for (const [key, item] of Array.isArray(node) ? node.entries() : Object.entries(node)) {
+        path.push(key);
+        walk(item);
+        path.pop();
+      }
+    }
+  };
+  walk(value);
   return found;
 }
 
-const startsWith = (path: readonly PropertyKey[], prefix: readonly PropertyKey[]) => prefix.every((key, index) => path[index] === key);
+/** Whether the issue lies at or under an expression: one set look-up per prefix of its path. */
+function underExpression(issuePath: readonly PropertyKey[], expressions: ReadonlySet<string>): boolean {
+  if (expressions.size === 0) return false;
+  let key = pathKey([]);
+  if (expressions.has(key)) return true;
+  for (const [index, segment] of issuePath.entries()) {
+    key = index === 0 ? String(segment) : `${key}\u0000${String(segment)}`;
+    if (expressions.has(key)) return true;
+  }
+  return false;
+}
 
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
   return path.reduce<unknown>((current, key) => (current && typeof current === 'object' ? (current as Record<PropertyKey, unknown>)[key] : undefined), value);
@@ -61,16 +89,46 @@ function codeOf(issue: z.core.$ZodIssue, declaration: unknown): string {
   return 'InvalidValue';
 }
 
-export function validateDeclaration(declaration: unknown, kind: DeclarationKind, pathPrefix = ''): DeclarationError[] {
+/**
+ * The problems of one declaration, counted into `errors`. Work is linear in the declaration
+ * and its issues (issues × path depth, never issues × expressions).
+ */
+export function validateDeclaration(declaration: unknown, kind: DeclarationKind, errors: DeclarationErrors, pathPrefix = ''): void {
   const result = kind.schema.safeParse(declaration);
-  if (result.success) return [];
-  const expressions = expressionPaths(declaration);
-  return result.error.issues
-    .filter((issue) => !expressions.some((expressionPath) => startsWith(issue.path, expressionPath)))
-    .map((issue) => {
-      const path = jsonPathOf(issue.path);
-      return { path: pathPrefix && path ? `${pathPrefix}.${path}`.replace('.[', '[') : pathPrefix || path, code: codeOf(issue, declaration), message: issue.message };
-    });
+  if (result.success) return;
+  const expressions = expressionPathKeys(declaration);
+  for (const issue of result.error.issues) {
+    if (underExpression(issue.path, expressions)) continue;
+    if (!errors.hasRoom()) {
+      errors.count();
+      continue;
+    }
+    const path = jsonPathOf(issue.path);
+    errors.add({ path: pathPrefix && path ? `${pathPrefix}.${path}`.replace('.[', '[') : pathPrefix || path, code: codeOf(issue, declaration), message: issue.message });
+  }
+}
+
+/** Errors of a validation: all counted, the first `maxListedErrors` listed. */
+export class DeclarationErrors {
+  readonly listed: DeclarationError[] = [];
+  total = 0;
+
+  hasRoom(): boolean {
+    return this.listed.length < maxListedErrors;
+  }
+
+  add(error: DeclarationError): void {
+    this.total += 1;
+    if (this.hasRoom()) this.listed.push({ ...error, path: error.path.slice(0, 512), message: error.message.slice(0, 512) });
+  }
+
+  count(): void {
+    this.total += 1;
+  }
+
+  result(checked: number): ValidationResult {
+    return { valid: this.total === 0, checked, errorCount: this.total, errors: this.listed };
+  }
 }
 
 function matchesType(type: unknown, kind: DeclarationKind): boolean {
@@ -82,15 +140,20 @@ function matchesType(type: unknown, kind: DeclarationKind): boolean {
  * checked. Anything else is one declaration of that kind.
  */
 export function validateDeclarations(body: unknown, kind: DeclarationKind): ValidationResult {
+  const errors = new DeclarationErrors();
   const resources = (body as { resources?: unknown } | null)?.resources;
   if (!Array.isArray(resources)) {
-    const errors = validateDeclaration(body, kind);
-    return { valid: errors.length === 0, checked: 1, errors };
+    validateDeclaration(body, kind, errors);
+    return errors.result(1);
   }
-  const matching = resources.map((resource, index) => ({ resource, index })).filter(({ resource }) => matchesType((resource as { type?: unknown } | null)?.type, kind));
-  if (matching.length === 0) {
-    return { valid: false, checked: 0, errors: [{ path: 'resources', code: 'NoMatchingResource', message: `The template declares no resource of type *.${kind.typeSuffix}.` }] };
+  let checked = 0;
+  resources.forEach((resource, index) => {
+    if (!matchesType((resource as { type?: unknown } | null)?.type, kind)) return;
+    checked += 1;
+    validateDeclaration(resource, kind, errors, `resources[${index}]`);
+  });
+  if (checked === 0) {
+    errors.add({ path: 'resources', code: 'NoMatchingResource', message: `The template declares no resource of type *.${kind.typeSuffix}.` });
   }
-  const errors = matching.flatMap(({ resource, index }) => validateDeclaration(resource, kind, `resources[${index}]`));
-  return { valid: errors.length === 0, checked: matching.length, errors };
+  return errors.result(checked);
 }

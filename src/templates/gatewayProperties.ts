@@ -5,7 +5,7 @@
  * and checks a service resource's `customProperties`.
  */
 import { z } from 'zod';
-import type { DeclarationError } from './declarationValidation';
+import { DeclarationErrors, type DeclarationError } from './declarationValidation';
 
 /** Protocol keys: `True` leaves the protocol enabled, `False` disables it. */
 const protocolSuffixes = {
@@ -107,26 +107,27 @@ export function buildCustomProperties(request: z.output<typeof gatewaySettingsRe
  * hold True or False. Missing keys are warnings: harmless in an answer, but a PATCH sending
  * this set back would reset them to their defaults.
  */
-export function validateCustomProperties(body: unknown, prefix: string): { errors: DeclarationError[]; warnings: DeclarationError[] } {
+export function validateCustomProperties(body: unknown, prefix: string): { errors: DeclarationErrors; warnings: DeclarationError[] } {
   const fromResource = (body as { properties?: { customProperties?: unknown } } | null)?.properties?.customProperties;
   const inRoot = (body as { customProperties?: unknown } | null)?.customProperties;
   const basePath = fromResource !== undefined ? 'properties.customProperties' : inRoot !== undefined ? 'customProperties' : '';
   const properties = (fromResource ?? inRoot ?? body) as unknown;
+  const errors = new DeclarationErrors();
   if (!properties || typeof properties !== 'object' || Array.isArray(properties)) {
-    return { errors: [{ path: basePath || '$', code: 'InvalidType', message: 'customProperties must be an object of key to "True" or "False".' }], warnings: [] };
+    errors.add({ path: basePath || '$', code: 'InvalidType', message: 'customProperties must be an object of key to "True" or "False".' });
+    return { errors, warnings: [] };
   }
   const known = new Set(allKeys(prefix, false).map(({ key }) => key.toLowerCase()));
-  const errors: DeclarationError[] = [];
   const pathOf = (key: string) => (basePath ? `${basePath}['${key}']` : `['${key}']`);
   for (const [key, value] of Object.entries(properties as Record<string, unknown>)) {
     if (!key.toLowerCase().startsWith(prefix.toLowerCase())) continue;
     const cipher = /\.Security\.Ciphers\.(\w+)$/.exec(key)?.[1];
     if (cipher && (requiredCiphers as readonly string[]).includes(cipher)) {
-      if (String(value).toLowerCase() === 'false') errors.push({ path: pathOf(key), code: 'CipherRequired', message: `${cipher} cannot be disabled.` });
+      if (String(value).toLowerCase() === 'false') errors.add({ path: pathOf(key), code: 'CipherRequired', message: `${cipher} cannot be disabled.` });
       continue;
     }
-    if (!known.has(key.toLowerCase())) errors.push({ path: pathOf(key), code: 'UnknownKey', message: `${key} is not a gateway setting.` });
-    else if (typeof value !== 'string' || !/^(true|false)$/i.test(value)) errors.push({ path: pathOf(key), code: 'InvalidValue', message: `${key} must be "True" or "False".` });
+    if (!known.has(key.toLowerCase())) errors.add({ path: pathOf(key), code: 'UnknownKey', message: `${key} is not a gateway setting.` });
+    else if (typeof value !== 'string' || !/^(true|false)$/i.test(value)) errors.add({ path: pathOf(key), code: 'InvalidValue', message: `${key} must be "True" or "False".` });
   }
   const present = new Set(Object.keys(properties).map((key) => key.toLowerCase()));
   const warnings = allKeys(prefix, false)

@@ -32,11 +32,11 @@ describe('official examples', () => {
   });
 
   it.each(galleryExamples.map((example) => [example.file, example] as const))('%s is a valid gallery image version', (_file, example) => {
-    expect(validateDeclarations(galleryDeclaration(example), galleryImageVersionKind)).toEqual({ valid: true, checked: 1, errors: [] });
+    expect(validateDeclarations(galleryDeclaration(example), galleryImageVersionKind)).toEqual({ valid: true, checked: 1, errorCount: 0, errors: [] });
   });
 
   it.each(apiExamples.map((example) => [example.file, example] as const))('%s is a valid API definition', (_file, example) => {
-    expect(validateDeclarations(apiDeclaration(example), apiDefinitionKind)).toEqual({ valid: true, checked: 1, errors: [] });
+    expect(validateDeclarations(apiDeclaration(example), apiDefinitionKind)).toEqual({ valid: true, checked: 1, errorCount: 0, errors: [] });
   });
 });
 
@@ -117,6 +117,7 @@ describe('templates', () => {
     expect(validateDeclarations(template, apiDefinitionKind)).toEqual({
       valid: false,
       checked: 2,
+      errorCount: 1,
       errors: [expect.objectContaining({ path: 'resources[2].properties.protocols[0]', code: 'InvalidEnumValue' })],
     });
   });
@@ -128,5 +129,25 @@ describe('templates', () => {
 
   it('says when a template has no resource of the type', () => {
     expect(validateDeclarations({ resources: [] }, galleryImageVersionKind).errors).toEqual([expect.objectContaining({ path: 'resources', code: 'NoMatchingResource' })]);
+  });
+});
+
+describe('bounds', () => {
+  const brokenApi = (index: number) => ({ type: 'Vendor.ApiManagement/service/apis', name: `a${index}`, properties: { path: 'x', protocols: ['Gopher'], serviceUrl: 'https://b.example' } });
+
+  it('lists at most 100 errors and counts them all', () => {
+    const result = validateDeclarations({ resources: Array.from({ length: 250 }, (_, index) => brokenApi(index)) }, apiDefinitionKind);
+    expect(result).toMatchObject({ valid: false, checked: 250, errorCount: 250 });
+    expect(result.errors).toHaveLength(100);
+    expect(result.errors[99]!.path).toBe('resources[99].properties.protocols[0]');
+  });
+
+  it('skips errors under expressions in work linear in issues and expressions (counted, not timed)', () => {
+    // Many expressions and many issues in one declaration: every issue under an expression is
+    // left out, every other one is reported, whatever the numbers.
+    const protocols = Array.from({ length: 2000 }, (_, index) => (index % 2 === 0 ? `[variables('p${index}')]` : 'Gopher'));
+    const result = validateDeclarations({ name: 'echo', properties: { path: 'x', protocols, serviceUrl: 'https://b.example' } }, apiDefinitionKind);
+    expect(result.errorCount).toBe(1000);
+    expect(result.errors.every((error) => /protocols\[\d*[13579]\]$/.test(error.path))).toBe(true);
   });
 });

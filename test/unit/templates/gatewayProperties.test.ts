@@ -44,7 +44,7 @@ describe('validateCustomProperties', () => {
     const example = loadConformanceExamples().find((candidate) => candidate.operationId === 'ApiManagementService_MigrateToStv2')!;
     // The example keeps the real prefix: its keys are field names, not provider namespaces.
     const result = validateCustomProperties(example.responses['200']!.body, 'Microsoft.WindowsAzure.ApiManagement.Gateway');
-    expect(result.errors).toEqual([]);
+    expect(result.errors.listed).toEqual([]);
     expect(result.warnings.map((warning) => warning.code)).toEqual(Array(1 + configurableCiphers.length).fill('MissingKey'));
   });
 
@@ -53,7 +53,7 @@ describe('validateCustomProperties', () => {
       { customProperties: { [`${prefix}.Security.Protocols.Tls13`]: 'True', [`${prefix}.Security.Protocols.Tls10`]: 'maybe', [`${prefix}.Security.Ciphers.TLS_AES_128_GCM_SHA256`]: 'false', 'Other.Setting': 'x' } },
       prefix,
     );
-    expect(result.errors.map((error) => [error.path, error.code])).toEqual([
+    expect(result.errors.listed.map((error) => [error.path, error.code])).toEqual([
       [`customProperties['${prefix}.Security.Protocols.Tls13']`, 'UnknownKey'],
       [`customProperties['${prefix}.Security.Protocols.Tls10']`, 'InvalidValue'],
       [`customProperties['${prefix}.Security.Ciphers.TLS_AES_128_GCM_SHA256']`, 'CipherRequired'],
