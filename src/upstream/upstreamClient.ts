@@ -15,6 +15,8 @@ export interface UpstreamRequest {
   body?: string;
   /** The bearer token; sent only if `url` is on the client's origin. */
   token?: string;
+  /** A budget shorter than the client's own, for a call that is part of a longer one. */
+  timeoutMs?: number;
 }
 
 export interface UpstreamResponse {
@@ -64,7 +66,7 @@ export class UpstreamClient {
     if (!isTrustedUrl(request.url, this.baseUrl)) {
       throw new GatewayError('UpstreamLinkRefused', 'Refused to send a request outside the configured upstream origin.');
     }
-    const deadline = this.#now() + this.#options.timeoutMs;
+    const deadline = this.#now() + Math.min(this.#options.timeoutMs, request.timeoutMs ?? Infinity);
     const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
     if (request.token) headers.authorization = `Bearer ${request.token}`;
 

@@ -47,18 +47,48 @@ describe('collectPages', () => {
     one: { value: [3, 4], nextLink: 'two' },
     two: { value: [5] },
   };
+  const fetchPage = async (link: string) => ({ page: pages[link]!, bytes: 10 });
+  const unbounded = { maxPages: 10, maxItems: 1000, maxBytes: 1000, deadlineAt: Infinity };
 
   it('merges every page into one value array', async () => {
-    const merged = await collectPages({ value: [1, 2], nextLink: 'one', extra: 'kept' }, async (link) => pages[link]!, 10);
-    expect(merged).toEqual({ value: [1, 2, 3, 4, 5], extra: 'kept' });
+    const merged = await collectPages({ page: { value: [1, 2], nextLink: 'one', extra: 'kept' }, bytes: 10 }, fetchPage, unbounded);
+    expect(merged).toEqual({ page: { value: [1, 2, 3, 4, 5], extra: 'kept' } });
   });
 
   it('stops at the page limit and keeps the nextLink so the list reads as unfinished', async () => {
-    const merged = await collectPages({ value: [1, 2], nextLink: 'one' }, async (link) => pages[link]!, 2);
-    expect(merged).toEqual({ value: [1, 2, 3, 4], nextLink: 'two' });
+    const merged = await collectPages({ page: { value: [1, 2], nextLink: 'one' }, bytes: 10 }, fetchPage, { ...unbounded, maxPages: 2 });
+    expect(merged).toEqual({ page: { value: [1, 2, 3, 4], nextLink: 'two' }, stoppedBy: 'pages' });
+  });
+
+  it('leaves a page that would pass the item bound for the caller, with the link that reads it', async () => {
+    const merged = await collectPages({ page: { value: [1, 2], nextLink: 'one' }, bytes: 10 }, fetchPage, { ...unbounded, maxItems: 4 });
+    expect(merged).toEqual({ page: { value: [1, 2, 3, 4], nextLink: 'two' }, stoppedBy: 'items' });
+    const tight = await collectPages({ page: { value: [1, 2], nextLink: 'one' }, bytes: 10 }, fetchPage, { ...unbounded, maxItems: 3 });
+    expect(tight).toEqual({ page: { value: [1, 2], nextLink: 'one' }, stoppedBy: 'items' });
+  });
+
+  it('stops before the byte bound, always answering the first page', async () => {
+    const merged = await collectPages({ page: { value: [1, 2], nextLink: 'one' }, bytes: 10 }, fetchPage, { ...unbounded, maxBytes: 25 });
+    expect(merged).toEqual({ page: { value: [1, 2, 3, 4], nextLink: 'two' }, stoppedBy: 'bytes' });
+    const huge = await collectPages({ page: { value: [1, 2], nextLink: 'one' }, bytes: 5000 }, fetchPage, { ...unbounded, maxBytes: 25 });
+    expect(huge).toEqual({ page: { value: [1, 2], nextLink: 'one' }, stoppedBy: 'bytes' });
+  });
+
+  it('stops at the deadline, and when a later page times out', async () => {
+    let clock = 0;
+    const slow = async (link: string) => {
+      clock += 100;
+      return fetchPage(link);
+    };
+    const merged = await collectPages({ page: { value: [1, 2], nextLink: 'one' }, bytes: 10 }, slow, { ...unbounded, deadlineAt: 100 }, () => clock);
+    expect(merged).toEqual({ page: { value: [1, 2, 3, 4], nextLink: 'two' }, stoppedBy: 'time' });
+    const timingOut = async () => {
+      throw new GatewayError('UpstreamTimeout', 'slow');
+    };
+    expect(await collectPages({ page: { value: [1], nextLink: 'one' }, bytes: 10 }, timingOut, unbounded)).toEqual({ page: { value: [1], nextLink: 'one' }, stoppedBy: 'time' });
   });
 
   it('refuses a page without a value array', async () => {
-    await expect(collectPages({ value: [], nextLink: 'x' }, async () => ({}) as never, 5)).rejects.toMatchObject({ code: 'UpstreamBadResponse' });
+    await expect(collectPages({ page: { value: [], nextLink: 'x' }, bytes: 1 }, async () => ({ page: {}, bytes: 1 }), unbounded)).rejects.toMatchObject({ code: 'UpstreamBadResponse' });
   });
 });
