@@ -11,7 +11,7 @@ import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { parseJsonBody } from '../src/http/jsonBody';
 import { jsonResponse } from '../src/http/responses';
-import { detailsFromIssues, detailsFromParameterIssues } from '../src/http/validationDetails';
+import { detailsFromParameterIssues, invalidRequest, ProblemList } from '../src/http/validationDetails';
 import { getServices } from '../src/services';
 import { environmentId, projectId } from '../src/spec/lifecycle';
 
@@ -38,7 +38,7 @@ export const refreshCertificates = appHandler(appRoutes.certificatesRefresh.rout
   const { config } = call.services;
   const body = parseJsonBody(new Uint8Array(await call.request.arrayBuffer()), call.request.headers.get('content-type'), 64 * 1024, 'body');
   const parsed = refreshRequest.safeParse(body?.value ?? {});
-  if (!parsed.success) throw new GatewayError('InvalidRequest', 'The refresh request is not valid.', { details: detailsFromIssues(parsed.error.issues, 'InvalidRequestBody') });
+  if (!parsed.success) throw invalidRequest(ProblemList.ofIssues(parsed.error.issues, 'InvalidRequestBody'), 'The refresh request is not valid.');
   const { projectId: wantedProject, environmentId: wantedEnvironment, force = false } = parsed.data;
   if ((wantedProject === undefined) !== (wantedEnvironment === undefined)) {
     throw new GatewayError('InvalidRequest', 'Give both projectId and environmentId, or neither to refresh every configured environment.', { target: 'body' });

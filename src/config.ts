@@ -61,6 +61,8 @@ const settingsSchema = z.object({
   UPSTREAM_STATIC_TOKEN: z.string().min(1).optional(),
   MANAGEMENT_TOKEN_SCOPE: z.string().min(1).optional(),
   LIFECYCLE_TOKEN_SCOPE: z.string().min(1).optional(),
+  /** Set by the platform when App Service Authentication is on; only then are principal headers trusted. */
+  WEBSITE_AUTH_ENABLED: z.stringbool().default(false),
   ALLOWED_SCOPES: jsonText(z.array(scopePrefix), '["/subscriptions/<id>"]').optional(),
   AzureWebJobsStorage: z.string().min(1).default('UseDevelopmentStorage=true'),
   CERT_ENVIRONMENTS: jsonText(z.array(certificateEnvironment), '[{"projectId":1,"environmentId":"<guid>"}]').default([]),
@@ -70,6 +72,8 @@ const settingsSchema = z.object({
   UPSTREAM_MAX_RETRIES: integerText(0, 10).default(3),
   MAX_REQUEST_BODY_BYTES: integerText(1024, 100 * 1024 * 1024).default(4 * 1024 * 1024),
   MAX_PAGES: integerText(1, 100_000).default(1000),
+  MAX_MERGED_ITEMS: integerText(1, 10_000_000).default(100_000),
+  MAX_MERGED_BYTES: integerText(64 * 1024, 1024 * 1024 * 1024).default(32 * 1024 * 1024),
   LRO_DEFAULT_POLL_SECONDS: integerText(1, 3600).default(60),
   LRO_MIN_POLL_SECONDS: integerText(1, 3600).default(1),
   LRO_MAX_POLL_SECONDS: integerText(1, 86_400).default(600),

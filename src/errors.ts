@@ -38,6 +38,9 @@ export const errorStatusByCode = {
 
 export type ErrorCode = keyof typeof errorStatusByCode;
 
+/** Most `details` entries an answer lists; the message counts the rest (DESIGN.md section 1). */
+export const maxListedDetails = 100;
+
 export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
@@ -56,7 +59,8 @@ export class GatewayError extends Error {
     this.code = code;
     this.status = errorStatusByCode[code];
     this.target = options.target;
-    this.details = options.details;
+    // A bound for every thrower: an answer never lists more than this, however it was built.
+    this.details = options.details?.slice(0, maxListedDetails);
     this.headers = options.headers;
   }
 }

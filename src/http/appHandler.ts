@@ -10,6 +10,7 @@ import { callerOf } from './caller';
 import { fillPath } from '../spec/catalogue';
 import { appBaseOf } from './appBase';
 import { correlationIdOf } from './correlation';
+import { rawQueryOf } from './requestQuery';
 import { sanitizeText } from './redaction';
 import { errorResponse } from './responses';
 
@@ -28,8 +29,10 @@ export function appHandler(route: string, handle: (call: AppCall) => Promise<Htt
     const correlationId = correlationIdOf(request.headers);
     const startedMs = Date.now();
     let response: HttpResponseInit;
+    let services: Services | undefined;
     try {
-      response = await handle({ request, context, services: getServices(), correlationId, appBase: appBaseOf(request.url, fillPath(route, request.params)) });
+      services = getServices();
+      response = await handle({ request, context, services, correlationId, appBase: appBaseOf(request.url, fillPath(route, request.params)) });
     } catch (thrown) {
       const error = toGatewayError(thrown);
       if (error.status >= 500) context.error(sanitizeText(`${context.functionName} failed (${error.code}): ${String((thrown as Error)?.stack ?? thrown)}`));
@@ -40,7 +43,7 @@ export function appHandler(route: string, handle: (call: AppCall) => Promise<Htt
       formatCallRecord({
         operation: context.functionName,
         target: new URL(request.url).pathname,
-        caller: callerOf(request.headers, request.query),
+        ...callerOf(request.headers, rawQueryOf(request), services?.config.WEBSITE_AUTH_ENABLED ?? false),
         status: response.status ?? 200,
         durationMs: Date.now() - startedMs,
         correlationId,

@@ -9,6 +9,7 @@ export interface CallRecord {
   operation: string;
   target: string;
   caller: string;
+  unverifiedTokenSubject?: string;
   status: number;
   upstreamStatus?: number;
   attempts?: number;

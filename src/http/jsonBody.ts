@@ -23,7 +23,7 @@ export function parseJsonBody(bytes: Uint8Array, contentType: string | null | un
   if (bytes.byteLength > maxBytes) {
     throw new GatewayError('PayloadTooLarge', `The request body is ${bytes.byteLength} bytes; the limit is ${maxBytes}.`, { target: name });
   }
-  const text = Buffer.from(bytes).toString('utf8');
+  const text = utf8TextOf(bytes, name);
   if (text.trim() === '') return undefined;
   if (!isJsonMediaType(contentType)) {
     throw new GatewayError('UnsupportedMediaType', `The request body must be JSON (Content-Type: application/json), not ${contentType}.`, {
@@ -38,6 +38,18 @@ export function parseJsonBody(bytes: Uint8Array, contentType: string | null | un
     return { text, value: JSON.parse(text) as unknown };
   } catch (error) {
     throw new GatewayError('InvalidJson', `The request body is not valid JSON: ${(error as Error).message}`, { target: name });
+  }
+}
+
+/**
+ * JSON is UTF-8 (RFC 8259 section 8.1). A lenient decoder would put U+FFFD in place of bad
+ * bytes and the app would forward text the caller never sent, so bad bytes are refused.
+ */
+function utf8TextOf(bytes: Uint8Array, name: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new GatewayError('InvalidJson', 'The request body is not valid UTF-8.', { target: name });
   }
 }
 

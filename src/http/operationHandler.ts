@@ -7,7 +7,7 @@ import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/fu
 import { GatewayError, toGatewayError } from '../errors';
 import type { Services } from '../services';
 import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
-import { collectPages, isListPage, rewriteNextLink, type ListPage } from '../upstream/paging';
+import { collectPages, isListPage, rewriteNextLink, type FetchedPage, type ListPage } from '../upstream/paging';
 import { actorOf } from '../upstream/tokenSource';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
 import { appBaseOf } from './appBase';
@@ -16,6 +16,7 @@ import { startAnswer } from './orchestrationAnswers';
 import { callerOf } from './caller';
 import { correlationIdOf } from './correlation';
 import { validateOperationCall, type OperationCall } from './operationRequest';
+import { rawQueryOf } from './requestQuery';
 import { sanitizeText } from './redaction';
 import { errorResponse, upstreamResponse } from './responses';
 import { assertScopeAllowed } from './scopeGuard';
@@ -35,6 +36,8 @@ export interface PreparedCall {
   token: string;
   client: UpstreamClient;
   correlationId: string;
+  /** Bounds of a merge of pages; the deadline is the call's time budget from its start. */
+  limits: { deadlineAt: number; maxItems: number; maxBytes: number };
 }
 
 export function createOperationHandler(operation: OperationSpec, getServices: () => Services): OperationHandler {
@@ -83,7 +86,7 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
       formatCallRecord({
         operation: operation.operationId,
         target: targetPath ? `/${targetPath}` : '(invalid)',
-        caller: callerOf(request.headers, request.query),
+        ...callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED),
         status: response.status ?? 200,
         upstreamStatus: upstream?.status,
         attempts: upstream?.attempts,
@@ -109,7 +112,7 @@ export async function prepareCall(
     operation,
     {
       params: { ...params },
-      query: request.query,
+      query: rawQueryOf(request),
       contentType: request.headers.get('content-type'),
       bodyBytes: new Uint8Array(await request.arrayBuffer()),
     },
@@ -133,7 +136,8 @@ export async function prepareCall(
     headers['content-type'] = 'application/json';
     headers[config.LIFECYCLE_VERSION_HEADER] = config.LIFECYCLE_API_VERSION;
   }
-  return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId };
+  const limits = { deadlineAt: services.now() + config.UPSTREAM_TIMEOUT_MS, maxItems: config.MAX_MERGED_ITEMS, maxBytes: config.MAX_MERGED_BYTES };
+  return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId, limits };
 }
 
 async function shapeResponse(prepared: PreparedCall, response: UpstreamResponse, appBase: string): Promise<HttpResponseInit> {
@@ -143,19 +147,25 @@ async function shapeResponse(prepared: PreparedCall, response: UpstreamResponse,
   if (!operation.pageable) return upstreamResponse(response, correlationId);
   if (!isListPage(body)) throw new GatewayError('UpstreamBadResponse', 'The upstream list answer has no "value" array.');
 
-  const page = call.mergePages ? await collectPages(body, (nextLink) => fetchPage(prepared, nextLink), call.mergePages) : body;
+  const page = call.mergePages ? (await mergePages(prepared, body, Buffer.byteLength(response.bodyText), call.mergePages)).page : body;
   if (!page.nextLink && page === body) return upstreamResponse(response, correlationId);
   const shaped: ListPage = page.nextLink ? { ...page, nextLink: rewriteNextLink(page.nextLink, prepared.client.baseUrl, appBase) } : page;
   return { ...upstreamResponse(response, correlationId, JSON.stringify(shaped)) };
 }
 
-async function fetchPage(prepared: PreparedCall, nextLink: string): Promise<ListPage> {
-  // The client refuses a nextLink off the upstream's origin before the token leaves.
-  const response = await prepared.client.send({ method: 'GET', url: nextLink, headers: prepared.headers, token: prepared.token });
-  if (response.status !== 200) {
-    throw new GatewayError('UpstreamBadResponse', `A later page of the list answered ${response.status}.`, { target: 'nextLink' });
-  }
-  return parseUpstreamJson(response) as ListPage;
+/** `gateway-pages`: the pages merged within the merge bounds and the call's time budget. */
+function mergePages(prepared: PreparedCall, first: ListPage, firstBytes: number, maxPages: number) {
+  const { limits } = prepared;
+  const { deadlineAt } = limits;
+  const fetchPage = async (nextLink: string): Promise<FetchedPage> => {
+    // The client refuses a nextLink off the upstream's origin before the token leaves.
+    const response = await prepared.client.send({ method: 'GET', url: nextLink, headers: prepared.headers, token: prepared.token, timeoutMs: deadlineAt - Date.now() });
+    if (response.status !== 200) {
+      throw new GatewayError('UpstreamBadResponse', `A later page of the list answered ${response.status}.`, { target: 'nextLink' });
+    }
+    return { page: parseUpstreamJson(response), bytes: Buffer.byteLength(response.bodyText) };
+  };
+  return collectPages({ page: first, bytes: firstBytes }, fetchPage, { maxPages, maxItems: limits.maxItems, maxBytes: limits.maxBytes, deadlineAt });
 }
 
 function parseUpstreamJson(response: UpstreamResponse): unknown {

@@ -2,13 +2,21 @@
  * Validates a call of a catalogue operation before anything is sent upstream: path
  * parameters, named query parameters and the body, every problem reported at once.
  */
-import { GatewayError, type ErrorDetail } from '../errors';
+import type { ErrorDetail } from '../errors';
 import type { OperationSpec } from '../spec/catalogue';
 import { parseJsonBody, type ParsedBody } from './jsonBody';
-import { detailsFromIssues, detailsFromParameterIssues } from './validationDetails';
+import { appParameterOf } from './requestQuery';
+import { detailsFromParameterIssues, invalidRequest, ProblemList } from './validationDetails';
 
-/** Query parameters that belong to the app or the Functions host and are never forwarded. */
+/**
+ * Query parameters that belong to the app or the Functions host and are never forwarded,
+ * matched ignoring case (the host reads `code` so).
+ */
 export const appQueryParameters = ['code', 'gateway-pages'] as const;
+
+export function isAppQueryParameter(name: string): boolean {
+  return (appQueryParameters as readonly string[]).includes(name.toLowerCase());
+}
 
 export interface OperationCall {
   params: Record<string, string>;
@@ -21,6 +29,7 @@ export interface OperationCall {
 
 export interface IncomingCall {
   params: Record<string, string>;
+  /** Every pair as sent, repeats included (see requestQuery.ts). */
   query: URLSearchParams;
   contentType: string | null;
   bodyBytes: Uint8Array;
@@ -44,26 +53,27 @@ export function parseMergePages(raw: string | null, maxPages: number): number | 
 }
 
 export function validateOperationCall(operation: OperationSpec, call: IncomingCall, limits: { maxBodyBytes: number; maxPages: number }): OperationCall {
-  const details: ErrorDetail[] = pathParameterProblems(call.params);
+  const problems = new ProblemList();
+  problems.addAll(pathParameterProblems(call.params));
 
   const params = operation.pathParams.safeParse(call.params);
   if (!params.success) {
-    const reported = new Set(details.map((detail) => detail.target));
-    details.push(...detailsFromParameterIssues(params.error.issues, 'InvalidParameter').filter((detail) => !reported.has(detail.target)));
+    const reported = new Set(problems.listed.map((detail) => detail.target));
+    problems.addAll(detailsFromParameterIssues(params.error.issues, 'InvalidParameter').filter((detail) => !reported.has(detail.target)));
   }
 
-  const namedQuery: Record<string, string> = {};
+  // A map with no prototype: names such as `constructor` or `__proto__` are plain names here.
+  const namedQuery = new Map<string, string>();
   for (const [name, value] of call.query) {
-    if (name in namedQuery) {
-      details.push({ code: 'InvalidParameter', target: name, message: `${name} is given more than once.` });
-    }
-    namedQuery[name] = value;
+    if (isAppQueryParameter(name)) continue;
+    if (namedQuery.has(name)) problems.add({ code: 'InvalidParameter', target: name, message: `${name} is given more than once.` });
+    namedQuery.set(name, value);
   }
-  const query = operation.query.safeParse(namedQuery);
-  if (!query.success) details.push(...detailsFromParameterIssues(query.error.issues, 'InvalidParameter'));
+  const query = operation.query.safeParse(Object.fromEntries(namedQuery));
+  if (!query.success) problems.addAll(detailsFromParameterIssues(query.error.issues, 'InvalidParameter'));
 
-  const mergePages = operation.pageable ? parseMergePages(call.query.get('gateway-pages'), limits.maxPages) : undefined;
-  if (typeof mergePages === 'object') details.push(mergePages);
+  const mergePages = operation.pageable ? parseMergePages(appParameterOf(call.query, 'gateway-pages'), limits.maxPages) : undefined;
+  if (typeof mergePages === 'object') problems.add(mergePages);
 
   let body: ParsedBody | undefined;
   if (operation.body || call.bodyBytes.byteLength > 0) {
@@ -71,21 +81,17 @@ export function validateOperationCall(operation: OperationSpec, call: IncomingCa
     // Size, media type and JSON syntax problems make the rest meaningless: they are thrown alone.
     body = parseJsonBody(call.bodyBytes, call.contentType, limits.maxBodyBytes, bodyName);
     if (!operation.body && body) {
-      details.push({ code: 'InvalidRequestBody', target: 'body', message: `${operation.operationId} takes no request body.` });
+      problems.add({ code: 'InvalidRequestBody', target: 'body', message: `${operation.operationId} takes no request body.` });
     } else if (operation.body && !body && operation.body.required) {
-      details.push({ code: 'InvalidRequestBody', target: bodyName, message: `The request body (${bodyName}) is required.` });
+      problems.add({ code: 'InvalidRequestBody', target: bodyName, message: `The request body (${bodyName}) is required.` });
     } else if (operation.body && body) {
       const parsed = operation.body.schema.safeParse(body.value);
-      if (!parsed.success) details.push(...detailsFromIssues(parsed.error.issues, 'InvalidRequestBody'));
+      if (!parsed.success) problems.addIssues(parsed.error.issues, 'InvalidRequestBody');
     }
   }
 
-  if (details.length > 0) {
-    const first = details[0]!;
-    const message = details.length === 1 ? first.message : `The request has ${details.length} problems; see details.`;
-    throw new GatewayError('InvalidRequest', message, { target: details.length === 1 ? first.target : undefined, details });
-  }
+  if (problems.total > 0) throw invalidRequest(problems);
 
-  const forwardQuery = [...call.query].filter(([name]) => !(appQueryParameters as readonly string[]).includes(name));
+  const forwardQuery = [...call.query].filter(([name]) => !isAppQueryParameter(name));
   return { params: call.params, forwardQuery, body, mergePages: typeof mergePages === 'number' ? mergePages : undefined };
 }

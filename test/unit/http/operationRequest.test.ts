@@ -98,10 +98,66 @@ describe('validateOperationCall refuses', () => {
     ['a body over the size limit', 'containerGroups-createOrUpdate', groupCall({ ...validGroup, padding: 'x'.repeat(5000) }), ['containerGroup'], 413],
     ['a body that is not JSON by its content type', 'containerGroups-createOrUpdate', call(groupParams, 'api-version=2025-09-01', 'a=b', 'application/x-www-form-urlencoded'), ['Content-Type'], 415],
     ['a body nested deeper than the limit', 'containerGroups-createOrUpdate', groupCall(`{"properties":${'['.repeat(100)}${']'.repeat(100)}}`), ['containerGroup']],
+    ['invalid UTF-8 in the body (it would be forwarded changed)', 'containerGroups-createOrUpdate', { ...groupCall(validGroup), bodyBytes: Uint8Array.from([...new TextEncoder().encode('{"location":"west'), 0xff, ...new TextEncoder().encode('us"}')]) }, ['containerGroup']],
+    ['a repeated parameter named like an Object.prototype member', 'location-listUsage', call({ subscriptionId, location: 'westus' }, 'api-version=2026-07-01&x=1&x=2'), ['x']],
     ['a body on an operation that takes none', 'location-listUsage', call({ subscriptionId, location: 'westus' }, 'api-version=2026-07-01', { any: 1 }), ['body']],
   ])('%s', (_title, name, incoming, targets, status = 400) => {
     const result = problems(op(name), incoming);
     expect(result.status).toBe(status);
     expect(result.targets).toEqual(targets);
+  });
+});
+
+describe('query names', () => {
+  const usage = (query: string) => call({ subscriptionId, location: 'westus' }, query);
+
+  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'])('takes a parameter named %s once as a plain name', (name) => {
+    const result = validateOperationCall(op('location-listUsage'), usage(`api-version=2026-07-01&${name}=1`), limits);
+    expect(result.forwardQuery).toEqual([['api-version', '2026-07-01'], [name, '1']]);
+  });
+
+  it.each(['Code', 'CODE', 'cOdE'])('never forwards the function key sent as ?%s=', (name) => {
+    const result = validateOperationCall(op('location-listUsage'), usage(`api-version=2026-07-01&${name}=secret-key`), limits);
+    expect(result.forwardQuery).toEqual([['api-version', '2026-07-01']]);
+  });
+
+  it('reads gateway-pages in any case, and never forwards it', () => {
+    const result = validateOperationCall(op('location-listUsage'), usage('api-version=2026-07-01&Gateway-Pages=2'), limits);
+    expect(result.mergePages).toBe(2);
+    expect(result.forwardQuery).toEqual([['api-version', '2026-07-01']]);
+  });
+});
+
+describe('bounded details', () => {
+  it('answers 200,000 bad containers with a 400 listing 100 and counting all', () => {
+    const containers = Array.from({ length: 200_000 }, () => ({ name: 7 }));
+    const incoming = call(groupParams, 'api-version=2025-09-01', { location: 'westus', properties: { osType: 'Linux', containers } });
+    let thrown: unknown;
+    try {
+      validateOperationCall(op('containerGroups-createOrUpdate'), incoming, { ...limits, maxBodyBytes: 64 * 1024 * 1024 });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(GatewayError);
+    const error = thrown as GatewayError;
+    expect(error.status).toBe(400);
+    expect(error.details).toHaveLength(100);
+    const total = Number(/has (\d+) problems/.exec(error.message)?.[1]);
+    expect(total).toBeGreaterThanOrEqual(200_000);
+    expect(error.message).toContain('the first 100 are listed');
+  });
+
+  it('shortens a target built from a huge key', () => {
+    const key = 'k'.repeat(100_000);
+    const incoming = groupCall(group((body) => void ((body as Record<string, unknown>).tags = { [key]: 5 })));
+    const error = (() => {
+      try {
+        validateOperationCall(op('containerGroups-createOrUpdate'), incoming, { ...limits, maxBodyBytes: 1024 * 1024 });
+      } catch (thrown) {
+        return thrown as GatewayError;
+      }
+      throw new Error('accepted');
+    })();
+    expect(JSON.stringify(error.details).length).toBeLessThan(2000);
   });
 });

@@ -1,0 +1,104 @@
+/**
+ * One request must not take the app down, and what the caller sends is read as sent: an endless
+ * list is merged only within its bounds; a repeated documented parameter is refused, not merged;
+ * the function key in any case stays in the app; principal headers the platform did not set
+ * name nobody. Through the real registrations on the local host, against the emulator.
+ */
+import { request } from 'undici';
+import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
+
+const subscription = '00000000-0000-0000-0000-000000000000';
+const usagesPath = `subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages`;
+const mergedBytesLimit = 4 * 1024 * 1024;
+
+let gateway: InProcessGateway;
+beforeAll(async () => {
+  gateway = await startInProcessGateway({ MAX_MERGED_BYTES: String(mergedBytesLimit), MAX_MERGED_ITEMS: '50000' });
+});
+afterAll(async () => {
+  await gateway.stop();
+});
+beforeEach(() => gateway.emulator.reset());
+
+const api = (path: string) => `${gateway.url}/api/${path}`;
+
+/** A page of `items` usages of about `itemBytes` each, whose nextLink reads the same list again. */
+function endlessPage(items: number, itemBytes: number) {
+  const value = Array.from({ length: items }, (_, index) => ({ name: { value: `u${index}`, localizedValue: 'x'.repeat(itemBytes) }, unit: 'Count', currentValue: 1, limit: 2 }));
+  return { value, nextLink: `${gateway.emulator.url}/${usagesPath}?api-version=2026-07-01&$skipToken=again` };
+}
+
+describe('gateway-pages against a list that never ends', () => {
+  it('stops at MAX_MERGED_BYTES and answers the merged part with a nextLink, not a 500', async () => {
+    // Pages of ~1 MB, without end: the merge must stop near 4 MB, after a handful of reads.
+    gateway.emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'usages$', status: 200, body: endlessPage(100, 10_000), times: 10_000 });
+    const response = await request(api(`${usagesPath}?api-version=2026-07-01&gateway-pages=all`));
+    expect(response.statusCode).toBe(200);
+    const text = await response.body.text();
+    expect(text.length).toBeLessThanOrEqual(mergedBytesLimit);
+    const body = JSON.parse(text) as { value: unknown[]; nextLink?: string };
+    expect(body.value.length).toBeGreaterThanOrEqual(300);
+    expect(body.nextLink).toMatch(new RegExp(`^${gateway.url}/api/${usagesPath}\\?`));
+    // The page read past the bound is one extra read, left for the caller's next call.
+    expect(gateway.emulator.upstreamRequests().length).toBeLessThanOrEqual(Math.ceil(mergedBytesLimit / 1_000_000) + 1);
+  });
+
+  it('stops at MAX_MERGED_ITEMS the same way', async () => {
+    gateway.emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'usages$', status: 200, body: endlessPage(20_000, 1), times: 10_000 });
+    const response = await request(api(`${usagesPath}?api-version=2026-07-01&gateway-pages=all`));
+    expect(response.statusCode).toBe(200);
+    const body = (await response.body.json()) as { value: unknown[]; nextLink?: string };
+    expect(body.value).toHaveLength(40_000);
+    expect(body.nextLink).toBeDefined();
+    expect(gateway.emulator.upstreamRequests()).toHaveLength(3);
+  });
+});
+
+describe('the query as the caller sent it', () => {
+  it('refuses a repeated api-version instead of forwarding one of them', async () => {
+    const response = await request(api(`${usagesPath}?api-version=2026-07-01&api-version=2099-01-01`));
+    expect(response.statusCode).toBe(400);
+    expect(await response.body.json()).toMatchObject({ error: { code: 'InvalidRequest', target: 'api-version' } });
+    expect(gateway.emulator.upstreamRequests()).toEqual([]);
+  });
+
+  it.each(['constructor', 'toString', '__proto__'])('forwards a parameter named %s given once', async (name) => {
+    const response = await request(api(`${usagesPath}?api-version=2026-07-01&${name}=1`));
+    expect(response.statusCode).toBe(200);
+    await response.body.dump();
+    expect(gateway.emulator.upstreamRequests()[0]!.query).toEqual(expect.objectContaining({ [name]: '1' }));
+  });
+
+  it.each(['Code', 'CODE'])('keeps a key sent as ?%s= out of the upstream call and the orchestration', async (name) => {
+    const key = `function-key-${name}-7741`;
+    const body = JSON.stringify({ location: 'westus', properties: { osType: 'Linux', containers: [{ name: 'c', properties: { image: 'nginx', resources: { requests: { cpu: 1, memoryInGB: 1 } } } }] } });
+    const path = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/key-${name === 'Code' ? 'mixed' : 'upper'}?api-version=2025-09-01&${name}=${key}`;
+    const response = await request(api(path), { method: 'PUT', body, headers: { 'content-type': 'application/json' } });
+    expect([200, 201]).toContain(response.statusCode);
+    await response.body.dump();
+    const [upstream] = gateway.emulator.upstreamRequests({ method: 'PUT' });
+    expect(JSON.stringify(upstream)).not.toContain(key);
+    const id = response.headers['x-orchestration-id'] as string;
+    const document = await (await request(api(`orchestrations/${id}`))).body.text();
+    expect(document).not.toContain(key);
+  });
+
+  it('refuses a body that is not UTF-8 rather than forwarding a changed one', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"location":"west'), Buffer.from([0xc3, 0x28]), Buffer.from('us","properties":{}}')]);
+    const path = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/bytes?api-version=2025-09-01`;
+    const response = await request(api(path), { method: 'PUT', body: bytes, headers: { 'content-type': 'application/json' } });
+    expect(response.statusCode).toBe(400);
+    expect(await response.body.json()).toMatchObject({ error: { code: 'InvalidJson', message: expect.stringContaining('UTF-8') } });
+    expect(gateway.emulator.upstreamRequests()).toEqual([]);
+  });
+});
+
+describe('the logged caller', () => {
+  it('is not taken from a principal header without App Service Authentication', async () => {
+    const response = await request(api(`${usagesPath}?api-version=2026-07-01`), { headers: { 'x-ms-client-principal-name': 'ceo@contoso.com', 'x-ms-client-request-id': 'spoof-check-1' } });
+    await response.body.dump();
+    const line = gateway.logLines.find((logged) => logged.includes('spoof-check-1') && logged.includes('"event":"call"'));
+    expect(line).toBeDefined();
+    expect(line).not.toContain('ceo@contoso.com');
+  });
+});
