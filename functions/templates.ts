@@ -28,9 +28,7 @@ export const buildGatewayProperties = appHandler(appRoutes.buildGatewayPropertie
   if (!parsed.success) throw invalidRequest(ProblemList.ofIssues(parsed.error.issues, 'InvalidRequestBody'), 'The settings are not valid.');
   const built = buildCustomProperties(parsed.data, call.services.config.GATEWAY_PROPERTY_PREFIX);
   if (!built.ok) {
-    throw new GatewayError('InvalidRequest', built.errors.map((error) => error.message).join(' '), {
-      details: built.errors.map((error) => ({ code: error.code, message: error.message, target: error.path })),
-    });
+    throw invalidRequest(ProblemList.of(built.errors.map((error) => ({ code: error.code, message: error.message, target: error.path }))));
   }
   return jsonResponse(200, { customProperties: built.customProperties }, call.correlationId);
 });

@@ -54,6 +54,12 @@ export class ProblemList {
     this.total += Math.max(0, issues.length - room);
   }
 
+  static of(details: Iterable<ErrorDetail>): ProblemList {
+    const problems = new ProblemList();
+    problems.addAll(details);
+    return problems;
+  }
+
   static ofIssues(issues: readonly z.core.$ZodIssue[], code: string): ProblemList {
     const problems = new ProblemList();
     problems.addIssues(issues, code);
