@@ -22,13 +22,14 @@ export interface RecordedRequest {
 
 /**
  * A scripted answer for the next matching requests: a status with body, a connection reset, a
- * delay before the normal answer, or a malformed body.
+ * delay before the normal answer, a malformed body, or a body dripped out a few bytes at a time
+ * (`drip`: `delayMs` between chunks), as a stalling upstream sends it.
  */
 export interface ScriptedAnswer {
   method?: string;
   /** Regex source matched against the path. */
   pathPattern?: string;
-  kind: 'answer' | 'reset' | 'delay' | 'malformed';
+  kind: 'answer' | 'reset' | 'delay' | 'malformed' | 'drip';
   status?: number;
   headers?: Record<string, string>;
   body?: unknown;
@@ -119,6 +120,17 @@ function send(response: ServerResponse, reply: Reply): void {
   response.writeHead(reply.status, headers).end(text);
 }
 
+/** Headers at once, then the body 16 bytes at a time, until it is sent or the caller hangs up. */
+async function drip(response: ServerResponse, answer: ScriptedAnswer): Promise<void> {
+  const text = JSON.stringify(answer.body ?? { value: [] });
+  response.writeHead(answer.status ?? 200, { 'content-type': 'application/json', ...answer.headers });
+  for (let offset = 0; offset < text.length && !response.destroyed; offset += 16) {
+    response.write(text.slice(offset, offset + 16));
+    await new Promise((resolve) => setTimeout(resolve, answer.delayMs ?? 100));
+  }
+  if (!response.destroyed) response.end();
+}
+
 let idCounter = 0;
 function cryptoId(): string {
   idCounter += 1;
@@ -207,6 +219,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     }
     if (answer?.kind === 'answer') {
       send(response, { status: answer.status ?? 200, headers: answer.headers, body: answer.body });
+      return;
+    }
+    if (answer?.kind === 'drip') {
+      await drip(response, answer);
       return;
     }
 
