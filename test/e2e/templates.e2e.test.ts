@@ -19,7 +19,7 @@ async function post(path: string, body: unknown) {
 it('validates an API template and names each problem', async () => {
   const template = { resources: [{ type: 'Vendor.ApiManagement/service/apis', apiVersion: '2016-10-10', name: 'apim/echo', properties: { path: 'echo', protocols: ['Https'], serviceUrl: 'relative/path' } }] };
   const answer = await post('templates/apis/validate', template);
-  expect(answer).toEqual({ status: 200, json: { valid: false, checked: 1, errors: [expect.objectContaining({ path: 'resources[0].properties.serviceUrl', code: 'InvalidUrl' })] } });
+  expect(answer).toEqual({ status: 200, json: { valid: false, checked: 1, errorCount: 1, errors: [expect.objectContaining({ path: 'resources[0].properties.serviceUrl', code: 'InvalidUrl' })] } });
   expect((await post('templates/galleryImageVersions/validate', '{"name": ')).status).toBe(400);
   // The app's own routes leave the same call record as the documented operations.
   await new Promise((resolve) => setTimeout(resolve, 100));
