@@ -260,6 +260,7 @@ async function certificates(azurite: RunningAzurite): Promise<void> {
     upstream: new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 10_000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
     versionHeader: ['x-vendor-version', '2017-09-15'],
     renewBeforeMs: 14 * 24 * 3600_000,
+    maxBundleBytes: 1024 * 1024,
     concurrency: 4,
     now: Date.now,
     log: () => undefined,

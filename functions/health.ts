@@ -1,14 +1,13 @@
 /** `GET health` (the one anonymous route) and `GET openapi.json` (DESIGN.md section 1). */
 import { app } from '@azure/functions';
 import { appRoutes, registrationOf } from '../src/appRoutes';
-import { checkHealth } from '../src/health';
 import { appHandler } from '../src/http/appHandler';
 import { jsonResponse } from '../src/http/responses';
 import { buildOpenApiDocument } from '../src/openapi/openApiDocument';
 import { appVersion } from '../src/version';
 
 export const getHealth = appHandler(appRoutes.health.route, async (call) => {
-  const report = await checkHealth(call.services, appVersion);
+  const report = await call.services.health.report();
   return jsonResponse(report.status === 'Healthy' ? 200 : 503, report, call.correlationId);
 });
 

@@ -8,9 +8,12 @@ import { appRoutes, registrationOf } from '../src/appRoutes';
 import { getConfig } from '../src/config';
 import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
-import { operationAnswer, statusDocument, statusDocumentResponse } from '../src/http/orchestrationAnswers';
+import { operationAnswer, orchestrationLinks, statusDocument, statusDocumentResponse } from '../src/http/orchestrationAnswers';
+import { rawQueryOf } from '../src/http/requestQuery';
+import { invalidRequest, ProblemList } from '../src/http/validationDetails';
 import { jsonResponse } from '../src/http/responses';
 import type { RuntimeStatus } from '../src/orchestration/orchestrationState';
+import type { SummaryQuery } from '../src/orchestration/orchestrationStore';
 import { getServices } from '../src/services';
 import { actorOf, bearerTokenOf } from '../src/upstream/tokenSource';
 
@@ -29,7 +32,7 @@ function orchestrationId(call: AppCall): string {
  */
 async function advanceWithCallersToken(call: AppCall, id: string): Promise<void> {
   const token = bearerTokenOf(call.request.headers.get('authorization') ?? undefined);
-  if (call.services.tokens.mode === 'passthrough' && token) await call.services.orchestrations.advance(id, token, actorOf(token));
+  if (call.services.tokens.mode === 'passthrough' && token) await call.services.orchestrations.advance(id, { token, actor: actorOf(token) });
 }
 
 async function readOrchestration(call: AppCall) {
@@ -44,19 +47,44 @@ export const getOrchestration = appHandler(appRoutes.orchestrationsGet.route, as
   statusDocumentResponse(await readOrchestration(call), call.appBase, call.correlationId, call.services.now()),
 );
 
-export const listOrchestrations = appHandler(appRoutes.orchestrationsList.route, async (call) => {
-  const filter = call.request.query.get('runtimeStatus');
+/** Most entries one list answer holds, and most stored documents read to find them. */
+const listBounds = { defaultTop: 100, maxTop: 1000, maxScanned: 5000 };
+const continuationHeader = 'x-ms-continuation-token';
+
+function listQueryOf(call: AppCall): SummaryQuery {
+  const problems = new ProblemList();
+  const query = rawQueryOf(call.request);
+  const filter = query.get('runtimeStatus');
   const statuses = filter?.split(',').map((status) => status.trim()).filter(Boolean);
-  const unknown = statuses?.filter((status) => !runtimeStatuses.some((known) => known.toLowerCase() === status.toLowerCase())) ?? [];
-  if (unknown.length > 0) {
-    throw new GatewayError('InvalidRequest', `runtimeStatus takes a comma-separated list of ${runtimeStatuses.join(', ')}.`, {
-      details: unknown.map((status) => ({ code: 'InvalidParameter', target: 'runtimeStatus', message: `Unknown runtimeStatus "${status}".` })),
-    });
+  for (const status of statuses ?? []) {
+    if (!runtimeStatuses.some((known) => known.toLowerCase() === status.toLowerCase())) {
+      problems.add({ code: 'InvalidParameter', target: 'runtimeStatus', message: `Unknown runtimeStatus "${status}"; it takes a comma-separated list of ${runtimeStatuses.join(', ')}.` });
+    }
   }
-  const wanted = statuses?.map((status) => runtimeStatuses.find((known) => known.toLowerCase() === status.toLowerCase())!);
-  const states = await call.services.orchestrations.list(wanted);
-  states.sort((a, b) => b.createdTime.localeCompare(a.createdTime));
-  return jsonResponse(200, { value: states.map((state) => statusDocument(state, call.appBase)) }, call.correlationId);
+  const topText = query.get('top');
+  const top = topText === null ? listBounds.defaultTop : /^[1-9][0-9]{0,4}$/.test(topText) ? Number(topText) : NaN;
+  if (!(top <= listBounds.maxTop)) problems.add({ code: 'InvalidParameter', target: 'top', message: `top must be a whole number from 1 to ${listBounds.maxTop}.` });
+  const continuationToken = call.request.headers.get(continuationHeader) ?? undefined;
+  if (continuationToken !== undefined && !/^[\x21-\x7e]{1,1024}$/.test(continuationToken)) {
+    problems.add({ code: 'InvalidParameter', target: continuationHeader, message: `${continuationHeader} must be the token a previous answer gave.` });
+  }
+  if (problems.total > 0) throw invalidRequest(problems);
+  return {
+    statuses: statuses?.map((status) => runtimeStatuses.find((known) => known.toLowerCase() === status.toLowerCase())!),
+    top,
+    maxScanned: listBounds.maxScanned,
+    continuationToken,
+  };
+}
+
+/**
+ * A page of orchestrations, from blob metadata alone: entries carry no input or output, so the
+ * answer stays small whatever is stored, and `x-ms-continuation-token` reads on.
+ */
+export const listOrchestrations = appHandler(appRoutes.orchestrationsList.route, async (call) => {
+  const page = await call.services.orchestrations.query(listQueryOf(call));
+  const value = page.summaries.map(({ nextPollAt: _nextPollAt, deadlineAt: _deadlineAt, ...summary }) => ({ ...summary, ...orchestrationLinks(call.appBase, summary.id) }));
+  return jsonResponse(200, { value }, call.correlationId, page.continuationToken ? { [continuationHeader]: page.continuationToken } : {});
 });
 
 export const terminateOrchestration = appHandler(appRoutes.orchestrationsTerminate.route, async (call) => {
@@ -79,16 +107,14 @@ app.timer('orchestrationPoller', {
   schedule: getConfig().ORCHESTRATION_POLL_SCHEDULE,
   handler: async (_timer, context) => {
     const services = getServices();
-    if (services.tokens.mode === 'passthrough') {
-      context.log('Orchestration poller: passthrough auth holds no token of its own; orchestrations advance when callers read them.');
-      return;
-    }
-    const token = await services.tokens.getToken({ upstream: 'management' });
+    // Passthrough mode holds no token: orchestrations advance when their callers read them, and
+    // the sweep still applies deadlines, interrupted starts and retention, which need none.
+    const token = services.tokens.mode === 'passthrough' ? undefined : await services.tokens.getToken({ upstream: 'management' });
     // Polls due within the lookahead are made in this run (see sweep). Waiting is billed
     // execution time, so it is a setting, and a margin keeps the run shorter than the period.
     const untilNextRunMs = new Cron(services.config.ORCHESTRATION_POLL_SCHEDULE, { paused: true }).msToNext() ?? 0;
     const lookaheadMs = Math.max(0, Math.min(untilNextRunMs - 300, services.config.LRO_POLL_LOOKAHEAD_SECONDS * 1000));
     const result = await services.orchestrations.sweep(token, lookaheadMs);
-    if (result.polled > 0 || result.purged > 0) context.log(JSON.stringify({ event: 'sweep', ...result }));
+    if (result.due > 0 || result.purged > 0) context.log(JSON.stringify({ event: 'sweep', ...result }));
   },
 });

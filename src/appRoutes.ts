@@ -40,6 +40,16 @@ const statusDocument = z.looseObject({
   terminatePostUri: z.string(),
   operationGetUri: z.string(),
 });
+const listEntry = z.object({
+  id: z.string(),
+  name: z.string(),
+  runtimeStatus: statusDocument.shape.runtimeStatus,
+  createdTime: z.string(),
+  lastUpdatedTime: z.string(),
+  statusQueryGetUri: z.string(),
+  terminatePostUri: z.string(),
+  operationGetUri: z.string(),
+});
 const refreshOutcome = z.looseObject({
   projectId: z.number().int(),
   environmentId: z.string(),
@@ -60,9 +70,14 @@ export const appRoutes = {
   },
   orchestrationsList: {
     name: 'orchestrations-list', method: 'GET', route: 'orchestrations', authLevel: 'function', tag: 'orchestrations',
-    summary: 'List orchestrations, optionally by runtimeStatus (comma-separated)',
-    query: z.object({ runtimeStatus: z.string().optional() }),
-    responses: { 200: { description: 'The orchestrations, newest first', schema: z.object({ value: z.array(statusDocument) }) } },
+    summary: 'A page of orchestrations (no input or output), optionally by runtimeStatus (comma-separated); x-ms-continuation-token reads on',
+    query: z.object({ runtimeStatus: z.string().optional(), top: z.string().regex(/^[1-9][0-9]*$/).optional().describe('Most entries answered: 1 to 1000, default 100') }),
+    responses: {
+      200: {
+        description: 'The orchestrations in id order; the x-ms-continuation-token header, when present, reads on (send it back as a request header)',
+        schema: z.object({ value: z.array(listEntry) }),
+      },
+    },
   },
   orchestrationsTerminate: {
     name: 'orchestrations-terminate', method: 'POST', route: 'orchestrations/{id}/terminate', authLevel: 'function', tag: 'orchestrations',

@@ -5,16 +5,53 @@
 import { Cron } from 'croner';
 import { z } from 'zod';
 
+/** Why `text` is not a plain absolute http(s) base URL, or undefined when it is one. */
+export function baseUrlProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'must be an absolute http or https URL';
+  }
+  if (!/^https?:$/.test(url.protocol)) return 'must be an absolute http or https URL';
+  // User info would be sent to no one and a query would swallow every path appended to it.
+  if (url.username || url.password) return 'must not hold user info (user:password@)';
+  if (url.search || text.includes('?')) return 'must not have a query';
+  if (url.hash || text.includes('#')) return 'must not have a fragment';
+  return undefined;
+}
+
 const absoluteHttpUrl = z
   .string()
-  .refine((value) => {
-    try {
-      return /^https?:$/.test(new URL(value).protocol);
-    } catch {
-      return false;
-    }
-  }, 'must be an absolute http or https URL')
+  .superRefine((value, ctx) => {
+    const problem = baseUrlProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
   .transform((value) => value.replace(/\/+$/, ''));
+
+/**
+ * Why a storage connection string cannot work, or undefined. Read as the storage SDK reads
+ * it (key=value pairs; an account key or a SAS; endpoints absolute URLs), so a wrong one stops
+ * start-up instead of failing every call. The message never repeats the value: it holds a key.
+ */
+export function storageConnectionProblem(text: string): string | undefined {
+  const parts = new Map<string, string>();
+  for (const pair of text.split(';').map((part) => part.trim()).filter(Boolean)) {
+    const equals = pair.indexOf('=');
+    if (equals <= 0) return 'must be a connection string of Name=value pairs separated by ";"';
+    parts.set(pair.slice(0, equals).toLowerCase(), pair.slice(equals + 1));
+  }
+  if (parts.get('usedevelopmentstorage')?.toLowerCase() === 'true') return undefined;
+  const endpoint = parts.get('blobendpoint');
+  if (endpoint !== undefined && baseUrlProblem(endpoint)) return 'has a BlobEndpoint that is not an absolute http or https URL without query';
+  if (parts.has('sharedaccesssignature')) return endpoint === undefined ? 'needs a BlobEndpoint with a SharedAccessSignature' : undefined;
+  if (!parts.get('accountname')) return 'needs AccountName (or UseDevelopmentStorage=true)';
+  const key = parts.get('accountkey') ?? '';
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(key)) return 'needs AccountKey, in base64, or a SharedAccessSignature';
+  const protocol = parts.get('defaultendpointsprotocol');
+  if (protocol !== undefined && !/^https?$/i.test(protocol)) return 'has a DefaultEndpointsProtocol other than http or https';
+  return undefined;
+}
 
 const jsonText = <T extends z.ZodType>(schema: T, example: string) =>
   z.string().transform((text, ctx) => {
@@ -45,9 +82,13 @@ const scopePrefix = z
   .regex(/^\/(subscriptions|providers)\/[^/]+(\/[^/]+)*$/i, 'must start with /subscriptions/ or /providers/ and have no empty segment');
 
 const certificateEnvironment = z.object({
-  projectId: z.number().int().nonnegative(),
+  // What the routes accept (src/spec/lifecycle.ts): an environment they would refuse could
+  // never be read or refreshed on demand.
+  projectId: z.number().int().nonnegative().max(2147483647),
   environmentId: z.guid(),
 });
+
+const maxDeadlineMinutes = 30 * 24 * 60;
 
 const settingsSchema = z.object({
   PORT: integerText(0, 65535).default(7071),
@@ -64,7 +105,15 @@ const settingsSchema = z.object({
   /** Set by the platform when App Service Authentication is on; only then are principal headers trusted. */
   WEBSITE_AUTH_ENABLED: z.stringbool().default(false),
   ALLOWED_SCOPES: jsonText(z.array(scopePrefix), '["/subscriptions/<id>"]').optional(),
-  AzureWebJobsStorage: z.string().min(1).default('UseDevelopmentStorage=true'),
+  AzureWebJobsStorage: z
+    .string()
+    .min(1)
+    .superRefine((value, ctx) => {
+      const problem = storageConnectionProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .default('UseDevelopmentStorage=true'),
+  STORAGE_TIMEOUT_MS: integerText(100, 120_000).default(10_000),
   CERT_ENVIRONMENTS: jsonText(z.array(certificateEnvironment), '[{"projectId":1,"environmentId":"<guid>"}]').default([]),
   CERT_REFRESH_SCHEDULE: ncrontab.default('0 0 */6 * * *'),
   ORCHESTRATION_POLL_SCHEDULE: ncrontab.default('*/10 * * * * *'),
@@ -78,12 +127,16 @@ const settingsSchema = z.object({
   LRO_MIN_POLL_SECONDS: integerText(1, 3600).default(1),
   LRO_MAX_POLL_SECONDS: integerText(1, 86_400).default(600),
   LRO_POLL_LOOKAHEAD_SECONDS: integerText(0, 60).default(2),
-  LRO_DEADLINE_MINUTES: jsonText(z.record(z.string(), z.number().positive()), '{"ApiManagementService_MigrateToStv2": 240}').default({}),
+  // At most 30 days: far beyond any documented operation, and always a time a date can hold.
+  LRO_DEADLINE_MINUTES: jsonText(z.record(z.string(), z.number().positive().max(maxDeadlineMinutes)), '{"ApiManagementService_MigrateToStv2": 240}').default({}),
   ORCHESTRATION_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(168),
   CERT_RENEW_BEFORE_DAYS: z.coerce.number().min(0).max(3650).default(14),
   CERT_KEEP_BUNDLES: integerText(1, 50).default(3),
   CERT_RATE_WINDOW_SECONDS: integerText(1, 86_400).default(60),
   CERT_CONCURRENCY: integerText(1, 64).default(4),
+  CERT_MAX_BUNDLE_BYTES: integerText(16 * 1024, 64 * 1024 * 1024).default(1024 * 1024),
+  HEALTH_PROBE_TIMEOUT_MS: integerText(100, 30_000).default(2000),
+  HEALTH_CACHE_SECONDS: integerText(0, 300).default(5),
   CERT_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-certificates'),
   CERT_SECRET_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-certificate-secrets'),
   LIFECYCLE_TENANT_ID: z.string().min(1).optional(),
@@ -125,6 +178,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(problems);
   }
   const settings = result.data;
+  if (settings.LRO_MIN_POLL_SECONDS > settings.LRO_MAX_POLL_SECONDS) {
+    throw new ConfigError([`LRO_MIN_POLL_SECONDS (${settings.LRO_MIN_POLL_SECONDS}) must not be above LRO_MAX_POLL_SECONDS (${settings.LRO_MAX_POLL_SECONDS})`]);
+  }
   if (settings.UPSTREAM_AUTH === 'static' && !settings.UPSTREAM_STATIC_TOKEN) {
     throw new ConfigError(['UPSTREAM_STATIC_TOKEN is required when UPSTREAM_AUTH is static']);
   }

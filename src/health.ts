@@ -1,10 +1,13 @@
 /**
  * Liveness with dependency checks: the app's version, and whether storage and each upstream
  * answer. An upstream "answers" when it returns any HTTP status; only silence counts as down.
+ *
+ * `health` is anonymous, so a probe must cost the app next to nothing whoever calls it how
+ * often: concurrent callers share one probe, a finished probe is kept for a few seconds
+ * (`HEALTH_CACHE_SECONDS`), and each check has a short budget (`HEALTH_PROBE_TIMEOUT_MS`)
+ * with no retry, on a connection pool of its own, so probes never queue ahead of real calls.
  */
-import { BlobServiceClient } from '@azure/storage-blob';
-import type { Services } from './services';
-import type { UpstreamName } from './upstream/tokenSource';
+export type DependencyName = 'storage' | 'management' | 'lifecycle';
 
 export interface DependencyStatus {
   ok: boolean;
@@ -15,7 +18,19 @@ export interface DependencyStatus {
 export interface HealthReport {
   status: 'Healthy' | 'Degraded';
   version: string;
-  dependencies: Record<'storage' | UpstreamName, DependencyStatus>;
+  checkedAt: string;
+  dependencies: Record<DependencyName, DependencyStatus>;
+}
+
+/** One check per dependency: resolves with a short detail, or throws when it does not answer. */
+export type HealthChecks = Record<DependencyName, () => Promise<string>>;
+
+export interface HealthMonitorOptions {
+  checks: HealthChecks;
+  version: string;
+  /** How long a finished report is answered again without probing. */
+  cacheMs: number;
+  now: () => number;
 }
 
 async function timed(check: () => Promise<string>, now: () => number): Promise<DependencyStatus> {
@@ -28,22 +43,33 @@ async function timed(check: () => Promise<string>, now: () => number): Promise<D
   }
 }
 
-export async function checkHealth(services: Services, version: string): Promise<HealthReport> {
-  const upstreamCheck = (name: UpstreamName) => async () => {
-    const client = services.upstreams[name];
-    // No token: this is a reachability probe, not a call.
-    const response = await client.send({ method: 'GET', url: `${client.baseUrl}/` });
-    return `HTTP ${response.status}`;
-  };
-  const [storage, management, lifecycle] = await Promise.all([
-    timed(async () => {
-      const blobService = BlobServiceClient.fromConnectionString(services.config.AzureWebJobsStorage);
-      await blobService.getProperties({ abortSignal: AbortSignal.timeout(5000) });
-      return 'reachable';
-    }, services.now),
-    timed(upstreamCheck('management'), services.now),
-    timed(upstreamCheck('lifecycle'), services.now),
-  ]);
-  const dependencies = { storage, management, lifecycle };
-  return { status: Object.values(dependencies).every((dependency) => dependency.ok) ? 'Healthy' : 'Degraded', version, dependencies };
+export class HealthMonitor {
+  #inFlight: Promise<HealthReport> | undefined;
+  #last: { report: HealthReport; at: number } | undefined;
+
+  constructor(private readonly options: HealthMonitorOptions) {}
+
+  /** The latest report: cached, shared with a probe already running, or probed now. */
+  report(): Promise<HealthReport> {
+    const { now, cacheMs } = this.options;
+    if (this.#last && now() - this.#last.at < cacheMs) return Promise.resolve(this.#last.report);
+    this.#inFlight ??= this.#probe().finally(() => {
+      this.#inFlight = undefined;
+    });
+    return this.#inFlight;
+  }
+
+  async #probe(): Promise<HealthReport> {
+    const { checks, now, version } = this.options;
+    const [storage, management, lifecycle] = await Promise.all([timed(checks.storage, now), timed(checks.management, now), timed(checks.lifecycle, now)]);
+    const dependencies = { storage, management, lifecycle };
+    const report: HealthReport = {
+      status: Object.values(dependencies).every((dependency) => dependency.ok) ? 'Healthy' : 'Degraded',
+      version,
+      checkedAt: new Date(now()).toISOString(),
+      dependencies,
+    };
+    this.#last = { report, at: now() };
+    return report;
+  }
 }

@@ -4,6 +4,7 @@
  */
 import { DefaultAzureCredential, UsernamePasswordCredential, type TokenCredential } from '@azure/identity';
 import { BlobServiceClient } from '@azure/storage-blob';
+import { Agent } from 'undici';
 import { CertificateRefresher } from './certificates/certificateRefresher';
 import { CertificateStore } from './certificates/certificateStore';
 import { DownloadGuard } from './certificates/downloadGuard';
@@ -11,6 +12,9 @@ import { DistributedRateLimiter } from './certificates/rateLimiter';
 import { getConfig, type Config } from './config';
 import { defaultOrchestrationSettings, OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
 import { OrchestrationStore } from './orchestration/orchestrationStore';
+import { HealthMonitor, type HealthChecks } from './health';
+import { StorageBudget } from './storage/storageBudget';
+import { appVersion } from './version';
 import { defaultRetryPolicy } from './upstream/retryStrategy';
 import { credentialTokenSource, passthroughTokenSource, staticTokenSource, type TokenSource, type UpstreamName } from './upstream/tokenSource';
 import { createUpstreamAgent, UpstreamClient } from './upstream/upstreamClient';
@@ -23,6 +27,7 @@ export interface Services {
   backgroundToken(upstream: UpstreamName): Promise<string | undefined>;
   orchestrations: OrchestrationEngine;
   certificates: { refresher: CertificateRefresher; store: CertificateStore; downloadGuard: DownloadGuard };
+  health: HealthMonitor;
   now: () => number;
 }
 
@@ -72,20 +77,46 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
   };
 }
 
+/**
+ * The checks behind `health`: no retry, a short budget, and a connection pool of their own
+ * (two sockets per origin), so however often the anonymous route is called, probes never take
+ * a socket or a retry budget from a real call.
+ */
+function healthChecks(config: Config, blobService: BlobServiceClient): HealthChecks {
+  const timeoutMs = config.HEALTH_PROBE_TIMEOUT_MS;
+  const probePool = new Agent({ connections: 2, keepAliveTimeout: 10_000 });
+  const upstreamCheck = (baseUrl: string) => {
+    const client = new UpstreamClient({ baseUrl, dispatcher: probePool, timeoutMs, retryPolicy: { ...defaultRetryPolicy, maxRetries: 0 }, maxResponseBytes: 64 * 1024 });
+    // No token: this is a reachability probe, not a call.
+    return async () => `HTTP ${(await client.send({ method: 'GET', url: `${baseUrl}/` })).status}`;
+  };
+  const storageBudget = new StorageBudget(timeoutMs, 'Storage');
+  return {
+    storage: async () => {
+      await storageBudget.call('answer', (abortSignal) => blobService.getProperties({ abortSignal }));
+      return 'reachable';
+    },
+    management: upstreamCheck(config.MANAGEMENT_BASE_URL),
+    lifecycle: upstreamCheck(config.LIFECYCLE_BASE_URL),
+  };
+}
+
 export function createServices(config: Config): Services {
   const dispatcher = createUpstreamAgent();
   const retryPolicy = { ...defaultRetryPolicy, maxRetries: config.UPSTREAM_MAX_RETRIES };
-  const client = (baseUrl: string, maxRetries: number) => new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy: { ...retryPolicy, maxRetries } });
+  const client = (baseUrl: string, maxRetries: number, maxResponseBytes?: number) =>
+    new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy: { ...retryPolicy, maxRetries }, maxResponseBytes });
   const upstreams = {
     management: client(config.MANAGEMENT_BASE_URL, config.UPSTREAM_MAX_RETRIES),
-    // One download per environment per minute: a repeated call could only earn a 429.
-    lifecycle: client(config.LIFECYCLE_BASE_URL, 0),
+    // One download per environment per minute: a repeated call could only earn a 429. Its answer
+    // carries one bundle in base64 (4/3 of the zip, which is at most about the bundle's size).
+    lifecycle: client(config.LIFECYCLE_BASE_URL, 0, 2 * config.CERT_MAX_BUNDLE_BYTES + 64 * 1024),
   };
   const blobService = BlobServiceClient.fromConnectionString(config.AzureWebJobsStorage);
   const tokens = createTokenSource(config);
   const certificateContainer = blobService.getContainerClient(config.CERT_CONTAINER);
-  const limiter = new DistributedRateLimiter(certificateContainer, config.CERT_RATE_WINDOW_SECONDS * 1000);
-  const certificateStore = new CertificateStore(certificateContainer, blobService.getContainerClient(config.CERT_SECRET_CONTAINER), config.CERT_KEEP_BUNDLES);
+  const limiter = new DistributedRateLimiter(certificateContainer, config.CERT_RATE_WINDOW_SECONDS * 1000, config.STORAGE_TIMEOUT_MS);
+  const certificateStore = new CertificateStore(certificateContainer, blobService.getContainerClient(config.CERT_SECRET_CONTAINER), config.CERT_KEEP_BUNDLES, config.STORAGE_TIMEOUT_MS);
   return {
     config,
     upstreams,
@@ -101,13 +132,14 @@ export function createServices(config: Config): Services {
         versionHeader: [config.LIFECYCLE_VERSION_HEADER, config.LIFECYCLE_API_VERSION],
         renewBeforeMs: config.CERT_RENEW_BEFORE_DAYS * 24 * 3600_000,
         concurrency: config.CERT_CONCURRENCY,
+        maxBundleBytes: config.CERT_MAX_BUNDLE_BYTES,
         now: Date.now,
         // eslint-disable-next-line no-console
         log: (line) => console.log(line),
       }),
     },
     orchestrations: new OrchestrationEngine({
-      store: new OrchestrationStore(blobService.getContainerClient(config.ORCHESTRATION_CONTAINER)),
+      store: new OrchestrationStore(blobService.getContainerClient(config.ORCHESTRATION_CONTAINER), config.STORAGE_TIMEOUT_MS),
       upstream: upstreams.management,
       settings: orchestrationSettingsOf(config),
       now: Date.now,
@@ -116,6 +148,7 @@ export function createServices(config: Config): Services {
       // eslint-disable-next-line no-console
       log: (line) => console.log(line),
     }),
+    health: new HealthMonitor({ checks: healthChecks(config, blobService), version: appVersion, cacheMs: config.HEALTH_CACHE_SECONDS * 1000, now: Date.now }),
     now: Date.now,
   };
 }

@@ -1,16 +1,29 @@
 /**
  * Checks a downloaded certificate bundle before it may be stored (DESIGN.md section 5):
- * strict base64, a readable zip, and in it at least one .pfx and one .cer. fflate reads the
- * zip: a small, maintained, dependency-free reader, rather than a parser of our own.
+ * strict base64, a readable zip, and in it at least one .pfx and one .cer, all within a size
+ * bound (`CERT_MAX_BUNDLE_BYTES`).
+ *
+ * yauzl reads the zip. A bundle is a few kilobytes, so anything big is hostile: a 1 MB zip can
+ * hold a 1 GiB `.pfx`. yauzl reads the central directory first, so entries are counted and
+ * their declared sizes checked before a byte is inflated; and it inflates as a stream that
+ * fails at the first byte past the declared size, so an entry that lies about its size costs
+ * no more than an honest one. (fflate, used before, inflates a whole entry at once: with a
+ * lying size it spent 4 s of CPU on a 1 MiB entry.)
  */
-import { unzipSync } from 'fflate';
+import { fromBufferPromise, type Entry, type ZipFile } from 'yauzl';
 
-export type BundleProblem = 'CorruptBase64' | 'NotAZip' | 'MissingPfx' | 'MissingCer' | 'EmptyBundle';
+export type BundleProblem = 'CorruptBase64' | 'NotAZip' | 'BundleTooLarge' | 'MissingPfx' | 'MissingCer' | 'EmptyBundle';
+
+export interface BundleFile {
+  name: string;
+  bytes: number;
+  content: Buffer;
+}
 
 export interface CheckedBundle {
   ok: true;
   zip: Buffer;
-  files: { name: string; bytes: number }[];
+  files: BundleFile[];
 }
 
 export interface RejectedBundle {
@@ -19,30 +32,68 @@ export interface RejectedBundle {
   message: string;
 }
 
+/** Entries a bundle may hold: a .pfx and a .cer, with room for a chain or a readme. */
+export const maxBundleEntries = 16;
+
 const base64Pattern = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Base64 decoding that refuses what Buffer.from would silently skip. */
-export function decodeStrictBase64(text: string): Buffer | undefined {
-  const compact = text.replace(/\s+/g, '');
+export function decodeStrictBase64(encoded: string): Buffer | undefined {
+  const compact = encoded.replace(/\s+/g, '');
   if (compact === '' || !base64Pattern.test(compact)) return undefined;
   return Buffer.from(compact, 'base64');
 }
 
-export function checkBundle(zipBase64: string | undefined | null): CheckedBundle | RejectedBundle {
-  if (!zipBase64) return { ok: false, problem: 'EmptyBundle', message: 'The answer holds no certificate zip.' };
-  const zip = decodeStrictBase64(zipBase64);
-  if (!zip) return { ok: false, problem: 'CorruptBase64', message: 'The certificate zip is not valid base64.' };
-  let entries: Record<string, Uint8Array>;
-  try {
-    entries = unzipSync(zip);
-  } catch {
-    return { ok: false, problem: 'NotAZip', message: 'The certificate bundle is not a readable zip.' };
+const rejected = (problem: BundleProblem, message: string): RejectedBundle => ({ ok: false, problem, message });
+
+class TooLarge extends Error {}
+
+/** The entries of the central directory, refused as soon as one passes a bound. */
+async function listEntries(zipfile: ZipFile, maxBytes: number): Promise<Entry[]> {
+  if (zipfile.entryCount > maxBundleEntries) throw new TooLarge(`The certificate zip holds ${zipfile.entryCount} entries; at most ${maxBundleEntries} are accepted.`);
+  const entries: Entry[] = [];
+  let declared = 0;
+  for await (const entry of zipfile.eachEntry()) {
+    declared += entry.uncompressedSize;
+    if (entry.compressedSize > maxBytes || declared > maxBytes) {
+      throw new TooLarge(`The certificate zip's entries declare more than ${maxBytes} bytes.`);
+    }
+    entries.push(entry);
   }
-  const files = Object.entries(entries)
-    .filter(([name]) => !name.endsWith('/'))
-    .map(([name, content]) => ({ name, bytes: content.byteLength }));
+  return entries;
+}
+
+async function readEntry(zipfile: ZipFile, entry: Entry): Promise<Buffer> {
+  const stream = await zipfile.openReadStreamPromise(entry);
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export async function checkBundle(zipBase64: string | undefined | null, maxBytes: number): Promise<CheckedBundle | RejectedBundle> {
+  if (!zipBase64) return rejected('EmptyBundle', 'The answer holds no certificate zip.');
+  const zip = decodeStrictBase64(zipBase64);
+  if (!zip) return rejected('CorruptBase64', 'The certificate zip is not valid base64.');
+  let files: BundleFile[];
+  let zipfile: ZipFile | undefined;
+  try {
+    zipfile = await fromBufferPromise(zip, { validateEntrySizes: true, strictFileNames: false });
+    const entries = (await listEntries(zipfile, maxBytes)).filter((entry) => !entry.fileName.endsWith('/'));
+    files = [];
+    for (const entry of entries) {
+      const content = await readEntry(zipfile, entry);
+      files.push({ name: entry.fileName, bytes: content.byteLength, content });
+    }
+  } catch (error) {
+    if (error instanceof TooLarge) return rejected('BundleTooLarge', error.message);
+    // yauzl's check of the declared size: an entry that inflates past what it declared.
+    if (/too many bytes/.test((error as Error).message)) return rejected('BundleTooLarge', 'An entry of the certificate zip inflates past the size it declares.');
+    return rejected('NotAZip', `The certificate bundle is not a readable zip (${(error as Error).message.slice(0, 200)}).`);
+  } finally {
+    zipfile?.close();
+  }
   const has = (extension: string) => files.some((file) => file.name.toLowerCase().endsWith(extension) && file.bytes > 0);
-  if (!has('.pfx')) return { ok: false, problem: 'MissingPfx', message: 'The certificate zip holds no .pfx file.' };
-  if (!has('.cer')) return { ok: false, problem: 'MissingCer', message: 'The certificate zip holds no .cer file.' };
+  if (!has('.pfx')) return rejected('MissingPfx', 'The certificate zip holds no .pfx file.');
+  if (!has('.cer')) return rejected('MissingCer', 'The certificate zip holds no .cer file.');
   return { ok: true, zip, files };
 }

@@ -34,6 +34,8 @@ export interface RefresherDependencies {
   /** Renew when the stored certificate expires sooner than this. */
   renewBeforeMs: number;
   concurrency: number;
+  /** Most bytes a bundle's entries may hold, inflated (`CERT_MAX_BUNDLE_BYTES`). */
+  maxBundleBytes: number;
   now: () => number;
   log: (line: string) => void;
 }
@@ -102,7 +104,7 @@ export class CertificateRefresher {
     });
     if (response.status === 429) {
       const retryAt = this.deps.now() + (parseRetryAfterMs((name) => response.headers[name], this.deps.now()) ?? 60_000);
-      await this.deps.limiter.deferUntil(key, retryAt);
+      await this.deps.limiter.deferUntil(key, retryAt, this.deps.now());
       return { ...environment, outcome: 'rate-limited', retryAt: new Date(retryAt).toISOString() };
     }
     if (response.status !== 200) {
@@ -121,12 +123,14 @@ export class CertificateRefresher {
     if (!answer.IsSuccess) return failed(environment, 'DownloadFailed', answer.ErrorMessage ?? 'The lifecycle service reported a failure without a message.');
 
     const data = answer.Data ?? {};
-    const bundle = checkBundle(data.CertificateZipEncoded);
+    const bundle = await checkBundle(data.CertificateZipEncoded, this.deps.maxBundleBytes);
     if (!bundle.ok) return failed(environment, bundle.problem, bundle.message);
     const thumbprint = data.CertificateThumbprint?.trim();
     const expiresAt = Date.parse(data.ExpirationISODateTimeUTC ?? data.ExpirationDateTimeUTC ?? '');
     if (!thumbprint || !/^[A-Za-z0-9]{1,128}$/.test(thumbprint)) return failed(environment, 'UpstreamBadResponse', 'The answer has no usable certificate thumbprint.');
     if (Number.isNaN(expiresAt)) return failed(environment, 'UpstreamBadResponse', 'The answer has no readable expiry date.');
+    // A bundle already expired never replaces the current one, however valid that one is.
+    if (expiresAt <= this.deps.now()) return failed(environment, 'CertificateExpired', `The certificate offered expired at ${new Date(expiresAt).toISOString()}.`);
     if (!data.CertificateSecretEncoded) return failed(environment, 'UpstreamBadResponse', 'The answer holds no certificate secret.');
 
     const metadata = {
@@ -134,7 +138,7 @@ export class CertificateRefresher {
       thumbprint,
       expiresAt: new Date(expiresAt).toISOString(),
       filename: safeFilename(data.Filename, thumbprint),
-      files: bundle.files,
+      files: bundle.files.map(({ name, bytes }) => ({ name, bytes })),
       fetchedAt: new Date(this.deps.now()).toISOString(),
       fetchedBy: options.trigger,
       operationActivityId: answer.OperationActivityId,

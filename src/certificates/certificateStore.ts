@@ -6,7 +6,8 @@
  */
 import type { ContainerClient } from '@azure/storage-blob';
 import { GatewayError } from '../errors';
-import { downloadText, isConditionFailure } from '../storage/blobText';
+import { downloadText } from '../storage/blobText';
+import { StorageBudget } from '../storage/storageBudget';
 
 export interface CertificateMetadata {
   projectId: number;
@@ -39,19 +40,25 @@ export interface EnvironmentRecord {
 
 export class CertificateStore {
   #ready: Promise<unknown> | undefined;
+  readonly #budget: StorageBudget;
 
   constructor(
     private readonly bundles: ContainerClient,
     private readonly secrets: ContainerClient,
     private readonly keepBundles: number,
-  ) {}
+    storageTimeoutMs = 10_000,
+  ) {
+    this.#budget = new StorageBudget(storageTimeoutMs, 'Certificate storage');
+  }
 
   async #ensureReady(): Promise<void> {
     // Containers are created private: no public access level is given.
-    this.#ready ??= Promise.all([this.bundles.createIfNotExists(), this.secrets.createIfNotExists()]).catch((error: unknown) => {
-      this.#ready = undefined;
-      throw new GatewayError('StorageUnavailable', 'Certificate storage could not be prepared.', { cause: error });
-    });
+    this.#ready ??= this.#budget
+      .call('create its containers', (abortSignal) => Promise.all([this.bundles.createIfNotExists({ abortSignal }), this.secrets.createIfNotExists({ abortSignal })]))
+      .catch((error: unknown) => {
+        this.#ready = undefined;
+        throw error;
+      });
     await this.#ready;
   }
 
@@ -60,17 +67,16 @@ export class CertificateStore {
   }
 
   async #readJson<T>(name: string): Promise<{ value: T; etag?: string } | undefined> {
-    try {
-      const blob = await downloadText(this.bundles.getBlockBlobClient(name));
-      return blob && { value: JSON.parse(blob.text) as T, etag: blob.etag };
-    } catch (error) {
-      throw new GatewayError('StorageUnavailable', 'Certificate storage could not be read.', { cause: error });
-    }
+    const blob = await this.#budget.call('read a record', (abortSignal) => downloadText(this.bundles.getBlockBlobClient(name), abortSignal));
+    return blob && { value: JSON.parse(blob.text) as T, etag: blob.etag };
   }
 
-  async #writeJson(name: string, value: unknown, conditions?: { ifMatch?: string; ifNoneMatch?: string }): Promise<void> {
+  /** Writes a JSON record; false when its condition failed. */
+  #writeJson(name: string, value: unknown, conditions?: { ifMatch?: string; ifNoneMatch?: string }): Promise<boolean> {
     const text = JSON.stringify(value, null, 2);
-    await this.bundles.getBlockBlobClient(name).upload(text, Buffer.byteLength(text), { conditions, blobHTTPHeaders: { blobContentType: 'application/json' } });
+    return this.#budget.conditional('write a record', (abortSignal) =>
+      this.bundles.getBlockBlobClient(name).upload(text, Buffer.byteLength(text), { conditions, abortSignal, blobHTTPHeaders: { blobContentType: 'application/json' } }),
+    );
   }
 
   async read(projectId: number, environmentId: string): Promise<EnvironmentRecord> {
@@ -84,9 +90,15 @@ export class CertificateStore {
     return { current: current?.value, lastAttempt: lastAttempt?.value, kept };
   }
 
+  /** Names of the blobs under `prefix`, each listing page within the budget. */
+  async *#blobsUnder(container: ContainerClient, prefix: string) {
+    const pages = this.#budget.pages('list bundles', (abortSignal) => container.listBlobsFlat({ prefix, abortSignal }).byPage({ maxPageSize: 1000 }));
+    for await (const page of pages) yield* page.segment.blobItems;
+  }
+
   async #keptThumbprints(folder: string): Promise<string[]> {
     const found: { thumbprint: string; at: number }[] = [];
-    for await (const blob of this.bundles.listBlobsFlat({ prefix: `${folder}/` })) {
+    for await (const blob of this.#blobsUnder(this.bundles, `${folder}/`)) {
       const match = new RegExp(`^${folder}/([^/]+)/metadata\\.json$`).exec(blob.name);
       if (match) found.push({ thumbprint: match[1]!, at: blob.properties.createdOn?.getTime() ?? 0 });
     }
@@ -102,16 +114,14 @@ export class CertificateStore {
     const folder = this.#folder(metadata.projectId, metadata.environmentId);
     const bundleFolder = `${folder}/${metadata.thumbprint}`;
     const previous = await this.#readJson<CertificateMetadata>(`${folder}/current.json`);
-    try {
-      await this.bundles.getBlockBlobClient(`${bundleFolder}/${metadata.filename}`).uploadData(zip, { blobHTTPHeaders: { blobContentType: 'application/zip' } });
-      await this.secrets.getBlockBlobClient(`${bundleFolder}/secret`).upload(secret, Buffer.byteLength(secret));
-      await this.#writeJson(`${bundleFolder}/metadata.json`, metadata);
-      await this.#writeJson(`${folder}/current.json`, metadata, previous?.etag ? { ifMatch: previous.etag } : { ifNoneMatch: '*' });
-    } catch (error) {
-      if (isConditionFailure(error)) {
-        throw new GatewayError('Conflict', 'Another instance made a certificate current at the same moment; the newer one stays.', { cause: error });
-      }
-      throw new GatewayError('StorageUnavailable', 'The certificate bundle could not be written; the current certificate is unchanged.', { cause: error });
+    const unchanged = ' (the current certificate is unchanged)';
+    await this.#budget.call(`write the bundle${unchanged}`, (abortSignal) =>
+      this.bundles.getBlockBlobClient(`${bundleFolder}/${metadata.filename}`).uploadData(zip, { abortSignal, blobHTTPHeaders: { blobContentType: 'application/zip' } }),
+    );
+    await this.#budget.call(`write the secret${unchanged}`, (abortSignal) => this.secrets.getBlockBlobClient(`${bundleFolder}/secret`).upload(secret, Buffer.byteLength(secret), { abortSignal }));
+    await this.#writeJson(`${bundleFolder}/metadata.json`, metadata);
+    if (!(await this.#writeJson(`${folder}/current.json`, metadata, previous?.etag ? { ifMatch: previous.etag } : { ifNoneMatch: '*' }))) {
+      throw new GatewayError('Conflict', 'Another instance made a certificate current at the same moment; the newer one stays.');
     }
     await this.#pruneOldBundles(folder, metadata.thumbprint);
   }
@@ -121,13 +131,16 @@ export class CertificateStore {
     const kept = await this.#keptThumbprints(folder);
     const surplus = kept.filter((thumbprint) => thumbprint !== currentThumbprint).slice(Math.max(0, this.keepBundles - 1));
     for (const thumbprint of surplus) {
-      for await (const blob of this.bundles.listBlobsFlat({ prefix: `${folder}/${thumbprint}/` })) await this.bundles.deleteBlob(blob.name);
-      await this.secrets.deleteBlob(`${folder}/${thumbprint}/secret`).catch(() => undefined);
+      for await (const blob of this.#blobsUnder(this.bundles, `${folder}/${thumbprint}/`)) {
+        await this.#budget.call('remove an old bundle', (abortSignal) => this.bundles.deleteBlob(blob.name, { abortSignal }));
+      }
+      await this.#budget.call('remove an old secret', (abortSignal) => this.secrets.deleteBlob(`${folder}/${thumbprint}/secret`, { abortSignal })).catch(() => undefined);
     }
   }
 
   async recordAttempt(projectId: number, environmentId: string, attempt: AttemptRecord): Promise<void> {
     await this.#ensureReady();
+    // The record of an attempt is best effort: failing to write it must not hide the attempt's outcome.
     await this.#writeJson(`${this.#folder(projectId, environmentId)}/last-attempt.json`, attempt).catch(() => undefined);
   }
 }

@@ -34,6 +34,6 @@ export class DownloadGuard {
   async observe(params: Record<string, string>, response: UpstreamResponse): Promise<void> {
     if (response.status !== 429) return;
     const waitMs = parseRetryAfterMs((name) => response.headers[name], this.now()) ?? 60_000;
-    await this.limiter.deferUntil(this.#key(params), this.now() + waitMs);
+    await this.limiter.deferUntil(this.#key(params), this.now() + waitMs, this.now());
   }
 }

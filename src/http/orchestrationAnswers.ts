@@ -92,7 +92,8 @@ export function operationAnswer(state: OrchestrationState, appBase: string, corr
   if (['Pending', 'Running'].includes(state.runtimeStatus)) {
     return { status: 202, headers: { [correlationHeader]: correlationId, ...monitorHeaders(state, appBase, now) } };
   }
-  if (state.output) {
+  // Terminated stays terminated, whatever a poll that raced the terminate may have read.
+  if (state.output && state.runtimeStatus !== 'Terminated') {
     return {
       status: state.output.status,
       headers: { [correlationHeader]: correlationId, [orchestrationIdHeader]: state.id, ...(state.output.body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }) },

@@ -55,6 +55,25 @@ export function pollUrlOf(mode: PollingMode, answer: UpstreamAnswer, resourceUrl
   return resourceUrl;
 }
 
+/**
+ * A first answer the operation cannot be followed from: accepted (202) with neither
+ * `Azure-AsyncOperation` nor `Location`, on a method whose result is not the resource itself.
+ * The upstream broke the protocol; the operation must not be reported as done.
+ */
+export function isUnfollowableAccept(method: string, answer: UpstreamAnswer): boolean {
+  return answer.status === 202 && pollingModeOf(method, answer) === undefined;
+}
+
+/**
+ * The URL a running poll answer moves the operation to, if it names one: the newest URL of the
+ * mode being followed wins, as core-lro reads it from every poll answer (`getOperationLocation`).
+ */
+export function movedPollUrlOf(mode: PollingMode, answer: UpstreamAnswer): string | undefined {
+  if (mode === 'azure-async-operation') return answer.headers['azure-asyncoperation'] || undefined;
+  if (mode === 'location') return answer.headers.location || undefined;
+  return undefined;
+}
+
 /** What one status read says. */
 export type PollReading =
   | { kind: 'running'; state: string }
@@ -63,16 +82,31 @@ export type PollReading =
   /** The read itself failed (throttled, unavailable): try again later; the operation goes on. */
   | { kind: 'read-failed'; status: number };
 
-const transientStatuses = new Set([408, 429, 500, 502, 503, 504]);
+/**
+ * Statuses of a read that failed, not of the operation: throttling and 5xx, and a refusal of
+ * the reader's token (401/403), which in passthrough mode is the reader's, not the starter's.
+ */
+const failedReadStatuses = new Set([401, 403, 408, 429, 500, 502, 503, 504]);
+
+/** The long-running protocol has no redirects: a 3xx on a status read is the upstream's error. */
+function redirectFailure(status: number): PollReading {
+  return {
+    kind: 'failed',
+    state: 'Failed',
+    status: 502,
+    error: { error: { code: 'UpstreamBadResponse', message: `A status read of the operation answered ${status}; the long-running protocol has no redirects.` } },
+  };
+}
 
 /**
  * Reads one poll answer. `Azure-AsyncOperation` carries the status in its body and answers 200
- * while readable, so any other status is a failed read. `Location` answers 202 while running,
+ * while readable, so any other status is a failed read (a 3xx is the upstream's error). `Location` answers 202 while running,
  * then the final answer; a 4xx there is the operation's error, a transient status is a failed
  * read. A resource read gives `provisioningState`.
  */
 export function readPoll(mode: PollingMode, method: string, answer: UpstreamAnswer): PollReading {
-  if (transientStatuses.has(answer.status)) return { kind: 'read-failed', status: answer.status };
+  if (failedReadStatuses.has(answer.status)) return { kind: 'read-failed', status: answer.status };
+  if (answer.status >= 300 && answer.status < 400) return redirectFailure(answer.status);
   if (mode === 'azure-async-operation') {
     if (answer.status !== 200) return { kind: 'read-failed', status: answer.status };
     const body = answer.body as { status?: unknown; error?: unknown } | null;

@@ -9,9 +9,9 @@ import { GatewayError } from '../errors';
 import { redactSecrets } from '../http/redaction';
 import { isTrustedUrl } from '../upstream/urlGuard';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
-import { pollingModeOf, pollIntervalMs, pollUrlOf, readPoll, type PollIntervalPolicy, type PollReading, type UpstreamAnswer } from './lroRules';
+import { isUnfollowableAccept, movedPollUrlOf, pollingModeOf, pollIntervalMs, pollUrlOf, readPoll, type PollingMode, type PollIntervalPolicy, type PollReading, type UpstreamAnswer } from './lroRules';
 import { isActive, type OrchestrationState, type RuntimeStatus } from './orchestrationState';
-import type { OrchestrationStore, StoredState } from './orchestrationStore';
+import type { OrchestrationStore, OrchestrationSummary, StoredState, SummaryPage, SummaryQuery } from './orchestrationStore';
 
 export interface OrchestrationSettings {
   pollInterval: PollIntervalPolicy;
@@ -62,6 +62,15 @@ export interface StartRequest {
    * Only the same caller's repeat is a duplicate, or another caller would be handed an
    * operation the upstream never authorised them for.
    */
+  actor?: string;
+}
+
+/**
+ * Who reads the upstream for a poll: the token to send, and in passthrough mode who it acts
+ * for (see `actorOf`), since only the starter's own reads may drive its operation.
+ */
+export interface PollReader {
+  token: string;
   actor?: string;
 }
 
@@ -155,11 +164,16 @@ export class OrchestrationEngine {
       response = await send();
     } catch (error) {
       const failure = error instanceof GatewayError ? { code: error.code, message: error.message } : { code: 'InternalError', message: 'The start failed.' };
-      await this.#settle(state.id, this.#unlessTerminated((current) => ({ ...current, runtimeStatus: 'Failed', failure })));
+      await this.#settle(state.id, this.#unlessFinished((current) => ({ ...current, runtimeStatus: 'Failed', failure })));
       throw error;
     }
 
     const answer = answerOf(response);
+    if (isUnfollowableAccept(request.method, answer)) {
+      const failure = { code: 'UpstreamBadResponse', message: 'The upstream accepted the operation (202) without a Location or Azure-AsyncOperation to follow it; its outcome cannot be known.' } as const;
+      await this.#settle(state.id, this.#unlessFinished((current) => ({ ...current, runtimeStatus: 'Failed', initial: { status: response.status, body: redactSecrets(answer.body) }, failure })));
+      throw new GatewayError(failure.code, failure.message, { headers: { 'x-orchestration-id': state.id } });
+    }
     let mode = pollingModeOf(request.method, answer);
     let pollUrl = mode && pollUrlOf(mode, answer, request.resourceUrl);
     if (mode && pollUrl && !isTrustedUrl(pollUrl, this.#deps.upstream.baseUrl) && request.method.toUpperCase() === 'PUT') {
@@ -171,7 +185,7 @@ export class OrchestrationEngine {
     if (!mode || !pollUrl) {
       state = await this.#settle(
         state.id,
-        this.#unlessTerminated((current) => ({
+        this.#unlessFinished((current) => ({
           ...current,
           runtimeStatus: response.status < 400 ? 'Completed' : 'Failed',
           initial,
@@ -184,7 +198,7 @@ export class OrchestrationEngine {
     if (!isTrustedUrl(pollUrl, this.#deps.upstream.baseUrl)) {
       state = await this.#settle(
         state.id,
-        this.#unlessTerminated((current) => ({
+        this.#unlessFinished((current) => ({
           ...current,
           runtimeStatus: 'Failed',
           initial,
@@ -197,7 +211,7 @@ export class OrchestrationEngine {
     const deadline = this.#deps.settings.deadlineMs[request.name] ?? this.#deps.settings.defaultDeadlineMs;
     state = await this.#update(
       state.id,
-      this.#unlessTerminated((current) => ({
+      this.#unlessFinished((current) => ({
         ...current,
         runtimeStatus: 'Running',
         initial,
@@ -244,9 +258,12 @@ export class OrchestrationEngine {
     throw new GatewayError('Conflict', `Orchestration ${id} kept changing; try again.`);
   }
 
-  /** A change that leaves an orchestration a caller terminated meanwhile as it is. */
-  #unlessTerminated(change: (state: OrchestrationState) => OrchestrationState): (state: OrchestrationState) => OrchestrationState {
-    return (state) => (state.runtimeStatus === 'Terminated' ? state : change(state));
+  /**
+   * A change that leaves an orchestration that ended meanwhile (a caller terminated it, another
+   * instance settled it) as it is: an end is final, and a late poll never writes over it.
+   */
+  #unlessFinished(change: (state: OrchestrationState) => OrchestrationState): (state: OrchestrationState) => OrchestrationState {
+    return (state) => (isActive(state) ? change(state) : state);
   }
 
   /** Ends an orchestration and frees its request key. */
@@ -264,10 +281,14 @@ export class OrchestrationEngine {
     return (await this.#deps.store.read(id))?.state;
   }
 
-  async list(statuses?: readonly RuntimeStatus[]): Promise<OrchestrationState[]> {
-    const summaries = (await this.#deps.store.list()).filter((summary) => !statuses || statuses.includes(summary.runtimeStatus));
-    const states = await Promise.all(summaries.map((summary) => this.get(summary.id)));
-    return states.filter((state): state is OrchestrationState => state !== undefined);
+  /** Summaries only (from blob metadata): a listing never downloads documents. */
+  async list(statuses?: readonly RuntimeStatus[]): Promise<OrchestrationSummary[]> {
+    return (await this.#deps.store.list()).filter((summary) => !statuses || statuses.includes(summary.runtimeStatus));
+  }
+
+  /** One bounded page of summaries (see OrchestrationStore.query). */
+  query(query: SummaryQuery): Promise<SummaryPage> {
+    return this.#deps.store.query(query);
   }
 
   async terminate(id: string, reason: string): Promise<OrchestrationState> {
@@ -280,28 +301,31 @@ export class OrchestrationEngine {
   }
 
   /**
-   * One poll of one orchestration if it is due: claim it with a conditional write, read the
-   * upstream once, record what was read. Returns false when there was nothing to do here.
+   * One step of one orchestration if one is due: a start that never got its answer, or a
+   * deadline that passed, ends it (no upstream call, so no token is needed); otherwise, with a
+   * reader, a due poll is claimed with a conditional write, the upstream read once, and what
+   * was read recorded. Returns false when there was nothing to do here.
    */
-  async advance(id: string, token: string, actor?: string): Promise<boolean> {
+  async advance(id: string, reader?: PollReader): Promise<boolean> {
     const stored = await this.#deps.store.read(id);
     if (!stored || !isActive(stored.state)) return false;
-    // Another caller's token is not used for this caller's operation (passthrough mode).
-    if (stored.state.actor !== undefined && stored.state.actor !== actor) return false;
     const now = this.#deps.now();
     const { state } = stored;
     if (state.runtimeStatus === 'Pending') return this.#failStalePending(stored, now);
     const poll = state.poll;
-    if (!poll || poll.nextPollAt > now || (poll.claimedUntil ?? 0) > now) return false;
-
+    if (!poll) return false;
     if (now >= poll.deadlineAt) {
-      await this.#settle(id, (current) => ({
+      await this.#settle(id, this.#unlessFinished((current) => ({
         ...current,
         runtimeStatus: 'Failed',
         failure: { code: 'DeadlineExceeded', message: `The operation did not end within its deadline of ${Math.round((poll.deadlineAt - Date.parse(current.createdTime)) / 60_000)} minutes.` },
-      }));
+      })));
       return true;
     }
+    if (!reader || poll.nextPollAt > now || (poll.claimedUntil ?? 0) > now) return false;
+    // Another caller's token is not used for this caller's operation (passthrough mode).
+    if (state.actor !== undefined && state.actor !== reader.actor) return false;
+    const token = reader.token;
     const claimed: OrchestrationState = { ...state, poll: { ...poll, claimedUntil: now + this.#deps.settings.claimMs }, lastUpdatedTime: this.#iso(now) };
     if (!(await this.#deps.store.replace(claimed, stored.etag))) return false;
 
@@ -312,11 +336,11 @@ export class OrchestrationEngine {
 
   async #failStalePending(stored: StoredState, now: number): Promise<boolean> {
     if (now - Date.parse(stored.state.lastUpdatedTime) < this.#deps.settings.pendingTimeoutMs) return false;
-    await this.#settle(stored.state.id, (current) => ({
+    await this.#settle(stored.state.id, this.#unlessFinished((current) => ({
       ...current,
       runtimeStatus: 'Failed',
       failure: { code: 'StartInterrupted', message: 'The instance that started this operation stopped before the upstream answered; whether the upstream received it is unknown.' },
-    }));
+    })));
     return true;
   }
 
@@ -346,22 +370,23 @@ export class OrchestrationEngine {
         if (final.kind !== 'succeeded' || !final.answer) return this.#record(id, { kind: 'read-failed', status: final.answer?.status ?? 0 }, token);
         output = { status: 200, body: redactSecrets(final.answer.body) };
       }
-      await this.#settle(id, (state) => ({ ...state, runtimeStatus: isActive(state) ? 'Completed' : state.runtimeStatus, output, customStatus: { upstreamState: reading.state, lastReadStatus: reading.answer?.status, lastPolledTime } }));
+      await this.#settle(id, this.#unlessFinished((state) => ({ ...state, runtimeStatus: 'Completed', output, customStatus: { upstreamState: reading.state, lastReadStatus: reading.answer?.status, lastPolledTime } })));
       return;
     }
     if (reading.kind === 'failed') {
       const status = reading.status >= 400 ? reading.status : 400;
-      await this.#settle(id, (state) => ({
+      await this.#settle(id, this.#unlessFinished((state) => ({
         ...state,
-        runtimeStatus: isActive(state) ? 'Failed' : state.runtimeStatus,
+        runtimeStatus: 'Failed',
         output: { status, body: redactSecrets(reading.error) },
         customStatus: { upstreamState: reading.state, lastReadStatus: reading.status, lastPolledTime },
-      }));
+      })));
       return;
     }
     const failedRead = reading.kind === 'read-failed';
     await this.#update(id, (state) => {
       if (!isActive(state) || !state.poll) return state;
+      const movedTo = reading.kind === 'running' && reading.answer ? this.#movedPollUrl(state.poll.mode, reading.answer) : undefined;
       const failedReads = failedRead ? state.poll.failedReads + 1 : 0;
       // A failed read waits as asked, or backs off: 2, 4, 8 … times the floor, capped.
       const backoff = failedRead ? Math.min(pollInterval.ceilingMs, pollInterval.floorMs * 2 ** failedReads) : 0;
@@ -374,46 +399,59 @@ export class OrchestrationEngine {
           lastPolledTime,
           ...(failedRead ? { message: `The status read failed (${reading.status || 'no answer'}); retrying.` } : {}),
         },
-        poll: { ...state.poll, nextPollAt: now + wait, claimedUntil: undefined, pollCount: state.poll.pollCount + 1, failedReads },
+        poll: { ...state.poll, url: movedTo ?? state.poll.url, nextPollAt: now + wait, claimedUntil: undefined, pollCount: state.poll.pollCount + 1, failedReads },
       };
     });
+  }
+
+  /**
+   * The newest poll URL a running answer names, if it is on our own upstream: a URL on another
+   * origin is never read, so the one the app had is kept.
+   */
+  #movedPollUrl(mode: PollingMode, answer: UpstreamAnswer): string | undefined {
+    const moved = movedPollUrlOf(mode, answer);
+    return moved && isTrustedUrl(moved, this.#deps.upstream.baseUrl) ? moved : undefined;
   }
 
   /**
    * Advances every due orchestration, a few at a time, and purges finished ones past their
    * retention. Polls that fall due within `lookaheadMs` (the time until the timer's next run)
    * are waited for and made in this run, so the timer's period does not add to the upstream's
-   * interval; none is made before its time. Returns what it did, for the timer's log line.
+   * interval; none is made before its time. Without a token (passthrough mode: only callers
+   * hold one) no poll is made, but deadlines, interrupted starts and retention still apply, as
+   * they need no upstream call. Returns what it did, for the timer's log line.
    */
-  async sweep(token: string, lookaheadMs = 0): Promise<{ polled: number; purged: number }> {
+  async sweep(token: string | undefined, lookaheadMs = 0): Promise<{ due: number; polled: number; purged: number }> {
     const now = this.#deps.now();
+    const { pendingTimeoutMs, retentionMs, concurrency } = this.#deps.settings;
     const summaries = await this.#deps.store.list();
+    const pollDue = (summary: OrchestrationSummary) => token !== undefined && (summary.nextPollAt ?? 0) <= now + lookaheadMs;
+    const pastDeadline = (summary: OrchestrationSummary) => summary.deadlineAt !== undefined && summary.deadlineAt <= now;
     const due = summaries
       .filter(
         (summary) =>
-          (summary.runtimeStatus === 'Running' && (summary.nextPollAt ?? 0) <= now + lookaheadMs) ||
-          (summary.runtimeStatus === 'Pending' && now - Date.parse(summary.lastUpdatedTime) >= this.#deps.settings.pendingTimeoutMs),
+          (summary.runtimeStatus === 'Running' && (pollDue(summary) || pastDeadline(summary))) ||
+          (summary.runtimeStatus === 'Pending' && now - Date.parse(summary.lastUpdatedTime) >= pendingTimeoutMs),
       )
       .sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0));
     let polled = 0;
     const queue = [...due];
+    const reader = token === undefined ? undefined : { token };
     const worker = async () => {
       for (let next = queue.shift(); next; next = queue.shift()) {
-        const waitMs = (next.nextPollAt ?? 0) - this.#deps.now();
+        const waitMs = pastDeadline(next) ? 0 : (next.nextPollAt ?? 0) - this.#deps.now();
         if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
         try {
-          if (await this.advance(next.id, token)) polled += 1;
+          if (await this.advance(next.id, reader)) polled += 1;
         } catch (error) {
           this.#log({ id: next.id, step: 'poll-error', code: (error as GatewayError).code ?? 'InternalError' });
         }
       }
     };
-    await Promise.all(Array.from({ length: this.#deps.settings.concurrency }, worker));
+    await Promise.all(Array.from({ length: concurrency }, worker));
 
-    const expired = summaries.filter(
-      (summary) => !['Pending', 'Running'].includes(summary.runtimeStatus) && now - Date.parse(summary.lastUpdatedTime) > this.#deps.settings.retentionMs,
-    );
+    const expired = summaries.filter((summary) => !['Pending', 'Running'].includes(summary.runtimeStatus) && now - Date.parse(summary.lastUpdatedTime) > retentionMs);
     for (const summary of expired) await this.#deps.store.delete(summary.id);
-    return { polled, purged: expired.length };
+    return { due: due.length, polled, purged: expired.length };
   }
 }

@@ -14,13 +14,13 @@ export function isConditionFailure(error: unknown): boolean {
   return status === 412 || status === 409;
 }
 
-/** A blob's text and ETag from one download; undefined when there is no such blob. */
-export async function downloadText(blob: BlockBlobClient): Promise<{ text: string; etag: string } | undefined> {
+/** A blob's text, ETag and time of last change, from one download; undefined when there is no such blob. */
+export async function downloadText(blob: BlockBlobClient, abortSignal?: AbortSignal): Promise<{ text: string; etag: string; lastModified?: Date } | undefined> {
   try {
-    const response = await blob.download();
+    const response = await blob.download(0, undefined, { abortSignal });
     const chunks: Buffer[] = [];
     for await (const chunk of response.readableStreamBody!) chunks.push(Buffer.from(chunk as Buffer));
-    return { text: Buffer.concat(chunks).toString('utf8'), etag: response.etag ?? '' };
+    return { text: Buffer.concat(chunks).toString('utf8'), etag: response.etag ?? '', lastModified: response.lastModified };
   } catch (error) {
     if (statusCodeOf(error) === 404) return undefined;
     throw error;

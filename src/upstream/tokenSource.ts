@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { AccessToken, TokenCredential } from '@azure/identity';
 import { GatewayError } from '../errors';
+import { identifierClaim, unverifiedClaimsOf } from './tokenClaims';
 
 export type UpstreamName = 'management' | 'lifecycle';
 
@@ -29,9 +30,20 @@ export function bearerTokenOf(authorization: string | undefined): string | undef
   return match?.[1];
 }
 
-/** Who acts upstream with a caller's token, as a digest that cannot be turned back into it. */
+/**
+ * Who acts upstream with a caller's token, as a digest that cannot be turned back into it: the
+ * principal the token names (tenant `tid` and object `oid`), so the same principal's refreshed
+ * token (every hour; a migration runs up to four) is the same actor; for a token without those
+ * claims (opaque, not a JWT), the token itself. The claims are not verified here, and need not
+ * be: an actor only decides whose reads may drive polls, and every poll is made with the
+ * reader's own token, which the upstream verifies.
+ */
 export function actorOf(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  const claims = unverifiedClaimsOf(token);
+  const tenant = identifierClaim(claims, 'tid');
+  const object = identifierClaim(claims, 'oid');
+  const identity = tenant && object ? `principal:${tenant}/${object}` : `token:${token}`;
+  return createHash('sha256').update(identity).digest('hex');
 }
 
 export function passthroughTokenSource(): TokenSource {

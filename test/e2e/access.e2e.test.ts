@@ -132,6 +132,97 @@ describe('passthrough of the caller’s token', () => {
   });
 });
 
+/** A JWT-shaped token (unsigned: the app reads claims as labels, and the emulator compares whole tokens). */
+const jwt = (claims: Record<string, string>) =>
+  ['{"alg":"none","typ":"JWT"}', JSON.stringify(claims)].map((part) => Buffer.from(part).toString('base64url')).join('.') + '.c2lnbmF0dXJl';
+
+describe('passthrough orchestrations over an operation longer than a token lives', () => {
+  const principal = { tid: '33333333-3333-3333-3333-333333333333', oid: '44444444-4444-4444-4444-444444444444' };
+  const started = jwt({ ...principal, nonce: 'issued-at-start' });
+  const refreshed = jwt({ ...principal, nonce: 'issued-an-hour-later' });
+  const expired = jwt({ ...principal, nonce: 'expired-and-refused' });
+  const otherPrincipal = jwt({ tid: principal.tid, oid: '55555555-5555-5555-5555-555555555555' });
+  let gateway: GatewayFixture;
+  beforeAll(async () => {
+    gateway = await startGateway(
+      { UPSTREAM_AUTH: 'passthrough', UPSTREAM_STATIC_TOKEN: '', ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *', LRO_DEFAULT_POLL_SECONDS: '1', LRO_DEADLINE_MINUTES: JSON.stringify({ ApiManagementService_MigrateToStv2: 0.05 }), ORCHESTRATION_RETENTION_HOURS: '0.001' },
+      { token: started, otherTokens: [refreshed, otherPrincipal], lroSteps: 2, retryAfterSeconds: 1 },
+    );
+  });
+  afterAll(async () => {
+    await gateway.stop();
+  });
+
+  const operationReads = () => gateway.emulator.upstreamRequests({ pathIncludes: '/operationResults/' }).length;
+  async function startGroup(name: string, token: string) {
+    const response = await request(gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`), {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
+    });
+    await response.body.dump();
+    expect(response.statusCode).toBe(201);
+    return { location: response.headers.location as string, id: response.headers['x-orchestration-id'] as string };
+  }
+  const read = async (url: string, token: string) => {
+    const response = await request(url, { headers: { authorization: `Bearer ${token}` } });
+    return { status: response.statusCode, retryAfter: Number(response.headers['retry-after'] ?? 1), json: (await response.body.json().catch(() => undefined)) as Record<string, unknown> | undefined };
+  };
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('the same principal with a refreshed token carries the operation on; a refused read never fails it', async () => {
+    const { location, id } = await startGroup('token-refresh', started);
+    await pause(1100);
+    // Another principal's read, though the upstream would accept its token, drives nothing.
+    const before = operationReads();
+    expect((await read(location, otherPrincipal)).status).toBe(202);
+    expect(operationReads()).toBe(before);
+    // The same principal's token that the upstream refuses: the poll is a failed read, not the operation's end.
+    expect((await read(location, expired)).status).toBe(202);
+    expect(operationReads()).toBe(before + 1);
+    const document = await read(`${gateway.api(`orchestrations/${id}`)}`, expired);
+    expect(document.json).toMatchObject({ runtimeStatus: 'Running', customStatus: { lastReadStatus: 401 } });
+    for (let attempt = 0; attempt < 30; attempt += 1) {
+      const answer = await read(location, refreshed);
+      if (answer.status !== 202) {
+        expect(answer).toMatchObject({ status: 200, json: { properties: { provisioningState: 'Succeeded' } } });
+        return;
+      }
+      await pause(answer.retryAfter * 1000);
+    }
+    throw new Error('The orchestration never completed with the refreshed token');
+  });
+
+  it('without any reader, the poller still fails an operation past its deadline, then purges it', async () => {
+    const response = await request(gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2?api-version=2024-05-01`), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${started}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ mode: 'NewIP' }),
+    });
+    await response.body.dump();
+    expect(response.statusCode).toBe(202);
+    const id = response.headers['x-orchestration-id'] as string;
+    // Deadline 3 s; retention 3.6 s: failed by the timer (no token needed), then purged.
+    let status: unknown;
+    for (let attempt = 0; attempt < 40 && status !== 'Failed'; attempt += 1) {
+      await pause(250);
+      const document = await request(gateway.api(`orchestrations/${id}`));
+      status = ((await document.body.json()) as { runtimeStatus?: string }).runtimeStatus;
+    }
+    expect(status).toBe('Failed');
+    const failed = (await (await request(gateway.api(`orchestrations/${id}`))).body.json()) as Record<string, unknown>;
+    expect(failed).toMatchObject({ failure: { code: 'DeadlineExceeded' } });
+    let gone = false;
+    for (let attempt = 0; attempt < 40 && !gone; attempt += 1) {
+      await pause(250);
+      const document = await request(gateway.api(`orchestrations/${id}`));
+      await document.body.dump();
+      gone = document.statusCode === 404;
+    }
+    expect(gone).toBe(true);
+  });
+});
+
 describe('start-up settings', () => {
   it('a wrong setting stops start-up with a message naming it', async () => {
     const { code, output } = await runAppExpectingFailure({

@@ -98,3 +98,19 @@ it('the documented download route obeys the same limit: the second call within t
   expect(await secondCall.body.json()).toMatchObject({ error: { code: 'RateLimited' } });
   expect(downloads(downloadOnly.environmentId)).toHaveLength(1);
 });
+
+it('a retry-after beyond reason from the service is held to a day: the route keeps answering 429, never 500', async () => {
+  const environment = { projectId: 78, environmentId: randomUUID() };
+  const path = `environmentinfo/v1/rsatdownload/project/${environment.projectId}/environment/${environment.environmentId}`;
+  gateway.emulator.script({ kind: 'answer', status: 429, headers: { 'retry-after': '99999999999999' }, pathPattern: environment.environmentId });
+  const throttled = await request(gateway.api(path), { headers });
+  expect(throttled.statusCode).toBe(429);
+  await throttled.body.dump();
+  for (const baseUrl of [gateway.app.url, second.url]) {
+    const next = await request(`${baseUrl}/api/${path}`, { headers });
+    expect(next.statusCode).toBe(429);
+    expect(await next.body.json()).toMatchObject({ error: { code: 'RateLimited' } });
+    expect(Number(next.headers['retry-after'])).toBeLessThanOrEqual(24 * 3600 + 60);
+  }
+  expect(downloads(environment.environmentId)).toHaveLength(1);
+});

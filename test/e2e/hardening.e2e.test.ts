@@ -102,3 +102,51 @@ describe('the logged caller', () => {
     expect(line).not.toContain('ceo@contoso.com');
   });
 });
+
+describe('GET orchestrations, whatever is stored', () => {
+  it('stays small (no inputs) and pages with x-ms-continuation-token', async () => {
+    // 30 orchestrations with ~200 KB inputs each: the old list inlined every one of them.
+    const bulky = 'x'.repeat(200_000);
+    const ids = new Set<string>();
+    for (let index = 0; index < 30; index += 1) {
+      const body = JSON.stringify({ location: 'westus', properties: { osType: 'Linux', containers: [{ name: 'c', properties: { image: 'nginx', command: [bulky] } }] } });
+      const path = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/bulky-${index}?api-version=2025-09-01`;
+      const response = await request(api(path), { method: 'PUT', body, headers: { 'content-type': 'application/json' } });
+      expect(response.statusCode).toBe(201);
+      await response.body.dump();
+      ids.add(response.headers['x-orchestration-id'] as string);
+    }
+    const seen: string[] = [];
+    let continuation: string | undefined;
+    let pages = 0;
+    do {
+      const response = await request(api('orchestrations?top=8'), { headers: continuation ? { 'x-ms-continuation-token': continuation } : {} });
+      expect(response.statusCode).toBe(200);
+      const text = await response.body.text();
+      expect(text.length).toBeLessThan(8 * 1024);
+      expect(text).not.toContain(bulky.slice(0, 100));
+      const page = JSON.parse(text) as { value: { id: string; name: string; runtimeStatus: string; statusQueryGetUri: string }[] };
+      expect(page.value.length).toBeLessThanOrEqual(8);
+      for (const entry of page.value) {
+        expect(entry).toMatchObject({ name: 'ContainerGroups_CreateOrUpdate', runtimeStatus: 'Running', statusQueryGetUri: api(`orchestrations/${entry.id}`) });
+        expect(entry).not.toHaveProperty('input');
+      }
+      seen.push(...page.value.map((entry) => entry.id));
+      continuation = response.headers['x-ms-continuation-token'] as string | undefined;
+      pages += 1;
+    } while (continuation && pages < 20);
+    expect(new Set(seen).size).toBe(seen.length);
+    for (const id of ids) expect(seen).toContain(id);
+  });
+
+  it('refuses a top out of range and a continuation token that is not one', async () => {
+    for (const query of ['top=0', 'top=1001', 'top=ten']) {
+      const response = await request(api(`orchestrations?${query}`));
+      expect(response.statusCode).toBe(400);
+      expect(await response.body.json()).toMatchObject({ error: { code: 'InvalidRequest', target: 'top' } });
+    }
+    const response = await request(api('orchestrations'), { headers: { 'x-ms-continuation-token': 'bad token with spaces' } });
+    expect(response.statusCode).toBe(400);
+    await response.body.dump();
+  });
+});

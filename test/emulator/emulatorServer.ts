@@ -42,6 +42,8 @@ export interface EmulatorOptions {
   providerNamespace?: string;
   /** The bearer token it accepts. */
   token?: string;
+  /** More tokens it accepts (a caller's refreshed token, say). */
+  otherTokens?: string[];
   /** Status reads before a long-running operation ends. */
   lroSteps?: number;
   /** Retry-After it asks for, in seconds. */
@@ -90,6 +92,7 @@ export function defaultEmulatorOptions(options: EmulatorOptions = {}): Required<
   return {
     providerNamespace: options.providerNamespace ?? 'Vendor',
     token: options.token ?? 'emulator-token',
+    otherTokens: options.otherTokens ?? [],
     lroSteps: options.lroSteps ?? 2,
     retryAfterSeconds: options.retryAfterSeconds ?? 1,
     listItems: options.listItems ?? 5,
@@ -226,9 +229,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       return;
     }
 
-    const expected = `Bearer ${resolved.token}`;
+    const accepted = [resolved.token, ...resolved.otherTokens].map((token) => `Bearer ${token}`);
     const isLifecycle = url.pathname.startsWith('/environmentinfo/');
-    if (request.headers.authorization !== expected) {
+    if (!accepted.includes(request.headers.authorization ?? '')) {
       send(response, isLifecycle ? { status: 401 } : { status: 401, body: { error: { code: 'AuthenticationFailed', message: 'The bearer token is missing or not valid.' } } });
       return;
     }

@@ -20,8 +20,14 @@ export interface InProcessGateway {
   stop(): Promise<void>;
 }
 
-export async function startInProcessGateway(env: Record<string, string> = {}, emulatorOptions: EmulatorOptions = {}): Promise<InProcessGateway> {
+export interface InProcessOptions {
+  /** The storage connection the app gets, given the Azurite started for it (a proxy in front, say). */
+  storageConnection?: (azurite: RunningAzurite) => Promise<string>;
+}
+
+export async function startInProcessGateway(env: Record<string, string> = {}, emulatorOptions: EmulatorOptions = {}, options: InProcessOptions = {}): Promise<InProcessGateway> {
   const { emulator, azurite, appEnv } = await startDependencies(env, emulatorOptions);
+  if (options.storageConnection) appEnv.AzureWebJobsStorage = await options.storageConnection(azurite);
   Object.assign(process.env, appEnv);
   resetConfigForTests();
   const logLines: string[] = [];

@@ -36,12 +36,14 @@ function makeRefresher(bundles: string, secrets: string): CertificateRefresher {
     upstream: new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
     versionHeader: ['x-vendor-version', '2017-09-15'],
     renewBeforeMs: 14 * 24 * 3600_000,
+    maxBundleBytes: 1024 * 1024,
     concurrency: 2,
     now: () => clock,
     log: (line) => logs.push(line),
   });
 }
 
+const zipOf = (pfx: Uint8Array) => Buffer.from(zipSync({ 'a.pfx': pfx, 'a.cer': new Uint8Array([1]) })).toString('base64');
 const downloads = () => emulator.upstreamRequests({ pathIncludes: '/rsatdownload/' });
 const downloadAnswer = (data: Record<string, unknown>) => ({
   kind: 'answer' as const,
@@ -113,6 +115,10 @@ describe('CertificateRefresher', () => {
     ['IsSuccess: false', { kind: 'answer' as const, status: 200, body: { Data: null, IsSuccess: false, ErrorMessage: 'You are not an environment administrator.' } }, 'DownloadFailed', 'You are not an environment administrator.'],
     ['corrupt base64', downloadAnswer({ CertificateZipEncoded: 'UEs*not base64*' }), 'CorruptBase64', 'not valid base64'],
     ['a zip without the .pfx', downloadAnswer({ CertificateZipEncoded: Buffer.from(zipSync({ 'a.cer': new Uint8Array([1]) })).toString('base64') }), 'MissingPfx', 'no .pfx'],
+    // 1 MB on the wire, 1 GiB in memory: refused from the zip's directory, before inflating.
+    ['a zip bomb', downloadAnswer({ CertificateZipEncoded: zipOf(new Uint8Array(8 * 1024 * 1024)) }), 'BundleTooLarge', 'more than'],
+    // A certificate valid for years must not be replaced by one already expired.
+    ['an expired certificate', downloadAnswer({ CertificateZipEncoded: zipOf(new Uint8Array([1])), ExpirationISODateTimeUTC: '2026-05-31T00:00:00Z' }), 'CertificateExpired', 'expired'],
   ])('%s leaves the current certificate as it was, with a record', async (_title, answer, code, message) => {
     clock += 10 * 60_000;
     const before = (await store.read(first.projectId, first.environmentId)).current;
@@ -144,5 +150,28 @@ describe('CertificateRefresher', () => {
     const record = await store.read(first.projectId, first.environmentId);
     expect(record.kept).toHaveLength(2);
     expect(record.kept).toContain(record.current!.thumbprint);
+  });
+  it('holds a retry-after beyond reason to a day', async () => {
+    clock += 10 * 60_000;
+    emulator.script({ kind: 'answer', status: 429, headers: { 'retry-after': '99999999999999' }, pathPattern: 'rsatdownload' });
+    const [throttled] = await refresher.refreshAll([first], { ...options, force: true });
+    expect(throttled).toMatchObject({ outcome: 'rate-limited' });
+    expect(Date.parse(throttled!.retryAt!)).toBe(clock + 24 * 3600_000);
+    clock += 24 * 3600_000;
+  });
+
+  it('never stays locked by a stored time beyond reason (written before the bound existed)', async () => {
+    const container = blobService.getContainerClient(`limits-${randomUUID().slice(0, 8)}`);
+    const limits = new DistributedRateLimiter(container, 60_000);
+    await limits.read('warm-up');
+    const stale = JSON.stringify({ nextAllowedAt: 99999999999999 * 1000, reason: 'throttled' });
+    await container.getBlockBlobClient('limits/7/env.json').upload(stale, stale.length);
+    const writtenAt = Date.now();
+    const acquired = await limits.tryAcquire('7/env', writtenAt);
+    expect(acquired).toMatchObject({ allowed: false });
+    const retryAt = (acquired as { retryAt: number }).retryAt;
+    expect(retryAt).toBeLessThanOrEqual(writtenAt + 60_000 + 24 * 3600_000);
+    expect(() => new Date(retryAt).toISOString()).not.toThrow();
+    expect(await limits.tryAcquire('7/env', retryAt + 1)).toEqual({ allowed: true });
   });
 });

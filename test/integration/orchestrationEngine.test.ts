@@ -181,7 +181,7 @@ describe('OrchestrationEngine', () => {
     expect(await engine.list(['Running'])).toEqual([]);
 
     clock += 2 * 3600_000;
-    expect(await engine.sweep(token)).toEqual({ polled: 0, purged: 1 });
+    expect(await engine.sweep(token)).toMatchObject({ polled: 0, purged: 1 });
     expect(await engine.get(outcome.state.id)).toBeUndefined();
   });
 
@@ -222,8 +222,8 @@ describe('OrchestrationEngine', () => {
     const start = groupRequest('lookahead');
     const outcome = await realTime.start(start, sendFor(start));
     const dueAt = outcome.state.poll!.nextPollAt;
-    expect(await realTime.sweep(token, 0)).toEqual({ polled: 0, purged: 0 });
-    expect(await realTime.sweep(token, 3000)).toEqual({ polled: 1, purged: 0 });
+    expect(await realTime.sweep(token, 0)).toMatchObject({ polled: 0, purged: 0 });
+    expect(await realTime.sweep(token, 3000)).toMatchObject({ polled: 1, purged: 0 });
     const [read] = emulator.upstreamRequests({ pathIncludes: '/operationResults/' });
     expect(read!.at).toBeGreaterThanOrEqual(dueAt);
   });
@@ -246,5 +246,82 @@ describe('OrchestrationEngine', () => {
       expect(emulator.upstreamRequests({ method: 'GET', pathIncludes: `/containerGroups/shared-${index}` })).toHaveLength(1);
     }
     expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(16);
+  });
+
+  describe('long-running protocol edges', () => {
+    const migration = () => request('ApiManagementService_MigrateToStv2', 'POST', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2`, undefined, '2024-05-01');
+
+    it('a POST accepted (202) with nothing to follow is the upstream\'s failure, never Completed', async () => {
+      emulator.script({ kind: 'answer', method: 'POST', status: 202 });
+      const post = migration();
+      await expect(engine.start(post, sendFor(post))).rejects.toMatchObject({ code: 'UpstreamBadResponse', status: 502 });
+      const [summary] = await engine.list();
+      expect(await engine.get(summary!.id)).toMatchObject({ runtimeStatus: 'Failed', failure: { code: 'UpstreamBadResponse' } });
+    });
+
+    it('a redirect on a status read fails the operation instead of completing it', async () => {
+      const post = migration();
+      const outcome = await engine.start(post, sendFor(post));
+      emulator.script({ kind: 'answer', status: 302, headers: { location: `${emulator.url}/elsewhere` }, pathPattern: 'operationresults' });
+      await tick();
+      expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Failed', output: { status: 502, body: { error: { code: 'UpstreamBadResponse' } } } });
+    });
+
+    it('follows the newest Location a running answer names, on its own origin only', async () => {
+      const post = migration();
+      const outcome = await engine.start(post, sendFor(post));
+      const moved = `${outcome.state.poll!.url}&moved=1`;
+      emulator.script({ kind: 'answer', status: 202, headers: { location: moved, 'retry-after': '1' }, pathPattern: 'operationresults' });
+      await tick();
+      expect((await engine.get(outcome.state.id))?.poll?.url).toBe(moved);
+      emulator.script({ kind: 'answer', status: 202, headers: { location: 'https://evil.example.com/op', 'retry-after': '1' }, pathPattern: 'operationresults' });
+      await tick();
+      expect((await engine.get(outcome.state.id))?.poll?.url).toBe(moved);
+      await tick();
+      const reads = emulator.upstreamRequests({ pathIncludes: 'operationresults' });
+      expect(reads.at(-1)!.query.moved).toBe('1');
+    });
+
+    it('a terminate that lands while a poll reads the upstream stands: no output is written over it', async () => {
+      const start = groupRequest('terminate-races-poll');
+      const outcome = await engine.start(start, sendFor(start));
+      await tick();
+      // The read that ends the operation answers slowly; the caller terminates meanwhile.
+      emulator.script({ kind: 'delay', delayMs: 400, pathPattern: 'operationResults' });
+      clock += 2000;
+      const sweeping = engine.sweep(token);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await engine.terminate(outcome.state.id, 'no longer wanted');
+      await sweeping;
+      const state = await engine.get(outcome.state.id);
+      expect(state).toMatchObject({ runtimeStatus: 'Terminated' });
+      expect(state?.output).toBeUndefined();
+    });
+  });
+
+  describe('passthrough: only the starter\'s reads drive it, and time still runs without a token', () => {
+    it('polls for the starting actor only, and a refused read (401) never fails the operation', async () => {
+      const start = { ...groupRequest('actor'), actor: 'actor-a' };
+      const outcome = await engine.start(start, sendFor(start));
+      clock += 2000;
+      expect(await engine.advance(outcome.state.id, { token, actor: 'actor-b' })).toBe(false);
+      expect(await engine.advance(outcome.state.id, { token: 'refused-token', actor: 'actor-a' })).toBe(true);
+      expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Running', customStatus: { lastReadStatus: 401 }, poll: { failedReads: 1 } });
+    });
+
+    it('a sweep without a token fails what passed its deadline and purges what passed its retention', async () => {
+      const start = { ...groupRequest('nobody-reads'), actor: 'actor-a' };
+      const outcome = await engine.start(start, sendFor(start));
+      clock += 2000;
+      expect(await engine.sweep(undefined)).toMatchObject({ due: 0, polled: 0 });
+      expect(emulator.upstreamRequests({ method: 'GET' })).toHaveLength(0);
+      clock += 11 * 60_000;
+      expect(await engine.sweep(undefined)).toMatchObject({ due: 1, polled: 1 });
+      expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Failed', failure: { code: 'DeadlineExceeded' } });
+      clock += 2 * 3600_000;
+      expect(await engine.sweep(undefined)).toMatchObject({ purged: 1 });
+      expect(await engine.get(outcome.state.id)).toBeUndefined();
+      expect(emulator.upstreamRequests({ method: 'GET' })).toHaveLength(0);
+    });
   });
 });

@@ -50,6 +50,46 @@ describe('parseConfig', () => {
     expect((caught as ConfigError).message).toMatch(/MANAGEMENT_BASE_URL is required/);
   });
 
+  it.each<[string, Record<string, string>, RegExp]>([
+    ['a storage endpoint that is not a URL', { AzureWebJobsStorage: 'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=a2V5;BlobEndpoint=not a url' }, /^AzureWebJobsStorage .*BlobEndpoint/],
+    ['a storage connection string without a key', { AzureWebJobsStorage: 'AccountName=a' }, /^AzureWebJobsStorage needs AccountKey/],
+    ['a storage connection string that is not one', { AzureWebJobsStorage: 'just some text' }, /^AzureWebJobsStorage must be a connection string/],
+    ['a base URL with user info', { MANAGEMENT_BASE_URL: 'https://user:pass@management.example.com' }, /^MANAGEMENT_BASE_URL must not hold user info/],
+    ['a base URL with a query', { LIFECYCLE_BASE_URL: 'https://lcs.example.com/?tenant=1' }, /^LIFECYCLE_BASE_URL must not have a query/],
+    ['a base URL with a fragment', { MANAGEMENT_BASE_URL: 'https://management.example.com/#x' }, /^MANAGEMENT_BASE_URL must not have a fragment/],
+    ['a poll floor above the ceiling', { LRO_MIN_POLL_SECONDS: '900', LRO_MAX_POLL_SECONDS: '600' }, /LRO_MIN_POLL_SECONDS \(900\) must not be above LRO_MAX_POLL_SECONDS \(600\)/],
+    ['a deadline beyond what a date holds', { LRO_DEADLINE_MINUTES: '{"ContainerGroups_CreateOrUpdate": 1e300}' }, /^LRO_DEADLINE_MINUTES /],
+    ['a projectId the routes would refuse', { CERT_ENVIRONMENTS: '[{"projectId": 99999999999, "environmentId": "6f1a2b3c-1234-4abc-9def-0123456789ab"}]' }, /^CERT_ENVIRONMENTS /],
+  ])('stops start-up for %s, naming the setting', (_title, settings, message) => {
+    let caught: unknown;
+    try {
+      parseConfig({ ...minimal, ...settings });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).problems).toEqual([expect.stringMatching(message)]);
+  });
+
+  it('never repeats a storage connection string in its message: it holds the account key', () => {
+    const secretKey = 'c2VjcmV0LWtleS10aGF0LW11c3Qtbm90LWxlYWs=';
+    expect(() => parseConfig({ ...minimal, AzureWebJobsStorage: `AccountName=a;AccountKey=${secretKey};BlobEndpoint=nope` })).toThrow(ConfigError);
+    try {
+      parseConfig({ ...minimal, AzureWebJobsStorage: `AccountName=a;AccountKey=${secretKey};BlobEndpoint=nope` });
+    } catch (error) {
+      expect((error as Error).message).not.toContain(secretKey);
+    }
+  });
+
+  it.each([
+    'UseDevelopmentStorage=true',
+    'DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5a2V5;EndpointSuffix=core.windows.net',
+    'DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;',
+    'BlobEndpoint=https://acct.blob.core.windows.net;SharedAccessSignature=sv=2024-01-01&sig=abc',
+  ])('accepts the storage connection string %s', (connection) => {
+    expect(parseConfig({ ...minimal, AzureWebJobsStorage: connection }).AzureWebJobsStorage).toBe(connection);
+  });
+
   it('needs a token for static auth', () => {
     expect(() => parseConfig({ ...minimal, UPSTREAM_AUTH: 'static' })).toThrow(/UPSTREAM_STATIC_TOKEN is required/);
   });

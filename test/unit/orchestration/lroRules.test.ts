@@ -1,5 +1,5 @@
 /** The ARM polling rules, as scenario tables named like core-lro's (put201Creating, post202Location…). */
-import { pollIntervalMs, pollingModeOf, provisioningStateOf, readPoll, terminalStateOf, type UpstreamAnswer } from '../../../src/orchestration/lroRules';
+import { isUnfollowableAccept, movedPollUrlOf, pollIntervalMs, pollingModeOf, provisioningStateOf, readPoll, terminalStateOf, type UpstreamAnswer } from '../../../src/orchestration/lroRules';
 
 const answer = (status: number, headers: Record<string, string> = {}, body?: unknown): UpstreamAnswer => ({ status, headers, body });
 const resource = (provisioningState?: string) => ({ properties: provisioningState === undefined ? {} : { provisioningState } });
@@ -39,6 +39,25 @@ describe('pollingModeOf', () => {
   ])('%s', (_title, method, initial, expected) => expect(pollingModeOf(method, initial)).toBe(expected));
 });
 
+describe('isUnfollowableAccept', () => {
+  it.each<[string, string, UpstreamAnswer, boolean]>([
+    ['post202NoHeaders: accepted with nothing to follow', 'POST', answer(202), true],
+    ['post202Location', 'POST', answer(202, { location: 'https://m/op' }), false],
+    ['post200: final', 'POST', answer(200), false],
+    ['put202NoHeaders: the resource can be read', 'PUT', answer(202), false],
+  ])('%s', (_title, method, initial, expected) => expect(isUnfollowableAccept(method, initial)).toBe(expected));
+});
+
+describe('movedPollUrlOf', () => {
+  it.each<[string, Parameters<typeof movedPollUrlOf>[0], UpstreamAnswer, string | undefined]>([
+    ['location mode, a new Location', 'location', answer(202, { location: 'https://m/op2' }), 'https://m/op2'],
+    ['location mode, no Location', 'location', answer(202), undefined],
+    ['location mode ignores Azure-AsyncOperation', 'location', answer(202, { 'azure-asyncoperation': 'https://m/st2' }), undefined],
+    ['async mode, a new Azure-AsyncOperation', 'azure-async-operation', answer(200, { 'azure-asyncoperation': 'https://m/st2' }), 'https://m/st2'],
+    ['resource mode never moves', 'resource', answer(200, { location: 'https://m/op2' }), undefined],
+  ])('%s', (_title, mode, polled, expected) => expect(movedPollUrlOf(mode, polled)).toBe(expected));
+});
+
 describe('readPoll', () => {
   it.each<[string, Parameters<typeof readPoll>[0], string, UpstreamAnswer, Record<string, unknown>]>([
     ['async InProgress', 'azure-async-operation', 'PUT', answer(200, {}, { status: 'InProgress' }), { kind: 'running', state: 'InProgress' }],
@@ -55,6 +74,14 @@ describe('readPoll', () => {
     ['resource Succeeded', 'resource', 'PUT', answer(200, {}, resource('Succeeded')), { kind: 'succeeded', needsFinalGet: false }],
     ['resource Canceled', 'resource', 'PUT', answer(200, {}, resource('Canceled')), { kind: 'failed', state: 'Canceled' }],
     ['resource 500: the read failed', 'resource', 'PUT', answer(500), { kind: 'read-failed' }],
+    // The reader's token refused (passthrough: the reader, not the starter): a failed read.
+    ['location 401: the read failed, not the operation', 'location', 'POST', answer(401), { kind: 'read-failed', status: 401 }],
+    ['location 403: the read failed, not the operation', 'location', 'PUT', answer(403), { kind: 'read-failed', status: 403 }],
+    ['resource 403: the read failed', 'resource', 'PUT', answer(403), { kind: 'read-failed', status: 403 }],
+    // No redirects in the protocol: a 3xx is the upstream's error, never the result.
+    ['location 302: the upstream broke the protocol', 'location', 'POST', answer(302, { location: 'https://m/x' }), { kind: 'failed', status: 502, error: { error: { code: 'UpstreamBadResponse' } } }],
+    ['location 304: the upstream broke the protocol', 'location', 'PUT', answer(304), { kind: 'failed', status: 502 }],
+    ['async 301: the upstream broke the protocol', 'azure-async-operation', 'PUT', answer(301), { kind: 'failed', status: 502 }],
   ])('%s', (_title, mode, method, polled, expected) => expect(readPoll(mode, method, polled)).toMatchObject(expected));
 });
 

@@ -1,5 +1,5 @@
 /** The retry rules as tables (STYLE.md: rules are pure functions, tested with tables). */
-import { parseRetryAfterMs } from '../../../src/upstream/retryAfter';
+import { maxRetryAfterMs, parseRetryAfterMs } from '../../../src/upstream/retryAfter';
 import { backoffMs, retryDelayMs, type AttemptOutcome } from '../../../src/upstream/retryStrategy';
 
 const policy = { maxRetries: 3, baseDelayMs: 100, maxDelayMs: 1000 };
@@ -17,6 +17,19 @@ describe('parseRetryAfterMs', () => {
     [{ 'retry-after': 'soon' }, undefined],
     [{ 'retry-after-ms': '250', 'retry-after': '9' }, 250],
     [{ 'x-ms-retry-after-ms': '1200' }, 1200],
+    // Only whole seconds or an HTTP date: Date.parse would read these as dates long past (a wait of 0).
+    [{ 'retry-after': '-5' }, undefined],
+    [{ 'retry-after': '1e3' }, undefined],
+    [{ 'retry-after': '2025' }, 2_025_000],
+    [{ 'retry-after': '12 December 2099' }, undefined],
+    [{ 'retry-after-ms': '-250' }, undefined],
+    // The two obsolete HTTP-date forms are still read.
+    [{ 'retry-after': 'Thursday, 01-Jan-26 00:00:10 GMT' }, 10_000],
+    [{ 'retry-after': 'Thu Jan  1 00:00:20 2026' }, 20_000],
+    // No wait is longer than a day, so a time built on it is one a date can hold.
+    [{ 'retry-after': '99999999999999' }, maxRetryAfterMs],
+    [{ 'retry-after-ms': '9999999999999999999999' }, maxRetryAfterMs],
+    [{ 'retry-after': 'Fri, 01 Jan 9999 00:00:00 GMT' }, maxRetryAfterMs],
   ])('%j gives %s', (values, expected) => {
     expect(parseRetryAfterMs(headers(values), now)).toBe(expected);
   });
@@ -29,6 +42,7 @@ describe('retryDelayMs', () => {
     ['GET 404 is final', 'GET', response(404), 0, undefined],
     ['GET 503 backs off', 'GET', response(503), 0, 75],
     ['GET 429 waits as asked', 'GET', response(429, { 'retry-after': '2' }), 0, 2000],
+    ['GET 429 with an invalid Retry-After backs off', 'GET', response(429, { 'retry-after': '-5' }), 0, 75],
     ['PUT 500 backs off, doubling', 'PUT', response(500), 1, 150],
     ['POST 503 may have done its work: final', 'POST', response(503), 0, undefined],
     ['POST 500 is final', 'POST', response(500), 0, undefined],

@@ -3,7 +3,7 @@
  * run here: the cache in front of it is what is tested.
  */
 import type { AccessToken, TokenCredential } from '@azure/identity';
-import { bearerTokenOf, credentialTokenSource, passthroughTokenSource, staticTokenSource } from '../../../src/upstream/tokenSource';
+import { actorOf, bearerTokenOf, credentialTokenSource, passthroughTokenSource, staticTokenSource } from '../../../src/upstream/tokenSource';
 
 function fakeCredential(lifetimeMs: number, now: () => number) {
   const calls: string[] = [];
@@ -56,5 +56,29 @@ describe('passthrough and static', () => {
     await expect(passthroughTokenSource().getToken({ upstream: 'management', callerAuthorization: 'Bearer t' })).resolves.toBe('t');
     await expect(passthroughTokenSource().getToken({ upstream: 'management' })).rejects.toMatchObject({ code: 'MissingBearerToken' });
     await expect(staticTokenSource('s').getToken({ upstream: 'lifecycle' })).resolves.toBe('s');
+  });
+});
+
+describe('actorOf', () => {
+  const jwt = (claims: Record<string, unknown>) => ['{"alg":"none"}', JSON.stringify(claims)].map((part) => Buffer.from(part).toString('base64url')).join('.') + '.sig';
+  const principal = { tid: '33333333-3333-3333-3333-333333333333', oid: '44444444-4444-4444-4444-444444444444' };
+
+  it('is the principal: a refreshed token of the same tenant and object id is the same actor', () => {
+    expect(actorOf(jwt({ ...principal, iat: 1 }))).toBe(actorOf(jwt({ ...principal, iat: 3601 })));
+  });
+
+  it.each<[string, string, string]>([
+    ['another object id', jwt(principal), jwt({ ...principal, oid: '55555555-5555-5555-5555-555555555555' })],
+    ['another tenant', jwt(principal), jwt({ ...principal, tid: '66666666-6666-6666-6666-666666666666' })],
+    ['a token without tid', jwt({ oid: principal.oid, iat: 1 }), jwt({ oid: principal.oid, iat: 2 })],
+    ['two opaque tokens', 'opaque-token-one', 'opaque-token-two'],
+  ])('tells apart %s', (_title, a, b) => {
+    expect(actorOf(a)).not.toBe(actorOf(b));
+  });
+
+  it('is a digest, never the token or the ids themselves', () => {
+    const actor = actorOf(jwt(principal));
+    expect(actor).toMatch(/^[0-9a-f]{64}$/);
+    expect(actorOf('opaque-token-one')).toBe(actorOf('opaque-token-one'));
   });
 });

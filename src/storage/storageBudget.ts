@@ -1,0 +1,79 @@
+/**
+ * Every storage call runs within a time budget (`STORAGE_TIMEOUT_MS`, DESIGN.md section 1,
+ * Errors): a storage account that stalls answers 503 `StorageUnavailable` within the budget,
+ * never a hang. The call is given an abort signal, so the request it made is dropped too
+ * rather than left holding a socket; and it is raced against the budget, so the caller is
+ * answered even if the SDK does not honour the signal at once (a stalled body stream).
+ *
+ * One budget object per store: `area` names the store in the error message.
+ */
+import { GatewayError } from '../errors';
+import { isConditionFailure } from './blobText';
+
+export class StorageBudget {
+  constructor(
+    readonly timeoutMs: number,
+    private readonly area: string,
+  ) {}
+
+  #unavailable(what: string, cause?: unknown): GatewayError {
+    return new GatewayError('StorageUnavailable', `${this.area} failed to ${what}.`, { cause });
+  }
+
+  /** Runs one call within the budget; what is not already a GatewayError becomes StorageUnavailable. */
+  async call<T>(what: string, run: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+    try {
+      return await this.#raced(what, new AbortController(), run);
+    } catch (error) {
+      if (error instanceof GatewayError) throw error;
+      throw this.#unavailable(what, error);
+    }
+  }
+
+  /** A conditional write: false when its condition failed (another writer was first). */
+  async conditional(what: string, write: (abortSignal: AbortSignal) => Promise<unknown>): Promise<boolean> {
+    try {
+      await this.#raced(what, new AbortController(), write);
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      if (error instanceof GatewayError) throw error;
+      throw this.#unavailable(what, error);
+    }
+  }
+
+  /**
+   * Every item of a paged listing, each page fetched within the budget (a long listing may
+   * take longer than one budget in all, but no single page may stall).
+   */
+  async *pages<Page>(what: string, list: (abortSignal: AbortSignal) => AsyncIterator<Page>): AsyncGenerator<Page> {
+    const controller = new AbortController();
+    const iterator = list(controller.signal);
+    for (;;) {
+      let next: IteratorResult<Page>;
+      try {
+        next = await this.#raced(what, controller, () => iterator.next());
+      } catch (error) {
+        if (error instanceof GatewayError) throw error;
+        throw this.#unavailable(what, error);
+      }
+      if (next.done) return;
+      yield next.value;
+    }
+  }
+
+  async #raced<T>(what: string, controller: AbortController, run: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        reject(new GatewayError('StorageUnavailable', `${this.area} did not ${what} within ${this.timeoutMs} ms.`));
+      }, this.timeoutMs);
+    });
+    try {
+      return await Promise.race([run(controller.signal), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
