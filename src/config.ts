@@ -30,26 +30,35 @@ const absoluteHttpUrl = z
   .transform((value) => value.replace(/\/+$/, ''));
 
 /**
- * Why a storage connection string cannot work, or undefined. Read as the storage SDK reads
- * it (key=value pairs; an account key or a SAS; endpoints absolute URLs), so a wrong one stops
- * start-up instead of failing every call. The message never repeats the value: it holds a key.
+ * Why a storage connection string cannot work, or undefined. It follows the storage SDK's own
+ * reading (`extractConnectionStringParts`: names are case-sensitive; `UseDevelopmentStorage=true`
+ * must come first; `DefaultEndpointsProtocol=` with `AccountKey=` makes an account string, which
+ * needs AccountName and, without a BlobEndpoint, an EndpointSuffix; anything else is a SAS string,
+ * which needs BlobEndpoint and SharedAccessSignature), so a string the SDK would refuse on the
+ * first call stops start-up instead. The message never repeats the value: it holds a key.
  */
 export function storageConnectionProblem(text: string): string | undefined {
+  if (text.startsWith('UseDevelopmentStorage=true')) return undefined;
   const parts = new Map<string, string>();
   for (const pair of text.split(';').map((part) => part.trim()).filter(Boolean)) {
     const equals = pair.indexOf('=');
     if (equals <= 0) return 'must be a connection string of Name=value pairs separated by ";"';
-    parts.set(pair.slice(0, equals).toLowerCase(), pair.slice(equals + 1));
+    parts.set(pair.slice(0, equals), pair.slice(equals + 1));
   }
-  if (parts.get('usedevelopmentstorage')?.toLowerCase() === 'true') return undefined;
-  const endpoint = parts.get('blobendpoint');
+  const endpoint = parts.get('BlobEndpoint');
   if (endpoint !== undefined && baseUrlProblem(endpoint)) return 'has a BlobEndpoint that is not an absolute http or https URL without query';
-  if (parts.has('sharedaccesssignature')) return endpoint === undefined ? 'needs a BlobEndpoint with a SharedAccessSignature' : undefined;
-  if (!parts.get('accountname')) return 'needs AccountName (or UseDevelopmentStorage=true)';
-  const key = parts.get('accountkey') ?? '';
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(key)) return 'needs AccountKey, in base64, or a SharedAccessSignature';
-  const protocol = parts.get('defaultendpointsprotocol');
-  if (protocol !== undefined && !/^https?$/i.test(protocol)) return 'has a DefaultEndpointsProtocol other than http or https';
+  if (parts.has('DefaultEndpointsProtocol') && parts.has('AccountKey')) {
+    if (!parts.get('AccountName')) return 'needs AccountName';
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(parts.get('AccountKey') ?? '')) return 'needs an AccountKey in base64';
+    if (endpoint === undefined) {
+      if (!/^https?$/i.test(parts.get('DefaultEndpointsProtocol') ?? '')) return 'needs DefaultEndpointsProtocol http or https';
+      if (!parts.get('EndpointSuffix')) return 'needs EndpointSuffix (or BlobEndpoint)';
+    }
+    return undefined;
+  }
+  if (endpoint === undefined || !parts.get('SharedAccessSignature')) {
+    return 'needs DefaultEndpointsProtocol, AccountName and AccountKey, or BlobEndpoint and SharedAccessSignature (or UseDevelopmentStorage=true)';
+  }
   return undefined;
 }
 

@@ -57,6 +57,12 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
         if (operation.rateLimitedPerEnvironment) await downloadGuard.acquire(prepared.call.params);
         upstream = await prepared.client.send({ method: operation.method, url: prepared.url, headers: prepared.headers, body: prepared.call.body?.text, token: prepared.token });
         if (operation.rateLimitedPerEnvironment) await downloadGuard.observe(prepared.call.params, upstream);
+        // No documented operation redirects. Passing a 3xx on would send the caller (and an SDK
+        // that follows it, its token) wherever the upstream points; recording it would make a
+        // long-running start look finished.
+        if (upstream.status >= 300 && upstream.status < 400) {
+          throw new GatewayError('UpstreamBadResponse', `The upstream answered ${upstream.status}, a redirect; the app neither follows nor passes on redirects.`);
+        }
         return upstream;
       };
       if (operation.longRunning) {

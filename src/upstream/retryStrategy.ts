@@ -49,8 +49,13 @@ export function retryDelayMs(
   // any other failure of a POST may have done its work upstream and is never repeated.
   if (!idempotent && outcome.status !== 429) return undefined;
   const askedMs = parseRetryAfterMs(outcome.readHeader, nowMs);
-  return askedMs ?? backoffMs(attempt, policy, random);
+  // A wait of nothing (`Retry-After: 0`, a date past) is honoured as a short one, so a hostile
+  // upstream cannot drive the retries as a tight loop.
+  return askedMs === undefined ? backoffMs(attempt, policy, random) : Math.max(askedMs, minimumAskedWaitMs);
 }
+
+/** The shortest wait made when the upstream asks for one. */
+export const minimumAskedWaitMs = 100;
 
 /** Exponential back-off with full jitter, capped. */
 export function backoffMs(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {

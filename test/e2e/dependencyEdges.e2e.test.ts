@@ -95,6 +95,21 @@ describe('health probes', () => {
     expect(probeRequests()).toHaveLength(2);
   });
 
+  it('never take or share a socket of the pool real calls use', async () => {
+    await pause(1100);
+    // Probes and real calls one after the other: a shared keep-alive pool would hand the
+    // probe's idle socket to the next real call, and the other way round.
+    for (let round = 0; round < 3; round += 1) {
+      await timed(api(usages));
+      await pause(1100);
+      await timed(api('health'));
+    }
+    const probePorts = new Set(probeRequests().map((entry) => entry.remotePort));
+    const callPorts = new Set(gateway.emulator.upstreamRequests({ pathIncludes: '/usages' }).map((entry) => entry.remotePort));
+    expect(probePorts.size).toBeGreaterThan(0);
+    expect([...probePorts].filter((port) => callPorts.has(port))).toEqual([]);
+  });
+
   it('probe an upstream answering 503 once, without retries, and keep the report a moment', async () => {
     await pause(1100);
     gateway.emulator.script({ kind: 'answer', pathPattern: '^/$', status: 503, times: 1000 });

@@ -88,3 +88,22 @@ describe.each(titles)('a URL to %s', (title) => {
     expect(foreignHits).toEqual([]);
   });
 });
+
+describe('a redirect from the upstream', () => {
+  it.each(titles)('to %s is neither followed nor passed on, and a start it answers is no success', async (title) => {
+    const [, target] = foreignUrls().find(([name]) => name === title)!;
+    gateway.emulator.script({ kind: 'answer', status: 302, headers: { location: target }, times: 2 });
+    const list = await request(`${gateway.url}/api/${usages}`);
+    expect(list.statusCode).toBe(502);
+    expect(list.headers.location).toBeUndefined();
+    expect(await list.body.json()).toMatchObject({ error: { code: 'UpstreamBadResponse' } });
+
+    const started = await request(`${gateway.url}/api/${migrate}`, { method: 'POST', body: '{"mode":"NewIP"}', headers: { 'content-type': 'application/json' } });
+    expect(started.statusCode).toBe(502);
+    expect(started.headers.location).toBeUndefined();
+    await started.body.dump();
+    const [entry] = ((await (await request(`${gateway.url}/api/orchestrations?runtimeStatus=Completed`)).body.json()) as { value: unknown[] }).value;
+    expect(entry).toBeUndefined();
+    expect(foreignHits).toEqual([]);
+  });
+});

@@ -18,6 +18,8 @@ export interface RecordedRequest {
   headers: Record<string, string>;
   body: string;
   at: number;
+  /** The caller's port: which connection the request came on. */
+  remotePort?: number;
 }
 
 /**
@@ -193,6 +195,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       headers: Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)])),
       body,
       at: resolved.now(),
+      remotePort: request.socket.remotePort,
     });
 
     if (resolved.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, resolved.latencyMs));

@@ -52,7 +52,12 @@ describe('parseConfig', () => {
 
   it.each<[string, Record<string, string>, RegExp]>([
     ['a storage endpoint that is not a URL', { AzureWebJobsStorage: 'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=a2V5;BlobEndpoint=not a url' }, /^AzureWebJobsStorage .*BlobEndpoint/],
-    ['a storage connection string without a key', { AzureWebJobsStorage: 'AccountName=a' }, /^AzureWebJobsStorage needs AccountKey/],
+    ['a storage connection string without a key', { AzureWebJobsStorage: 'AccountName=a' }, /^AzureWebJobsStorage needs DefaultEndpointsProtocol, AccountName and AccountKey/],
+    // The SDK reads names case-sensitively and needs a protocol to tell an account string from a SAS one.
+    ['an account string without DefaultEndpointsProtocol', { AzureWebJobsStorage: 'AccountName=a;AccountKey=YQ==' }, /^AzureWebJobsStorage needs DefaultEndpointsProtocol/],
+    ['an account string without EndpointSuffix or BlobEndpoint', { AzureWebJobsStorage: 'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=YQ==' }, /^AzureWebJobsStorage needs EndpointSuffix/],
+    ['names in the wrong case', { AzureWebJobsStorage: 'defaultendpointsprotocol=https;accountname=a;accountkey=YQ==;endpointsuffix=core.windows.net' }, /^AzureWebJobsStorage needs/],
+    ['a development flag not first', { AzureWebJobsStorage: 'usedevelopmentstorage=true' }, /^AzureWebJobsStorage needs/],
     ['a storage connection string that is not one', { AzureWebJobsStorage: 'just some text' }, /^AzureWebJobsStorage must be a connection string/],
     ['a base URL with user info', { MANAGEMENT_BASE_URL: 'https://user:pass@management.example.com' }, /^MANAGEMENT_BASE_URL must not hold user info/],
     ['a base URL with a query', { LIFECYCLE_BASE_URL: 'https://lcs.example.com/?tenant=1' }, /^LIFECYCLE_BASE_URL must not have a query/],
@@ -84,6 +89,7 @@ describe('parseConfig', () => {
   it.each([
     'UseDevelopmentStorage=true',
     'DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5a2V5;EndpointSuffix=core.windows.net',
+    'UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://127.0.0.1:1',
     'DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;',
     'BlobEndpoint=https://acct.blob.core.windows.net;SharedAccessSignature=sv=2024-01-01&sig=abc',
   ])('accepts the storage connection string %s', (connection) => {

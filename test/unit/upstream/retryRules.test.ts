@@ -43,6 +43,8 @@ describe('retryDelayMs', () => {
     ['GET 503 backs off', 'GET', response(503), 0, 75],
     ['GET 429 waits as asked', 'GET', response(429, { 'retry-after': '2' }), 0, 2000],
     ['GET 429 with an invalid Retry-After backs off', 'GET', response(429, { 'retry-after': '-5' }), 0, 75],
+    ['GET 429 asking for no wait still waits a little', 'GET', response(429, { 'retry-after': '0' }), 0, 100],
+    ['GET 503 with a date long past still waits a little', 'GET', response(503, { 'retry-after': 'Wed, 31 Dec 2025 23:59:00 GMT' }), 0, 100],
     ['PUT 500 backs off, doubling', 'PUT', response(500), 1, 150],
     ['POST 503 may have done its work: final', 'POST', response(503), 0, undefined],
     ['POST 500 is final', 'POST', response(500), 0, undefined],
