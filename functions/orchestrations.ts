@@ -1,6 +1,8 @@
 /**
- * The orchestration routes and the poller timer (DESIGN.md sections 1 and 4). Registration
- * and glue only: the engine is in src/orchestration.
+ * The orchestration routes and the poller timer (DESIGN.md sections 1 and 4), with Durable
+ * Functions' names: status (`gateway-wait` holds it until the end), list, terminate, purge, and
+ * the upstream-style `operations/{id}`. Registration and glue only: the engine is in
+ * src/orchestration.
  */
 import { app } from '@azure/functions';
 import { Cron } from 'croner';
@@ -8,17 +10,22 @@ import { appRoutes, registrationOf } from '../src/appRoutes';
 import { getConfig } from '../src/config';
 import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
-import { operationAnswer, orchestrationLinks, statusDocument, statusDocumentResponse } from '../src/http/orchestrationAnswers';
+import { operationAnswer, statusDocumentResponse } from '../src/http/orchestrationAnswers';
+import { continuationHeader, listRequestOf, purgeRequestOf, waitSecondsOf } from '../src/http/orchestrationQueries';
+import { callerReaderOf, waitReaderOf } from '../src/http/pollReader';
 import { rawQueryOf } from '../src/http/requestQuery';
-import { invalidRequest, ProblemList } from '../src/http/validationDetails';
 import { jsonResponse } from '../src/http/responses';
-import type { RuntimeStatus } from '../src/orchestration/orchestrationState';
-import type { SummaryQuery } from '../src/orchestration/orchestrationStore';
+import { invalidRequest, ProblemList } from '../src/http/validationDetails';
+import type { OrchestrationState } from '../src/orchestration/orchestrationState';
+import { waitForEnd } from '../src/orchestration/orchestrationWaiter';
+import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
 import { getServices } from '../src/services';
-import { actorOf, bearerTokenOf } from '../src/upstream/tokenSource';
 
-const runtimeStatuses: readonly RuntimeStatus[] = ['Pending', 'Running', 'Completed', 'Failed', 'Terminated'];
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** How much of the store one list or purge request may read, and for how long. */
+const scanBounds = { maxScanned: 10_000, timeBudgetMs: 5000 };
+/** Most bytes of inputs one list answer carries with showInput=true; later entries say they left theirs out. */
+const maxListedInputBytes = 4 * 1024 * 1024;
 
 function orchestrationId(call: AppCall): string {
   const id = call.request.params.id ?? '';
@@ -27,18 +34,24 @@ function orchestrationId(call: AppCall): string {
 }
 
 /**
- * In passthrough mode the timer holds no token, so a caller's read advances its own
- * orchestration with the caller's token when a poll is due.
+ * The orchestration, read after the caller's request drove it where it may: in passthrough
+ * mode the timer holds no token, so the caller's read makes a due poll with the caller's token;
+ * with `gateway-wait`, the answer is held until the end or the wait runs out.
  */
-async function advanceWithCallersToken(call: AppCall, id: string): Promise<void> {
-  const token = bearerTokenOf(call.request.headers.get('authorization') ?? undefined);
-  if (call.services.tokens.mode === 'passthrough' && token) await call.services.orchestrations.advance(id, { token, actor: actorOf(token) });
-}
-
-async function readOrchestration(call: AppCall) {
+async function readOrchestration(call: AppCall): Promise<OrchestrationState> {
   const id = orchestrationId(call);
-  await advanceWithCallersToken(call, id);
-  const state = await call.services.orchestrations.get(id);
+  const { services } = call;
+  const waitSeconds = waitSecondsOf(rawQueryOf(call.request), services.config.GATEWAY_WAIT_MAX_SECONDS);
+  if (typeof waitSeconds === 'object') throw invalidRequest(ProblemList.of([waitSeconds]));
+  const authorization = call.request.headers.get('authorization') ?? undefined;
+  let state: OrchestrationState | undefined;
+  if (waitSeconds) {
+    state = await waitForEnd(services.orchestrations, id, { untilMs: call.startedMs + waitSeconds * 1000, reader: await waitReaderOf(services, authorization), now: services.now });
+  } else {
+    const reader = callerReaderOf(services, authorization);
+    if (reader) await services.orchestrations.advance(id, reader);
+    state = await services.orchestrations.get(id);
+  }
   if (!state) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
   return state;
 }
@@ -47,43 +60,34 @@ export const getOrchestration = appHandler(appRoutes.orchestrationsGet.route, as
   statusDocumentResponse(await readOrchestration(call), call.appBase, call.correlationId, call.services.now()),
 );
 
-/** Most entries one list answer holds, and most stored documents read to find them. */
-const listBounds = { defaultTop: 100, maxTop: 1000, maxScanned: 5000 };
-const continuationHeader = 'x-ms-continuation-token';
-
-function listQueryOf(call: AppCall): SummaryQuery {
-  const problems = new ProblemList();
-  const query = rawQueryOf(call.request);
-  const filter = query.get('runtimeStatus');
-  const statuses = filter?.split(',').map((status) => status.trim()).filter(Boolean);
-  for (const status of statuses ?? []) {
-    if (!runtimeStatuses.some((known) => known.toLowerCase() === status.toLowerCase())) {
-      problems.add({ code: 'InvalidParameter', target: 'runtimeStatus', message: `Unknown runtimeStatus "${status}"; it takes a comma-separated list of ${runtimeStatuses.join(', ')}.` });
-    }
-  }
-  const topText = query.get('top');
-  const top = topText === null ? listBounds.defaultTop : /^[1-9][0-9]{0,4}$/.test(topText) ? Number(topText) : NaN;
-  if (!(top <= listBounds.maxTop)) problems.add({ code: 'InvalidParameter', target: 'top', message: `top must be a whole number from 1 to ${listBounds.maxTop}.` });
-  const continuationToken = call.request.headers.get(continuationHeader) ?? undefined;
-  if (continuationToken !== undefined && !/^[\x21-\x7e]{1,1024}$/.test(continuationToken)) {
-    problems.add({ code: 'InvalidParameter', target: continuationHeader, message: `${continuationHeader} must be the token a previous answer gave.` });
-  }
-  if (problems.total > 0) throw invalidRequest(problems);
-  return {
-    statuses: statuses?.map((status) => runtimeStatuses.find((known) => known.toLowerCase() === status.toLowerCase())!),
-    top,
-    maxScanned: listBounds.maxScanned,
-    continuationToken,
-  };
-}
+export const getOperation = appHandler(appRoutes.operationsGet.route, async (call) =>
+  operationAnswer(await readOrchestration(call), call.appBase, call.correlationId, call.services.now()),
+);
 
 /**
- * A page of orchestrations, from blob metadata alone: entries carry no input or output, so the
- * answer stays small whatever is stored, and `x-ms-continuation-token` reads on.
+ * A page of orchestrations from blob metadata alone (no input or output unless `showInput`),
+ * so the answer stays small whatever is stored; `x-ms-continuation-token` reads on.
  */
 export const listOrchestrations = appHandler(appRoutes.orchestrationsList.route, async (call) => {
-  const page = await call.services.orchestrations.query(listQueryOf(call));
-  const value = page.summaries.map(({ nextPollAt: _nextPollAt, deadlineAt: _deadlineAt, ...summary }) => ({ ...summary, ...orchestrationLinks(call.appBase, summary.id) }));
+  const { filter, top, showInput, continuationToken } = listRequestOf(rawQueryOf(call.request), call.request.headers);
+  const page = await call.services.orchestrations.query({ ...filter, top, continuationToken, ...scanBounds });
+  let inputBytes = 0;
+  const value = [];
+  for (const summary of page.summaries) {
+    const { requestKey: _key, nextDeliveryAt: _delivery, ...entry } = summary;
+    const listed: Record<string, unknown> = { ...entry, ...orchestrationLinks(call.appBase, summary.id) };
+    if (showInput) {
+      const input = (await call.services.orchestrations.get(summary.id))?.input;
+      const bytes = Buffer.byteLength(JSON.stringify(input ?? null));
+      if (inputBytes + bytes <= maxListedInputBytes) {
+        listed.input = input ?? null;
+        inputBytes += bytes;
+      } else {
+        listed.inputOmitted = true;
+      }
+    }
+    value.push(listed);
+  }
   return jsonResponse(200, { value }, call.correlationId, page.continuationToken ? { [continuationHeader]: page.continuationToken } : {});
 });
 
@@ -94,27 +98,45 @@ export const terminateOrchestration = appHandler(appRoutes.orchestrationsTermina
   return jsonResponse(202, statusDocument(state, call.appBase), call.correlationId);
 });
 
-export const getOperation = appHandler(appRoutes.operationsGet.route, async (call) =>
-  operationAnswer(await readOrchestration(call), call.appBase, call.correlationId, call.services.now()),
-);
+/** Durable's purge of one instance: 200 `{ instancesDeleted: 1 }`, 404 if there is none, 409 while it runs. */
+export const purgeOrchestration = appHandler(appRoutes.orchestrationsPurge.route, async (call) => {
+  const id = orchestrationId(call);
+  const outcome = await call.services.orchestrations.purge(id);
+  if (outcome === 'missing') throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
+  if (outcome === 'running') throw new GatewayError('OrchestrationRunning', `Orchestration ${id} is still running: terminate it before purging it.`, { target: 'id' });
+  return jsonResponse(200, { instancesDeleted: 1 }, call.correlationId);
+});
 
-app.http(appRoutes.orchestrationsGet.name, { ...registrationOf(appRoutes.orchestrationsGet), handler: getOrchestration });
-app.http(appRoutes.orchestrationsList.name, { ...registrationOf(appRoutes.orchestrationsList), handler: listOrchestrations });
-app.http(appRoutes.orchestrationsTerminate.name, { ...registrationOf(appRoutes.orchestrationsTerminate), handler: terminateOrchestration });
-app.http(appRoutes.operationsGet.name, { ...registrationOf(appRoutes.operationsGet), handler: getOperation });
+/** Durable's purge by filter, bounded per request: `x-ms-continuation-token` goes on purging. */
+export const purgeOrchestrations = appHandler(appRoutes.orchestrationsPurgeMany.route, async (call) => {
+  const { filter, continuationToken } = purgeRequestOf(rawQueryOf(call.request), call.request.headers);
+  const purged = await call.services.orchestrations.purgeMatching(filter, { top: call.services.config.ORCHESTRATION_PURGE_BATCH, continuationToken, ...scanBounds });
+  return jsonResponse(200, { instancesDeleted: purged.instancesDeleted }, call.correlationId, purged.continuationToken ? { [continuationHeader]: purged.continuationToken } : {});
+});
+
+for (const route of [
+  [appRoutes.orchestrationsGet, getOrchestration],
+  [appRoutes.orchestrationsList, listOrchestrations],
+  [appRoutes.orchestrationsTerminate, terminateOrchestration],
+  [appRoutes.orchestrationsPurge, purgeOrchestration],
+  [appRoutes.orchestrationsPurgeMany, purgeOrchestrations],
+  [appRoutes.operationsGet, getOperation],
+] as const) {
+  app.http(route[0].name, { ...registrationOf(route[0]), handler: route[1] });
+}
 
 app.timer('orchestrationPoller', {
   schedule: getConfig().ORCHESTRATION_POLL_SCHEDULE,
   handler: async (_timer, context) => {
     const services = getServices();
     // Passthrough mode holds no token: orchestrations advance when their callers read them, and
-    // the sweep still applies deadlines, interrupted starts and retention, which need none.
+    // the sweep still applies deadlines, interrupted starts, notifications and retention.
     const token = services.tokens.mode === 'passthrough' ? undefined : await services.tokens.getToken({ upstream: 'management' });
     // Polls due within the lookahead are made in this run (see sweep). Waiting is billed
     // execution time, so it is a setting, and a margin keeps the run shorter than the period.
     const untilNextRunMs = new Cron(services.config.ORCHESTRATION_POLL_SCHEDULE, { paused: true }).msToNext() ?? 0;
     const lookaheadMs = Math.max(0, Math.min(untilNextRunMs - 300, services.config.LRO_POLL_LOOKAHEAD_SECONDS * 1000));
     const result = await services.orchestrations.sweep(token, lookaheadMs);
-    if (result.due > 0 || result.purged > 0) context.log(JSON.stringify({ event: 'sweep', ...result }));
+    context.log(JSON.stringify({ event: 'sweep', ...result }));
   },
 });

@@ -50,6 +50,15 @@ const listEntry = z.object({
   terminatePostUri: z.string(),
   operationGetUri: z.string(),
 });
+const purgeResult = z.object({ instancesDeleted: z.number().int() });
+const purgeFilter = z.object({
+  runtimeStatus: z.string().optional().describe('Comma-separated: Pending, Running, Completed, Failed, Terminated'),
+  name: z.string().optional().describe('Comma-separated operation ids, e.g. ContainerGroups_CreateOrUpdate'),
+  createdTimeFrom: z.string().optional().describe('ISO 8601'),
+  createdTimeTo: z.string().optional().describe('ISO 8601'),
+  instanceIdPrefix: z.string().optional(),
+});
+const waitQuery = z.object({ 'gateway-wait': z.string().regex(/^\d+$/).optional().describe('Seconds to hold the answer until the orchestration ends (at most GATEWAY_WAIT_MAX_SECONDS)') });
 const refreshOutcome = z.looseObject({
   projectId: z.number().int(),
   environmentId: z.string(),
@@ -66,18 +75,34 @@ export const appRoutes = {
     name: 'orchestrations-get', method: 'GET', route: 'orchestrations/{id}', authLevel: 'function', tag: 'orchestrations',
     summary: 'Status document of an orchestration (202 with Retry-After while it runs)',
     params: orchestrationId,
+    query: waitQuery,
     responses: { 200: { description: 'Finished', schema: statusDocument }, 202: { description: 'Still running', schema: statusDocument } },
   },
   orchestrationsList: {
     name: 'orchestrations-list', method: 'GET', route: 'orchestrations', authLevel: 'function', tag: 'orchestrations',
-    summary: 'A page of orchestrations (no input or output), optionally by runtimeStatus (comma-separated); x-ms-continuation-token reads on',
-    query: z.object({ runtimeStatus: z.string().optional(), top: z.string().regex(/^[1-9][0-9]*$/).optional().describe('Most entries answered: 1 to 1000, default 100') }),
+    summary: 'A page of orchestrations (no input or output unless showInput=true), filtered; x-ms-continuation-token reads on',
+    query: purgeFilter.extend({
+      top: z.string().regex(/^[1-9][0-9]*$/).optional().describe('Most entries answered: 1 to 1000, default 100'),
+      showInput: z.enum(['true', 'false']).optional().describe('Include each input (up to 4 MiB in all; later entries say inputOmitted)'),
+    }),
     responses: {
       200: {
         description: 'The orchestrations in id order; the x-ms-continuation-token header, when present, reads on (send it back as a request header)',
         schema: z.object({ value: z.array(listEntry) }),
       },
     },
+  },
+  orchestrationsPurge: {
+    name: 'orchestrations-purge', method: 'DELETE', route: 'orchestrations/{id}', authLevel: 'function', tag: 'orchestrations',
+    summary: 'Purge an ended orchestration (409 while it runs)',
+    params: orchestrationId,
+    responses: { 200: { description: 'Purged', schema: purgeResult }, 404: { description: 'No such orchestration' }, 409: { description: 'Still running (OrchestrationRunning)' } },
+  },
+  orchestrationsPurgeMany: {
+    name: 'orchestrations-purge-many', method: 'DELETE', route: 'orchestrations', authLevel: 'function', tag: 'orchestrations',
+    summary: 'Purge the ended orchestrations matching a filter (at least one filter; a bounded batch per request, x-ms-continuation-token goes on)',
+    query: purgeFilter,
+    responses: { 200: { description: 'How many were purged; x-ms-continuation-token, when present, purges on', schema: purgeResult } },
   },
   orchestrationsTerminate: {
     name: 'orchestrations-terminate', method: 'POST', route: 'orchestrations/{id}/terminate', authLevel: 'function', tag: 'orchestrations',
@@ -90,6 +115,7 @@ export const appRoutes = {
     name: 'operations-get', method: 'GET', route: 'operations/{id}', authLevel: 'function', tag: 'orchestrations',
     summary: "The operation in the upstream's polling protocol: 202 + Retry-After while running, then its final status and body",
     params: orchestrationId,
+    query: waitQuery,
     responses: { 200: { description: 'The final resource or result' }, 202: { description: 'Still running; follow Location after Retry-After' } },
   },
   certificatesRefresh: {

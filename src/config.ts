@@ -90,6 +90,28 @@ const scopePrefix = z
   .string()
   .regex(/^\/(subscriptions|providers)\/[^/]+(\/[^/]+)*$/i, 'must start with /subscriptions/ or /providers/ and have no empty segment');
 
+/** A URL to notify: absolute http(s), no user info (a query may carry the receiver's own key). */
+const notifyUrl = z.string().max(2048).superRefine((value, ctx) => {
+  const problem = baseUrlProblem(value.split('?')[0]!);
+  if (problem && !/query/.test(problem)) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/** An origin exactly as URL.origin writes it: scheme, host and port, nothing else. */
+const origin = z.string().refine((value) => {
+  try {
+    return /^https?:$/.test(new URL(value).protocol) && new URL(value).origin === value;
+  } catch {
+    return false;
+  }
+}, 'each must be an origin such as https://hooks.example.com (scheme, host and port; no path)');
+
+/** Standard Webhooks' key form: `whsec_` and the base64 of 24 to 64 random bytes. */
+const signingSecret = z.string().refine((value) => {
+  const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(value);
+  const bytes = match ? Buffer.from(match[1]!, 'base64').length : 0;
+  return bytes >= 24 && bytes <= 64;
+}, 'must be whsec_ followed by the base64 of 24 to 64 random bytes');
+
 const certificateEnvironment = z.object({
   // What the routes accept (src/spec/lifecycle.ts): an environment they would refuse could
   // never be read or refreshed on demand.
@@ -152,6 +174,15 @@ const settingsSchema = z.object({
   LIFECYCLE_CLIENT_ID: z.string().min(1).optional(),
   LIFECYCLE_USERNAME: z.string().min(1).optional(),
   LIFECYCLE_PASSWORD: z.string().min(1).optional(),
+  NOTIFY_URL: notifyUrl.optional(),
+  NOTIFY_ALLOWED_ORIGINS: jsonText(z.array(origin).max(100), '["https://hooks.example.com"]').default([]),
+  NOTIFY_SIGNING_SECRET: signingSecret.optional(),
+  NOTIFY_MAX_ATTEMPTS: integerText(1, 50).default(8),
+  NOTIFY_TIMEOUT_MS: integerText(100, 60_000).default(5000),
+  // The Azure front end ends an HTTP request at 230 s: a wait must end, and be answered, before.
+  GATEWAY_WAIT_MAX_SECONDS: integerText(1, 220).default(200),
+  ORCHESTRATION_PURGE_BATCH: integerText(1, 10_000).default(500),
+  ORCHESTRATION_JANITOR_MINUTES: integerText(1, 7 * 24 * 60).default(60),
   ORCHESTRATION_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-orchestrations'),
 });
 
@@ -192,6 +223,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   }
   if (settings.UPSTREAM_AUTH === 'static' && !settings.UPSTREAM_STATIC_TOKEN) {
     throw new ConfigError(['UPSTREAM_STATIC_TOKEN is required when UPSTREAM_AUTH is static']);
+  }
+  if ((settings.NOTIFY_URL || settings.NOTIFY_ALLOWED_ORIGINS.length > 0) && !settings.NOTIFY_SIGNING_SECRET) {
+    throw new ConfigError(['NOTIFY_SIGNING_SECRET is required when NOTIFY_URL or NOTIFY_ALLOWED_ORIGINS is set (whsec_ followed by base64)']);
   }
   const userCredential = ['LIFECYCLE_TENANT_ID', 'LIFECYCLE_CLIENT_ID', 'LIFECYCLE_USERNAME', 'LIFECYCLE_PASSWORD'] as const;
   const given = userCredential.filter((name) => settings[name] !== undefined);

@@ -24,6 +24,8 @@ export const errorStatusByCode = {
   NotFound: 404,
   Conflict: 409,
   OrchestrationTerminated: 409,
+  OrchestrationRunning: 409,
+  NotifyTargetNotAllowed: 400,
   PayloadTooLarge: 413,
   RateLimited: 429,
   InternalError: 500,

@@ -10,8 +10,8 @@ import { CertificateStore } from './certificates/certificateStore';
 import { DownloadGuard } from './certificates/downloadGuard';
 import { DistributedRateLimiter } from './certificates/rateLimiter';
 import { getConfig, type Config } from './config';
-import { defaultOrchestrationSettings, OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
-import { OrchestrationStore } from './orchestration/orchestrationStore';
+import { NotificationSender } from './orchestration/notificationSender';
+import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
 import { HealthMonitor, type HealthChecks } from './health';
 import { StorageBudget } from './storage/storageBudget';
 import { appVersion } from './version';
@@ -74,6 +74,10 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
       ...Object.fromEntries(Object.entries(config.LRO_DEADLINE_MINUTES).map(([name, value]) => [name, minutes(value)])),
     },
     retentionMs: config.ORCHESTRATION_RETENTION_HOURS * 3600_000,
+    outbox: { ...defaultOrchestrationSettings.outbox, maxAttempts: config.NOTIFY_MAX_ATTEMPTS },
+    notifyUrl: config.NOTIFY_URL,
+    purgeBatch: config.ORCHESTRATION_PURGE_BATCH,
+    janitorIntervalMs: minutes(config.ORCHESTRATION_JANITOR_MINUTES),
   };
 }
 
@@ -138,9 +142,10 @@ export function createServices(config: Config): Services {
         log: (line) => console.log(line),
       }),
     },
-    orchestrations: new OrchestrationEngine({
-      store: new OrchestrationStore(blobService.getContainerClient(config.ORCHESTRATION_CONTAINER), config.STORAGE_TIMEOUT_MS),
+    orchestrations: engineOnContainer(blobService.getContainerClient(config.ORCHESTRATION_CONTAINER), {
+      storageTimeoutMs: config.STORAGE_TIMEOUT_MS,
       upstream: upstreams.management,
+      notifier: config.NOTIFY_SIGNING_SECRET ? new NotificationSender({ signingSecret: config.NOTIFY_SIGNING_SECRET, timeoutMs: config.NOTIFY_TIMEOUT_MS }) : undefined,
       settings: orchestrationSettingsOf(config),
       now: Date.now,
       // The engine outlives any one invocation (a start settles in a later poll), so its lines

@@ -76,7 +76,7 @@ export class CertificateStore {
     const text = JSON.stringify(value, null, 2);
     return this.#budget.conditional('write a record', (abortSignal) =>
       this.bundles.getBlockBlobClient(name).upload(text, Buffer.byteLength(text), { conditions, abortSignal, blobHTTPHeaders: { blobContentType: 'application/json' } }),
-    );
+    ).then((written) => written !== undefined);
   }
 
   async read(projectId: number, environmentId: string): Promise<EnvironmentRecord> {

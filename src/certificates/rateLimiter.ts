@@ -65,7 +65,7 @@ export class DistributedRateLimiter {
     const text = JSON.stringify(state);
     return this.#budget.conditional('write its state', (abortSignal) =>
       this.#blob(key).upload(text, Buffer.byteLength(text), { conditions: etag ? { ifMatch: etag } : { ifNoneMatch: '*' }, abortSignal }),
-    );
+    ).then((written) => written !== undefined);
   }
 
   /** Takes the one call of the window, or says when the next may be made. */

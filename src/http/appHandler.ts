@@ -21,6 +21,8 @@ export interface AppCall {
   correlationId: string;
   /** `http://host/api`: the base the app's links are built on. */
   appBase: string;
+  /** When the request arrived (ms since the epoch): waits are counted from it. */
+  startedMs: number;
 }
 
 /** `route` is the function's own route template, e.g. `orchestrations/{id}`. */
@@ -32,7 +34,7 @@ export function appHandler(route: string, handle: (call: AppCall) => Promise<Htt
     let services: Services | undefined;
     try {
       services = getServices();
-      response = await handle({ request, context, services, correlationId, appBase: appBaseOf(request.url, fillPath(route, request.params)) });
+      response = await handle({ request, context, services, correlationId, appBase: appBaseOf(request.url, fillPath(route, request.params)), startedMs });
     } catch (thrown) {
       const error = toGatewayError(thrown);
       if (error.status >= 500) context.error(sanitizeText(`${context.functionName} failed (${error.code}): ${String((thrown as Error)?.stack ?? thrown)}`));

@@ -12,7 +12,11 @@ import { actorOf } from '../upstream/tokenSource';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
 import { appBaseOf } from './appBase';
 import { errorCodeOf, formatCallRecord } from './callLog';
-import { startAnswer } from './orchestrationAnswers';
+import type { StartOutcome } from '../orchestration/orchestrationEngine';
+import { waitForEnd } from '../orchestration/orchestrationWaiter';
+import { notifyHeader, notifyTargetsOf } from './notifyTarget';
+import { operationAnswer, startAnswer } from './orchestrationAnswers';
+import { waitReaderOf } from './pollReader';
 import { callerOf } from './caller';
 import { correlationIdOf } from './correlation';
 import { validateOperationCall, type OperationCall } from './operationRequest';
@@ -38,6 +42,8 @@ export interface PreparedCall {
   correlationId: string;
   /** Bounds of a merge of pages; the deadline is the call's time budget from its start. */
   limits: { deadlineAt: number; maxItems: number; maxBytes: number };
+  /** Where to tell of a long-running operation's end (`x-gateway-notify`). */
+  notifyTargets?: string[];
 }
 
 export function createOperationHandler(operation: OperationSpec, getServices: () => Services): OperationHandler {
@@ -76,10 +82,12 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
             bodyValue: prepared.call.body?.value,
             resourceUrl: prepared.url,
             actor: services.tokens.mode === 'passthrough' ? actorOf(prepared.token) : undefined,
+            appBase,
+            notifyTargets: prepared.notifyTargets,
           },
           send,
         );
-        response = startAnswer(outcome, appBase, correlationId, services.now());
+        response = await answerStart(outcome, prepared, request, services, { appBase, correlationId, startedMs });
       } else {
         response = await shapeResponse(prepared, await send(), appBase);
       }
@@ -105,6 +113,29 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
   };
 }
 
+/**
+ * The answer to a long-running start: at once, or with `gateway-wait` when the orchestration
+ * ends (its final answer, as `operations/{id}` gives it) or the wait runs out (the usual
+ * answer, with Location and Retry-After as they stand then). The wait counts from the request's
+ * arrival, so the upstream's own time is part of it.
+ */
+async function answerStart(
+  outcome: StartOutcome,
+  prepared: PreparedCall,
+  request: HttpRequest,
+  services: Services,
+  at: { appBase: string; correlationId: string; startedMs: number },
+): Promise<HttpResponseInit> {
+  const { waitSeconds } = prepared.call;
+  if (!waitSeconds || outcome.kind === 'final' || !['Pending', 'Running'].includes(outcome.state.runtimeStatus)) {
+    return startAnswer(outcome, at.appBase, at.correlationId, services.now());
+  }
+  const reader = await waitReaderOf(services, request.headers.get('authorization') ?? undefined);
+  const state = (await waitForEnd(services.orchestrations, outcome.state.id, { untilMs: at.startedMs + waitSeconds * 1000, reader, now: services.now })) ?? outcome.state;
+  if (['Pending', 'Running'].includes(state.runtimeStatus)) return startAnswer({ ...outcome, state }, at.appBase, at.correlationId, services.now());
+  return operationAnswer(state, at.appBase, at.correlationId, services.now());
+}
+
 /** Everything checked and resolved before the first byte goes upstream. */
 export async function prepareCall(
   operation: OperationSpec,
@@ -122,8 +153,9 @@ export async function prepareCall(
       contentType: request.headers.get('content-type'),
       bodyBytes: new Uint8Array(await request.arrayBuffer()),
     },
-    { maxBodyBytes: config.MAX_REQUEST_BODY_BYTES, maxPages: config.MAX_PAGES },
+    { maxBodyBytes: config.MAX_REQUEST_BODY_BYTES, maxPages: config.MAX_PAGES, maxWaitSeconds: config.GATEWAY_WAIT_MAX_SECONDS },
   );
+  const notifyTargets = notifyTargetsOf(request.headers.get(notifyHeader), config.NOTIFY_ALLOWED_ORIGINS, operation.longRunning !== undefined);
   const targetPath = fillPath(resolvePathTemplate(operation, config.PROVIDER_NAMESPACE), call.params);
   if (operation.upstream === 'management') assertScopeAllowed(targetPath, config.ALLOWED_SCOPES);
 
@@ -143,7 +175,7 @@ export async function prepareCall(
     headers[config.LIFECYCLE_VERSION_HEADER] = config.LIFECYCLE_API_VERSION;
   }
   const limits = { deadlineAt: services.now() + config.UPSTREAM_TIMEOUT_MS, maxItems: config.MAX_MERGED_ITEMS, maxBytes: config.MAX_MERGED_BYTES };
-  return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId, limits };
+  return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId, limits, notifyTargets };
 }
 
 async function shapeResponse(prepared: PreparedCall, response: UpstreamResponse, appBase: string): Promise<HttpResponseInit> {

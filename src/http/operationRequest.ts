@@ -5,6 +5,7 @@
 import type { ErrorDetail } from '../errors';
 import type { OperationSpec } from '../spec/catalogue';
 import { parseJsonBody, type ParsedBody } from './jsonBody';
+import { waitSecondsOf } from './orchestrationQueries';
 import { appParameterOf } from './requestQuery';
 import { detailsFromParameterIssues, invalidRequest, ProblemList } from './validationDetails';
 
@@ -12,7 +13,7 @@ import { detailsFromParameterIssues, invalidRequest, ProblemList } from './valid
  * Query parameters that belong to the app or the Functions host and are never forwarded,
  * matched ignoring case (the host reads `code` so).
  */
-export const appQueryParameters = ['code', 'gateway-pages'] as const;
+export const appQueryParameters = ['code', 'gateway-pages', 'gateway-wait'] as const;
 
 export function isAppQueryParameter(name: string): boolean {
   return (appQueryParameters as readonly string[]).includes(name.toLowerCase());
@@ -25,6 +26,8 @@ export interface OperationCall {
   body?: ParsedBody;
   /** `gateway-pages`: how many pages to merge, if the caller asked. */
   mergePages?: number;
+  /** `gateway-wait`: how long to hold a long-running start's answer for its end, if asked. */
+  waitSeconds?: number;
 }
 
 export interface IncomingCall {
@@ -52,7 +55,7 @@ export function parseMergePages(raw: string | null, maxPages: number): number | 
   return { code: 'InvalidParameter', target: 'gateway-pages', message: 'gateway-pages must be "all" or a whole number of pages from 1.' };
 }
 
-export function validateOperationCall(operation: OperationSpec, call: IncomingCall, limits: { maxBodyBytes: number; maxPages: number }): OperationCall {
+export function validateOperationCall(operation: OperationSpec, call: IncomingCall, limits: { maxBodyBytes: number; maxPages: number; maxWaitSeconds: number }): OperationCall {
   const problems = new ProblemList();
   problems.addAll(pathParameterProblems(call.params));
 
@@ -74,6 +77,11 @@ export function validateOperationCall(operation: OperationSpec, call: IncomingCa
 
   const mergePages = operation.pageable ? parseMergePages(appParameterOf(call.query, 'gateway-pages'), limits.maxPages) : undefined;
   if (typeof mergePages === 'object') problems.add(mergePages);
+  const waitSeconds = waitSecondsOf(call.query, limits.maxWaitSeconds);
+  if (typeof waitSeconds === 'object') problems.add(waitSeconds);
+  else if (waitSeconds !== undefined && !operation.longRunning) {
+    problems.add({ code: 'InvalidParameter', target: 'gateway-wait', message: 'gateway-wait applies to long-running operations only.' });
+  }
 
   let body: ParsedBody | undefined;
   if (operation.body || call.bodyBytes.byteLength > 0) {
@@ -93,5 +101,11 @@ export function validateOperationCall(operation: OperationSpec, call: IncomingCa
   if (problems.total > 0) throw invalidRequest(problems);
 
   const forwardQuery = [...call.query].filter(([name]) => !isAppQueryParameter(name));
-  return { params: call.params, forwardQuery, body, mergePages: typeof mergePages === 'number' ? mergePages : undefined };
+  return {
+    params: call.params,
+    forwardQuery,
+    body,
+    mergePages: typeof mergePages === 'number' ? mergePages : undefined,
+    waitSeconds: typeof waitSeconds === 'number' ? waitSeconds : undefined,
+  };
 }

@@ -7,18 +7,11 @@ import type { HttpResponseInit } from '@azure/functions';
 import { errorStatusByCode, GatewayError, type ErrorCode } from '../errors';
 import type { StartOutcome } from '../orchestration/orchestrationEngine';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
+import { orchestrationLinks, statusDocument } from '../orchestration/statusDocument';
 import { correlationHeader } from './correlation';
 import { errorResponse, isPassedBackHeader, jsonResponse, upstreamResponse } from './responses';
 
 export const orchestrationIdHeader = 'x-orchestration-id';
-
-export function orchestrationLinks(appBase: string, id: string) {
-  return {
-    statusQueryGetUri: `${appBase}/orchestrations/${id}`,
-    terminatePostUri: `${appBase}/orchestrations/${id}/terminate`,
-    operationGetUri: `${appBase}/operations/${id}`,
-  };
-}
 
 /** Seconds until the next poll, at least one: what `Retry-After` tells a caller. */
 export function retryAfterSeconds(state: OrchestrationState, now: number): number {
@@ -58,25 +51,6 @@ export function startAnswer(outcome: StartOutcome, appBase: string, correlationI
     if (isPassedBackHeader(name) && !['location', 'azure-asyncoperation', 'retry-after'].includes(name)) headers[name] = value;
   }
   return { status: outcome.response.status, headers: { ...headers, ...monitorHeaders(outcome.state, appBase, now) }, body: outcome.response.bodyText };
-}
-
-/** The status document of `GET orchestrations/{id}`. */
-export function statusDocument(state: OrchestrationState, appBase: string) {
-  return {
-    id: state.id,
-    name: state.name,
-    runtimeStatus: state.runtimeStatus,
-    input: state.input,
-    output: state.output ?? null,
-    customStatus: state.customStatus ?? null,
-    failure: state.failure ?? null,
-    createdTime: state.createdTime,
-    lastUpdatedTime: state.lastUpdatedTime,
-    nextPollTime: state.poll && ['Pending', 'Running'].includes(state.runtimeStatus) ? new Date(state.poll.nextPollAt).toISOString() : null,
-    pollCount: state.poll?.pollCount ?? 0,
-    deadlineTime: state.poll ? new Date(state.poll.deadlineAt).toISOString() : null,
-    ...orchestrationLinks(appBase, state.id),
-  };
 }
 
 export function statusDocumentResponse(state: OrchestrationState, appBase: string, correlationId: string, now: number): HttpResponseInit {

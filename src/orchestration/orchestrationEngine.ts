@@ -1,17 +1,29 @@
 /**
  * The durable-style engine of the long-running calls (DESIGN.md section 4): it starts an
- * operation upstream once per request key, then advances it one claimed poll at a time until
- * a terminal state or its deadline. Every step is a read, a conditional write, and at most one
- * upstream call, so any instance can take the next step and a crashed one loses nothing.
+ * operation upstream once per request key, advances it one claimed poll at a time until a
+ * terminal state or its deadline, tells the targets named of its end, and purges it after the
+ * retention. Every step is a read, a conditional write, and at most one upstream call, so any
+ * instance can take the next step and a crashed one loses nothing.
+ *
+ * The pieces it drives are kept apart: the ARM rules (lroRules.ts), how a document changes
+ * (transitions.ts), the index the poller reads instead of every document
+ * (orchestrationIndex.ts), the outbox and its sender (outbox.ts, notificationSender.ts).
  */
 import { createHash, randomUUID } from 'node:crypto';
+import type { ContainerClient } from '@azure/storage-blob';
 import { GatewayError } from '../errors';
+import { StorageBudget } from '../storage/storageBudget';
 import { redactSecrets } from '../http/redaction';
 import { isTrustedUrl } from '../upstream/urlGuard';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
-import { isUnfollowableAccept, movedPollUrlOf, pollingModeOf, pollIntervalMs, pollUrlOf, readPoll, type PollingMode, type PollIntervalPolicy, type PollReading, type UpstreamAnswer } from './lroRules';
-import { isActive, type OrchestrationState, type RuntimeStatus } from './orchestrationState';
-import type { OrchestrationStore, OrchestrationSummary, StoredState, SummaryPage, SummaryQuery } from './orchestrationStore';
+import { isUnfollowableAccept, movedPollUrlOf, pollingModeOf, pollUrlOf, readPoll, type PollingMode, type PollIntervalPolicy, type PollReading, type UpstreamAnswer } from './lroRules';
+import { endEventType, type CloudEvent, type NotificationSender } from './notificationSender';
+import { expiryMarkerName, OrchestrationIndex, type ActiveEntry, type KeySchedule } from './orchestrationIndex';
+import { isActive, type OrchestrationState } from './orchestrationState';
+import { OrchestrationStore, type StoredState, type SummaryFilter, type SummaryPage, type SummaryQuery } from './orchestrationStore';
+import { afterAttempt, claimDeliveries, dueDeliveries, nextDeliveryAt, type DeliveryOutcome, type OutboxPolicy } from './outbox';
+import { endEventData } from './statusDocument';
+import { afterRead, claimed, ended, running, scheduleOf, type Ending, type ReadOutcome } from './transitions';
 
 export interface OrchestrationSettings {
   pollInterval: PollIntervalPolicy;
@@ -24,8 +36,17 @@ export interface OrchestrationSettings {
   retentionMs: number;
   /** A start that never got its upstream answer (its instance died) fails after this. */
   pendingTimeoutMs: number;
-  /** Polls run at once by one sweep. */
+  /** Polls, and deliveries, made at once by one sweep. */
   concurrency: number;
+  outbox: OutboxPolicy;
+  /** Told of every orchestration's end (`NOTIFY_URL`). */
+  notifyUrl?: string;
+  /** Most orchestrations one sweep purges, and the time a sweep may give purging and the janitor. */
+  purgeBatch: number;
+  housekeepingBudgetMs: number;
+  /** How often the janitor walks every document (ms), and how many it reads per sweep. */
+  janitorIntervalMs: number;
+  janitorPageSize: number;
 }
 
 export const defaultOrchestrationSettings: OrchestrationSettings = {
@@ -36,11 +57,19 @@ export const defaultOrchestrationSettings: OrchestrationSettings = {
   retentionMs: 7 * 24 * 3600_000,
   pendingTimeoutMs: 10 * 60_000,
   concurrency: 8,
+  outbox: { maxAttempts: 8, firstRetryMs: 5000, maxRetryMs: 10 * 60_000, claimMs: 60_000 },
+  purgeBatch: 500,
+  housekeepingBudgetMs: 5000,
+  janitorIntervalMs: 60 * 60_000,
+  janitorPageSize: 1000,
 };
 
 export interface EngineDependencies {
   store: OrchestrationStore;
+  index: OrchestrationIndex;
   upstream: UpstreamClient;
+  /** Absent when no signing secret is configured: no target can then be named. */
+  notifier?: NotificationSender;
   settings: OrchestrationSettings;
   now: () => number;
   log: (line: string) => void;
@@ -58,11 +87,15 @@ export interface StartRequest {
   /** The resource URL (the request URL), for a PUT's final GET. */
   resourceUrl: string;
   /**
-   * Who acts upstream when that is the caller (passthrough): a digest of the caller's token.
-   * Only the same caller's repeat is a duplicate, or another caller would be handed an
-   * operation the upstream never authorised them for.
+   * Who acts upstream when that is the caller (passthrough): see `actorOf`. Only the same
+   * caller's repeat is a duplicate, or another caller would be handed an operation the
+   * upstream never authorised them for.
    */
   actor?: string;
+  /** The app's base URL as the caller reached it (links, notification source). */
+  appBase?: string;
+  /** Where to tell of the end (`x-gateway-notify`), already checked against the allow-list. */
+  notifyTargets?: string[];
 }
 
 /**
@@ -78,6 +111,15 @@ export type StartOutcome =
   | { kind: 'duplicate'; state: OrchestrationState }
   | { kind: 'final'; state: OrchestrationState; response: UpstreamResponse }
   | { kind: 'running'; state: OrchestrationState; response: UpstreamResponse };
+
+export interface SweepResult {
+  durationMs: number;
+  due: number;
+  polled: number;
+  delivered: number;
+  purged: number;
+  reconciled: number;
+}
 
 export function requestKeyOf(request: Pick<StartRequest, 'method' | 'path' | 'query' | 'bodyText' | 'actor'>): string {
   const query = [...request.query].sort(([a], [b]) => a.localeCompare(b));
@@ -102,6 +144,15 @@ function answerOf(response: UpstreamResponse): UpstreamAnswer {
   return { status: response.status, headers: response.headers, body: parseBody(response.bodyText) };
 }
 
+/** Runs `work` over `items`, `concurrency` at a time. */
+async function eachLimited<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  const queue = [...items];
+  const worker = async () => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) await work(next);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker));
+}
+
 export class OrchestrationEngine {
   readonly #deps: EngineDependencies;
   readonly #newId: () => string;
@@ -123,56 +174,110 @@ export class OrchestrationEngine {
     this.#deps.log(JSON.stringify({ event: 'orchestration', ...fields }));
   }
 
-  /** The running orchestration that holds this request key, if any. */
-  async #activeHolder(requestKey: string): Promise<{ state?: OrchestrationState; etag?: string }> {
-    const holder = await this.#deps.store.keyHolder(requestKey);
-    if (!holder) return {};
-    const stored = await this.#deps.store.read(holder.id);
-    return stored && isActive(stored.state) ? { state: stored.state } : { etag: holder.etag };
+  // ---- Writing a document -------------------------------------------------------------
+
+  /**
+   * Applies `change` to a document read at `stored.etag`: one write when nobody wrote since,
+   * else read, change and write again (a few times). No write when nothing changes.
+   */
+  async #write(stored: StoredState, change: (state: OrchestrationState) => OrchestrationState): Promise<StoredState> {
+    let current: StoredState | undefined = stored;
+    for (let attempt = 0; attempt < 5 && current; attempt += 1) {
+      const next = change(current.state);
+      if (next === current.state) return current;
+      const etag = await this.#deps.store.replace(next, current.etag);
+      if (etag !== undefined) return { state: next, etag };
+      current = await this.#deps.store.read(stored.state.id);
+    }
+    if (!current) throw new GatewayError('NotFound', `No orchestration ${stored.state.id}.`);
+    throw new GatewayError('Conflict', `Orchestration ${stored.state.id} kept changing; try again.`);
+  }
+
+  /** Ends an orchestration (unless it ended already), then updates the index: key, expiry, outbox. */
+  async #end(stored: StoredState, ending: Ending): Promise<OrchestrationState> {
+    const context = { notifyUrl: this.#deps.settings.notifyUrl, newId: this.#newId };
+    const settled = await this.#write(stored, (state) => ended(state, ending, this.#deps.now(), context));
+    await this.#indexEnded(settled.state);
+    this.#log({ id: settled.state.id, name: settled.state.name, step: 'settled', runtimeStatus: settled.state.runtimeStatus, failure: settled.state.failure?.code });
+    return settled.state;
   }
 
   /**
+   * The index of an orchestration that ended: its request key freed, its purge marked, its
+   * outbox marked while deliveries remain. Idempotent: the sweep repeats it for an ended
+   * orchestration still holding its key (an instance that died between the two).
+   */
+  async #indexEnded(state: OrchestrationState): Promise<void> {
+    const { index, settings } = this.#deps;
+    const endedAt = Date.parse(state.endedTime ?? state.lastUpdatedTime);
+    const dueAt = nextDeliveryAt(state.deliveries);
+    await Promise.all([
+      index.releaseKey(state.requestKey, state.id),
+      index.markExpiry(state.id, endedAt + settings.retentionMs),
+      dueAt === undefined ? undefined : index.markOutbox(state.id, dueAt),
+    ]);
+  }
+
+  // ---- Starting -----------------------------------------------------------------------
+
+  /**
    * Starts the operation upstream through `send`, unless the same request is already running:
-   * then that orchestration is returned and the upstream sees nothing.
+   * then that orchestration is returned and the upstream sees nothing. Two storage round trips
+   * before the upstream call (the request key claimed and the document created at once) and
+   * one after (the document and the key's schedule written at once), so the poll URL is durable
+   * before the caller hears "accepted".
    */
   async start(request: StartRequest, send: () => Promise<UpstreamResponse>): Promise<StartOutcome> {
-    const { store } = this.#deps;
+    const { store, index } = this.#deps;
     const requestKey = requestKeyOf(request);
-    const running = await this.#activeHolder(requestKey);
-    if (running.state) return { kind: 'duplicate', state: await this.#awaitInitialAnswer(running.state) };
-
     const now = this.#deps.now();
-    let state: OrchestrationState = {
+    const pending: OrchestrationState = {
       id: this.#newId(),
       name: request.name,
       runtimeStatus: 'Pending',
       input: { method: request.method, path: request.path, query: request.query, body: redactSecrets(request.bodyValue) },
       requestKey,
       actor: request.actor,
+      appBase: request.appBase,
+      notifyTargets: request.notifyTargets,
       createdTime: this.#iso(now),
       lastUpdatedTime: this.#iso(now),
     };
-    if (!(await store.create(state))) throw new GatewayError('Conflict', 'An orchestration with this id exists already.');
-    const etag = await this.#claimRequestKey(requestKey, state.id);
-    if (typeof etag === 'object') {
-      await store.delete(state.id);
-      return { kind: 'duplicate', state: await this.#awaitInitialAnswer(etag) };
+    const schedule: KeySchedule = { startedAt: now };
+    const [claim, create] = await Promise.allSettled([index.claimKey(requestKey, pending.id, schedule), store.create(pending)]);
+    if (claim.status === 'rejected' || create.status === 'rejected' || create.value === undefined) {
+      // Undo what was done, best effort: the janitor and the stale-start rule cover the rest.
+      await Promise.allSettled([store.delete(pending.id), claim.status === 'fulfilled' && claim.value !== undefined ? index.releaseKey(requestKey, pending.id) : undefined]);
+      if (claim.status === 'rejected') throw claim.reason;
+      if (create.status === 'rejected') throw create.reason;
+      throw new GatewayError('Conflict', 'An orchestration with this id exists already.');
     }
+    let keyEtag = claim.value;
+    if (keyEtag === undefined) {
+      const taken = await this.#takeKeyOrFindRunning(requestKey, pending.id, schedule);
+      if ('running' in taken) {
+        await store.delete(pending.id);
+        return { kind: 'duplicate', state: await this.#joinDuplicate(taken.running, request.notifyTargets) };
+      }
+      keyEtag = taken.etag;
+    }
+    let stored: StoredState = { state: pending, etag: create.value };
 
     let response: UpstreamResponse;
     try {
       response = await send();
     } catch (error) {
       const failure = error instanceof GatewayError ? { code: error.code, message: error.message } : { code: 'InternalError', message: 'The start failed.' };
-      await this.#settle(state.id, this.#unlessFinished((current) => ({ ...current, runtimeStatus: 'Failed', failure })));
+      await this.#end(stored, { runtimeStatus: 'Failed', failure });
       throw error;
     }
 
     const answer = answerOf(response);
+    const initial = { status: response.status, body: redactSecrets(answer.body) };
     if (isUnfollowableAccept(request.method, answer)) {
       const failure = { code: 'UpstreamBadResponse', message: 'The upstream accepted the operation (202) without a Location or Azure-AsyncOperation to follow it; its outcome cannot be known.' } as const;
-      await this.#settle(state.id, this.#unlessFinished((current) => ({ ...current, runtimeStatus: 'Failed', initial: { status: response.status, body: redactSecrets(answer.body) }, failure })));
-      throw new GatewayError(failure.code, failure.message, { headers: { 'x-orchestration-id': state.id } });
+      await this.#end(stored, { runtimeStatus: 'Failed', initial, failure });
+      throw new GatewayError(failure.code, failure.message, { headers: { 'x-orchestration-id': pending.id } });
     }
     let mode = pollingModeOf(request.method, answer);
     let pollUrl = mode && pollUrlOf(mode, answer, request.resourceUrl);
@@ -181,124 +286,130 @@ export class OrchestrationEngine {
       mode = 'resource';
       pollUrl = request.resourceUrl;
     }
-    const initial = { status: response.status, body: redactSecrets(answer.body) };
     if (!mode || !pollUrl) {
-      state = await this.#settle(
-        state.id,
-        this.#unlessFinished((current) => ({
-          ...current,
-          runtimeStatus: response.status < 400 ? 'Completed' : 'Failed',
-          initial,
-          output: initial,
-          customStatus: { upstreamState: response.status < 400 ? 'Succeeded' : 'Failed', lastReadStatus: response.status },
-        })),
-      );
+      const succeeded = response.status < 400;
+      const state = await this.#end(stored, {
+        runtimeStatus: succeeded ? 'Completed' : 'Failed',
+        initial,
+        output: initial,
+        customStatus: { upstreamState: succeeded ? 'Succeeded' : 'Failed', lastReadStatus: response.status },
+      });
       return { kind: 'final', state, response };
     }
     if (!isTrustedUrl(pollUrl, this.#deps.upstream.baseUrl)) {
-      state = await this.#settle(
-        state.id,
-        this.#unlessFinished((current) => ({
-          ...current,
-          runtimeStatus: 'Failed',
-          initial,
-          failure: { code: 'UpstreamLinkRefused', message: 'The upstream asked to be polled on another origin; the app does not follow it.' },
-        })),
-      );
-      return { kind: 'running', state, response };
+      const failure = { code: 'UpstreamLinkRefused', message: 'The upstream asked to be polled on another origin; the app does not follow it.' };
+      return { kind: 'running', state: await this.#end(stored, { runtimeStatus: 'Failed', initial, failure }), response };
     }
-    const interval = pollIntervalMs(response.headers['retry-after'], this.#deps.settings.pollInterval);
-    const deadline = this.#deps.settings.deadlineMs[request.name] ?? this.#deps.settings.defaultDeadlineMs;
-    state = await this.#update(
-      state.id,
-      this.#unlessFinished((current) => ({
-        ...current,
-        runtimeStatus: 'Running',
-        initial,
-        customStatus: { upstreamState: 'InProgress', lastReadStatus: response.status },
-        poll: { mode: mode!, url: pollUrl!, resourceUrl: request.resourceUrl, nextPollAt: now + interval, pollCount: 0, failedReads: 0, deadlineAt: now + deadline },
-      })),
-    );
-    this.#log({ id: state.id, name: state.name, step: 'started', mode, nextPollInMs: interval });
-    return { kind: 'running', state, response };
+    const plan = { mode, url: pollUrl, resourceUrl: request.resourceUrl, retryAfter: response.headers['retry-after'], deadlineMs: this.#deps.settings.deadlineMs[request.name] ?? this.#deps.settings.defaultDeadlineMs };
+    const started = running(stored.state, plan, initial, this.#deps.now(), this.#deps.settings.pollInterval);
+    [stored] = await Promise.all([
+      this.#write(stored, (state) => running(state, plan, initial, this.#deps.now(), this.#deps.settings.pollInterval)),
+      index.scheduleKey(requestKey, pending.id, scheduleOf(started), keyEtag),
+    ]);
+    this.#log({ id: pending.id, name: request.name, step: 'started', mode, nextPollInMs: (stored.state.poll?.nextPollAt ?? now) - now });
+    return { kind: 'running', state: stored.state, response };
   }
 
   /**
-   * A duplicate that arrives while the first start still waits for the upstream waits a little
-   * too, so both callers get the same answer; past that it gets the orchestration as it is.
+   * The request key is held by another orchestration: that one if it is running (the start is
+   * a duplicate), else the key taken over. A start stuck Pending past `pendingTimeoutMs` (its
+   * instance died before the upstream answered) is failed first, so it never blocks a retry.
    */
-  async #awaitInitialAnswer(state: OrchestrationState): Promise<OrchestrationState> {
-    let current = state;
-    for (let waited = 0; current.runtimeStatus === 'Pending' && !current.initial && waited < initialAnswerWaitMs; waited += 100) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      current = (await this.get(state.id)) ?? current;
-    }
-    return current;
-  }
-
-  /** Takes the request key; returns the running holder instead if there is one. */
-  async #claimRequestKey(requestKey: string, id: string): Promise<true | OrchestrationState> {
+  async #takeKeyOrFindRunning(requestKey: string, id: string, schedule: KeySchedule): Promise<{ running: OrchestrationState } | { etag: string }> {
+    const { store, index } = this.#deps;
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      if (await this.#deps.store.claimKey(requestKey, id)) return true;
-      const holder = await this.#activeHolder(requestKey);
-      if (holder.state) return holder.state;
-      if (holder.etag && (await this.#deps.store.takeOverKey(requestKey, id, holder.etag))) return true;
+      const holder = await index.keyHolder(requestKey);
+      if (!holder) {
+        const etag = await index.claimKey(requestKey, id, schedule);
+        if (etag !== undefined) return { etag };
+        continue;
+      }
+      const stored = await store.read(holder.id);
+      if (stored && isActive(stored.state)) {
+        if (!(await this.#failStalePending(stored, this.#deps.now()))) return { running: stored.state };
+        continue;
+      }
+      const etag = await index.takeOverKey(requestKey, id, holder.etag, schedule);
+      if (etag !== undefined) return { etag };
     }
     throw new GatewayError('Conflict', 'The same request is being started concurrently; try again.');
   }
 
-  /** Read-modify-write with the ETag, repeated if another instance wrote in between. */
-  async #update(id: string, change: (state: OrchestrationState) => OrchestrationState): Promise<OrchestrationState> {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const stored = await this.#deps.store.read(id);
-      if (!stored) throw new GatewayError('NotFound', `No orchestration ${id}.`);
-      const next = { ...change(stored.state), lastUpdatedTime: this.#iso() };
-      if (await this.#deps.store.replace(next, stored.etag)) return next;
-    }
-    throw new GatewayError('Conflict', `Orchestration ${id} kept changing; try again.`);
-  }
-
   /**
-   * A change that leaves an orchestration that ended meanwhile (a caller terminated it, another
-   * instance settled it) as it is: an end is final, and a late poll never writes over it.
+   * A duplicate joins the running orchestration: the targets it names are told of the end too,
+   * and while the first start still waits for the upstream, it waits a little as well, so both
+   * callers get the same answer; past that it gets the orchestration as it is.
    */
-  #unlessFinished(change: (state: OrchestrationState) => OrchestrationState): (state: OrchestrationState) => OrchestrationState {
-    return (state) => (isActive(state) ? change(state) : state);
+  async #joinDuplicate(first: OrchestrationState, notifyTargets: readonly string[] = []): Promise<OrchestrationState> {
+    let current = first;
+    const added = notifyTargets.filter((target) => !(first.notifyTargets ?? []).includes(target));
+    if (added.length > 0) {
+      const stored = await this.#deps.store.read(first.id);
+      if (stored) {
+        current = (await this.#write(stored, (state) => (isActive(state) ? { ...state, notifyTargets: [...(state.notifyTargets ?? []), ...added] } : state))).state;
+      }
+    }
+    for (let waited = 0; current.runtimeStatus === 'Pending' && !current.initial && waited < initialAnswerWaitMs; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      current = (await this.get(first.id)) ?? current;
+    }
+    return current;
   }
 
-  /** Ends an orchestration and frees its request key. */
-  async #settle(id: string, change: (state: OrchestrationState) => OrchestrationState): Promise<OrchestrationState> {
-    const settled = await this.#update(id, (current) => {
-      const next = change(current);
-      return next.poll ? { ...next, poll: { ...next.poll, claimedUntil: undefined } } : next;
-    });
-    await this.#deps.store.releaseKey(settled.requestKey, settled.id);
-    this.#log({ id, name: settled.name, step: 'settled', runtimeStatus: settled.runtimeStatus, failure: settled.failure?.code });
-    return settled;
-  }
+  // ---- Reading, terminating, purging --------------------------------------------------
 
   async get(id: string): Promise<OrchestrationState | undefined> {
     return (await this.#deps.store.read(id))?.state;
   }
 
-  /** Summaries only (from blob metadata): a listing never downloads documents. */
-  async list(statuses?: readonly RuntimeStatus[]): Promise<OrchestrationSummary[]> {
-    return (await this.#deps.store.list()).filter((summary) => !statuses || statuses.includes(summary.runtimeStatus));
-  }
-
   /** One bounded page of summaries (see OrchestrationStore.query). */
   query(query: SummaryQuery): Promise<SummaryPage> {
-    return this.#deps.store.query(query);
+    return this.#deps.store.query(query, this.#deps.now);
   }
 
   async terminate(id: string, reason: string): Promise<OrchestrationState> {
-    const current = await this.get(id);
-    if (!current) throw new GatewayError('NotFound', `No orchestration ${id}.`);
-    if (!isActive(current)) return current;
-    return this.#settle(id, (state) =>
-      isActive(state) ? { ...state, runtimeStatus: 'Terminated', failure: { code: 'Terminated', message: reason.slice(0, 500) } } : state,
-    );
+    const stored = await this.#deps.store.read(id);
+    if (!stored) throw new GatewayError('NotFound', `No orchestration ${id}.`);
+    if (!isActive(stored.state)) return stored.state;
+    return this.#end(stored, { runtimeStatus: 'Terminated', failure: { code: 'Terminated', message: reason.slice(0, 500) } });
   }
+
+  /** Removes an ended orchestration and everything the index holds of it. */
+  async purge(id: string): Promise<'purged' | 'running' | 'missing'> {
+    const stored = await this.#deps.store.read(id);
+    if (!stored) return 'missing';
+    if (isActive(stored.state)) return 'running';
+    await this.#purgeEnded(stored.state);
+    return 'purged';
+  }
+
+  async #purgeEnded(state: Pick<OrchestrationState, 'id' | 'requestKey' | 'endedTime' | 'lastUpdatedTime'>): Promise<void> {
+    const { store, index, settings } = this.#deps;
+    const endedAt = Date.parse(state.endedTime ?? state.lastUpdatedTime);
+    await Promise.all([
+      store.delete(state.id),
+      index.clearOutbox(state.id),
+      index.clearExpiry(expiryMarkerName(state.id, endedAt + settings.retentionMs)),
+      index.releaseKey(state.requestKey, state.id),
+    ]);
+  }
+
+  /**
+   * Purges the ended orchestrations matching `filter`, within the bounds of one query (see
+   * OrchestrationStore.query); the continuation token, when set, reads on to purge more.
+   */
+  async purgeMatching(filter: SummaryFilter, bounds: Omit<SummaryQuery, keyof SummaryFilter>): Promise<{ instancesDeleted: number; continuationToken?: string }> {
+    const endedStatuses = ['Completed', 'Failed', 'Terminated'] as const;
+    const statuses = (filter.statuses ?? endedStatuses).filter((status) => (endedStatuses as readonly string[]).includes(status));
+    const page = await this.query({ ...filter, ...bounds, statuses });
+    let instancesDeleted = 0;
+    await eachLimited(page.summaries, this.#deps.settings.concurrency, async (summary) => {
+      if ((await this.purge(summary.id)) === 'purged') instancesDeleted += 1;
+    });
+    return { instancesDeleted, continuationToken: page.continuationToken };
+  }
+
+  // ---- Advancing ----------------------------------------------------------------------
 
   /**
    * One step of one orchestration if one is due: a start that never got its answer, or a
@@ -309,44 +420,44 @@ export class OrchestrationEngine {
   async advance(id: string, reader?: PollReader): Promise<boolean> {
     const stored = await this.#deps.store.read(id);
     if (!stored || !isActive(stored.state)) return false;
+    return this.#step(stored, reader);
+  }
+
+  async #step(stored: StoredState, reader: PollReader | undefined): Promise<boolean> {
     const now = this.#deps.now();
     const { state } = stored;
     if (state.runtimeStatus === 'Pending') return this.#failStalePending(stored, now);
     const poll = state.poll;
     if (!poll) return false;
     if (now >= poll.deadlineAt) {
-      await this.#settle(id, this.#unlessFinished((current) => ({
-        ...current,
-        runtimeStatus: 'Failed',
-        failure: { code: 'DeadlineExceeded', message: `The operation did not end within its deadline of ${Math.round((poll.deadlineAt - Date.parse(current.createdTime)) / 60_000)} minutes.` },
-      })));
+      const minutes = Math.round((poll.deadlineAt - Date.parse(state.createdTime)) / 60_000);
+      await this.#end(stored, { runtimeStatus: 'Failed', failure: { code: 'DeadlineExceeded', message: `The operation did not end within its deadline of ${minutes} minutes.` } });
       return true;
     }
     if (!reader || poll.nextPollAt > now || (poll.claimedUntil ?? 0) > now) return false;
     // Another caller's token is not used for this caller's operation (passthrough mode).
     if (state.actor !== undefined && state.actor !== reader.actor) return false;
-    const token = reader.token;
-    const claimed: OrchestrationState = { ...state, poll: { ...poll, claimedUntil: now + this.#deps.settings.claimMs }, lastUpdatedTime: this.#iso(now) };
-    if (!(await this.#deps.store.replace(claimed, stored.etag))) return false;
-
-    const reading = await this.#readUpstream(poll.mode, poll.url, state.input.method, token);
-    await this.#record(id, reading, token);
+    const claimedState = claimed(state, now, this.#deps.settings.claimMs);
+    const etag = await this.#deps.store.replace(claimedState, stored.etag);
+    if (etag === undefined) return false;
+    const reading = await this.#readUpstream(poll.mode, poll.url, state.input.method, reader.token);
+    await this.#record({ state: claimedState, etag }, reading, reader.token);
     return true;
   }
 
   async #failStalePending(stored: StoredState, now: number): Promise<boolean> {
-    if (now - Date.parse(stored.state.lastUpdatedTime) < this.#deps.settings.pendingTimeoutMs) return false;
-    await this.#settle(stored.state.id, this.#unlessFinished((current) => ({
-      ...current,
+    if (stored.state.runtimeStatus !== 'Pending' || now - Date.parse(stored.state.createdTime) < this.#deps.settings.pendingTimeoutMs) return false;
+    await this.#end(stored, {
       runtimeStatus: 'Failed',
       failure: { code: 'StartInterrupted', message: 'The instance that started this operation stopped before the upstream answered; whether the upstream received it is unknown.' },
-    })));
+    });
     return true;
   }
 
-  async #readUpstream(mode: NonNullable<OrchestrationState['poll']>['mode'], url: string, method: string, token: string): Promise<PollReading & { answer?: UpstreamAnswer }> {
+  async #readUpstream(mode: PollingMode, url: string, method: string, token: string): Promise<PollReading & { answer?: UpstreamAnswer }> {
     try {
-      const response = await this.#deps.upstream.send({ method: 'GET', url, token });
+      // A status is small; a runaway answer must not be held (8 polls run at once).
+      const response = await this.#deps.upstream.send({ method: 'GET', url, token, maxResponseBytes: 8 * 1024 * 1024 });
       const answer = answerOf(response);
       return { ...readPoll(mode, method, answer), answer };
     } catch (error) {
@@ -356,52 +467,37 @@ export class OrchestrationEngine {
     }
   }
 
-  async #record(id: string, reading: PollReading & { answer?: UpstreamAnswer }, token: string): Promise<void> {
-    const now = this.#deps.now();
-    const { pollInterval } = this.#deps.settings;
-    const retryAfter = reading.answer?.headers['retry-after'];
-    const lastPolledTime = this.#iso(now);
-
+  async #record(stored: StoredState, reading: PollReading & { answer?: UpstreamAnswer }, token: string): Promise<void> {
+    const lastPolledTime = this.#iso();
     if (reading.kind === 'succeeded') {
-      const current = await this.get(id);
       let output = { status: reading.answer?.status ?? 200, body: redactSecrets(reading.answer?.body) };
-      if (reading.needsFinalGet && current?.poll) {
-        const final = await this.#readUpstream('resource', current.poll.resourceUrl, 'GET', token);
-        if (final.kind !== 'succeeded' || !final.answer) return this.#record(id, { kind: 'read-failed', status: final.answer?.status ?? 0 }, token);
+      if (reading.needsFinalGet && stored.state.poll) {
+        const final = await this.#readUpstream('resource', stored.state.poll.resourceUrl, 'GET', token);
+        if (final.kind === 'failed') return this.#record(stored, final, token);
+        if (final.kind !== 'succeeded' || !final.answer) return this.#record(stored, { kind: 'read-failed', status: final.answer?.status ?? 0 }, token);
         output = { status: 200, body: redactSecrets(final.answer.body) };
       }
-      await this.#settle(id, this.#unlessFinished((state) => ({ ...state, runtimeStatus: 'Completed', output, customStatus: { upstreamState: reading.state, lastReadStatus: reading.answer?.status, lastPolledTime } })));
+      await this.#end(stored, { runtimeStatus: 'Completed', output, customStatus: { upstreamState: reading.state, lastReadStatus: reading.answer?.status, lastPolledTime } });
       return;
     }
     if (reading.kind === 'failed') {
       const status = reading.status >= 400 ? reading.status : 400;
-      await this.#settle(id, this.#unlessFinished((state) => ({
-        ...state,
+      await this.#end(stored, {
         runtimeStatus: 'Failed',
         output: { status, body: redactSecrets(reading.error) },
         customStatus: { upstreamState: reading.state, lastReadStatus: reading.status, lastPolledTime },
-      })));
+      });
       return;
     }
-    const failedRead = reading.kind === 'read-failed';
-    await this.#update(id, (state) => {
-      if (!isActive(state) || !state.poll) return state;
-      const movedTo = reading.kind === 'running' && reading.answer ? this.#movedPollUrl(state.poll.mode, reading.answer) : undefined;
-      const failedReads = failedRead ? state.poll.failedReads + 1 : 0;
-      // A failed read waits as asked, or backs off: 2, 4, 8 … times the floor, capped.
-      const backoff = failedRead ? Math.min(pollInterval.ceilingMs, pollInterval.floorMs * 2 ** failedReads) : 0;
-      const wait = Math.max(pollIntervalMs(retryAfter, pollInterval), backoff);
-      return {
-        ...state,
-        customStatus: {
-          upstreamState: reading.kind === 'running' ? reading.state : (state.customStatus?.upstreamState ?? 'InProgress'),
-          lastReadStatus: reading.kind === 'read-failed' ? reading.status : reading.answer?.status,
-          lastPolledTime,
-          ...(failedRead ? { message: `The status read failed (${reading.status || 'no answer'}); retrying.` } : {}),
-        },
-        poll: { ...state.poll, url: movedTo ?? state.poll.url, nextPollAt: now + wait, claimedUntil: undefined, pollCount: state.poll.pollCount + 1, failedReads },
-      };
-    });
+    const answer = reading.answer;
+    const outcome: ReadOutcome = {
+      ...reading,
+      retryAfter: answer?.headers['retry-after'],
+      answerStatus: answer?.status,
+      movedTo: reading.kind === 'running' && answer && stored.state.poll ? this.#movedPollUrl(stored.state.poll.mode, answer) : undefined,
+    };
+    const next = await this.#write(stored, (state) => afterRead(state, outcome, this.#deps.now(), this.#deps.settings.pollInterval));
+    if (isActive(next.state)) await this.#deps.index.scheduleKey(next.state.requestKey, next.state.id, scheduleOf(next.state));
   }
 
   /**
@@ -413,45 +509,200 @@ export class OrchestrationEngine {
     return moved && isTrustedUrl(moved, this.#deps.upstream.baseUrl) ? moved : undefined;
   }
 
-  /**
-   * Advances every due orchestration, a few at a time, and purges finished ones past their
-   * retention. Polls that fall due within `lookaheadMs` (the time until the timer's next run)
-   * are waited for and made in this run, so the timer's period does not add to the upstream's
-   * interval; none is made before its time. Without a token (passthrough mode: only callers
-   * hold one) no poll is made, but deadlines, interrupted starts and retention still apply, as
-   * they need no upstream call. Returns what it did, for the timer's log line.
-   */
-  async sweep(token: string | undefined, lookaheadMs = 0): Promise<{ due: number; polled: number; purged: number }> {
-    const now = this.#deps.now();
-    const { pendingTimeoutMs, retentionMs, concurrency } = this.#deps.settings;
-    const summaries = await this.#deps.store.list();
-    const pollDue = (summary: OrchestrationSummary) => token !== undefined && (summary.nextPollAt ?? 0) <= now + lookaheadMs;
-    const pastDeadline = (summary: OrchestrationSummary) => summary.deadlineAt !== undefined && summary.deadlineAt <= now;
-    const due = summaries
-      .filter(
-        (summary) =>
-          (summary.runtimeStatus === 'Running' && (pollDue(summary) || pastDeadline(summary))) ||
-          (summary.runtimeStatus === 'Pending' && now - Date.parse(summary.lastUpdatedTime) >= pendingTimeoutMs),
-      )
-      .sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0));
-    let polled = 0;
-    const queue = [...due];
-    const reader = token === undefined ? undefined : { token };
-    const worker = async () => {
-      for (let next = queue.shift(); next; next = queue.shift()) {
-        const waitMs = pastDeadline(next) ? 0 : (next.nextPollAt ?? 0) - this.#deps.now();
-        if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-        try {
-          if (await this.advance(next.id, reader)) polled += 1;
-        } catch (error) {
-          this.#log({ id: next.id, step: 'poll-error', code: (error as GatewayError).code ?? 'InternalError' });
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: concurrency }, worker));
+  // ---- Notifying ----------------------------------------------------------------------
 
-    const expired = summaries.filter((summary) => !['Pending', 'Running'].includes(summary.runtimeStatus) && now - Date.parse(summary.lastUpdatedTime) > retentionMs);
-    for (const summary of expired) await this.#deps.store.delete(summary.id);
-    return { due: due.length, polled, purged: expired.length };
+  #endEvent(state: OrchestrationState, eventId: string): CloudEvent {
+    const appBase = state.appBase ?? '';
+    return {
+      specversion: '1.0',
+      id: eventId,
+      source: appBase || 'urn:gateway',
+      type: endEventType(state.runtimeStatus),
+      subject: state.id,
+      time: state.endedTime ?? state.lastUpdatedTime,
+      datacontenttype: 'application/json',
+      data: endEventData(state, appBase),
+    };
   }
+
+  /**
+   * Makes the deliveries of an ended orchestration that are due: claimed with a conditional
+   * write (so two instances never send the same attempt), sent, and recorded; the outbox marker
+   * then says when the next is due, or goes. Returns how many attempts were made.
+   */
+  async deliver(id: string): Promise<number> {
+    const { store, index, notifier, settings } = this.#deps;
+    const stored = await store.read(id);
+    const now = this.#deps.now();
+    const due = dueDeliveries(stored?.state.deliveries, now);
+    if (!stored || due.length === 0) {
+      const next = nextDeliveryAt(stored?.state.deliveries);
+      await (next === undefined ? index.clearOutbox(id) : index.markOutbox(id, next));
+      return 0;
+    }
+    const eventIds = new Set(due.map((delivery) => delivery.eventId));
+    const claimedState = { ...stored.state, deliveries: claimDeliveries(stored.state.deliveries ?? [], eventIds, now + settings.outbox.claimMs) };
+    const etag = await store.replace(claimedState, stored.etag);
+    if (etag === undefined) return 0;
+    const outcomes = new Map<string, DeliveryOutcome>();
+    await Promise.all(
+      due.map(async (delivery) => {
+        const outcome: DeliveryOutcome = notifier
+          ? await notifier.send(delivery.target, this.#endEvent(stored.state, delivery.eventId))
+          : { delivered: false, retriable: false, error: 'notifications are not configured (NOTIFY_SIGNING_SECRET)' };
+        outcomes.set(delivery.eventId, outcome);
+      }),
+    );
+    const after = await this.#write({ state: claimedState, etag }, (state) => ({
+      ...state,
+      deliveries: (state.deliveries ?? []).map((delivery) => {
+        const outcome = outcomes.get(delivery.eventId);
+        return outcome && delivery.state === 'pending' ? afterAttempt(delivery, outcome, this.#deps.now(), settings.outbox) : delivery;
+      }),
+    }));
+    for (const delivery of after.state.deliveries ?? []) {
+      if (!eventIds.has(delivery.eventId)) continue;
+      this.#deps.log(JSON.stringify({ event: 'notification', id, targetOrigin: new URL(delivery.target).origin, eventId: delivery.eventId, state: delivery.state, attempts: delivery.attempts, error: delivery.lastError }));
+    }
+    const next = nextDeliveryAt(after.state.deliveries);
+    await (next === undefined ? index.clearOutbox(id) : index.markOutbox(id, next));
+    return due.length;
+  }
+
+  // ---- The poller's run -----------------------------------------------------------------
+
+  /**
+   * One run of the poller, costing what is due rather than what is stored: it lists the active
+   * orchestrations from the index (never the ended ones), advances those due, delivers due
+   * notifications, purges what passed its retention in a bounded batch, and gives the janitor
+   * its turn, the last two within `housekeepingBudgetMs`.
+   *
+   * Polls that fall due within `lookaheadMs` (the time until the timer's next run) are waited
+   * for and made in this run, so the timer's period does not add to the upstream's interval;
+   * none is made before its time. Without a token (passthrough mode: only callers hold one) no
+   * poll is made, but deadlines, interrupted starts, notifications and retention still apply,
+   * as they need no upstream call.
+   */
+  async sweep(token: string | undefined, lookaheadMs = 0): Promise<SweepResult> {
+    const { index, settings } = this.#deps;
+    const startedAt = this.#deps.now();
+    const reader = token === undefined ? undefined : { token };
+    const result: SweepResult = { durationMs: 0, due: 0, polled: 0, delivered: 0, purged: 0, reconciled: 0 };
+
+    const due = (await index.listActive()).filter((entry) => this.#isDue(entry, startedAt, reader ? lookaheadMs : undefined));
+    due.sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0));
+    result.due = due.length;
+    await eachLimited(due, settings.concurrency, async (entry) => {
+      const pastDeadline = entry.deadlineAt !== undefined && entry.deadlineAt <= this.#deps.now();
+      const waitMs = pastDeadline ? 0 : (entry.nextPollAt ?? 0) - this.#deps.now();
+      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      try {
+        const outcome = await this.#sweepActive(entry, reader);
+        if (outcome === 'stepped') result.polled += 1;
+        if (outcome === 'reconciled') result.reconciled += 1;
+      } catch (error) {
+        this.#log({ id: entry.id, step: 'poll-error', code: (error as GatewayError).code ?? 'InternalError' });
+      }
+    });
+
+    await eachLimited(await index.dueOutboxes(this.#deps.now()), settings.concurrency, async (id) => {
+      try {
+        result.delivered += await this.deliver(id);
+      } catch (error) {
+        this.#log({ id, step: 'delivery-error', code: (error as GatewayError).code ?? 'InternalError' });
+      }
+    });
+
+    const housekeepingEndsAt = this.#deps.now() + settings.housekeepingBudgetMs;
+    result.purged = await this.#purgeExpired(housekeepingEndsAt);
+    if (this.#deps.now() < housekeepingEndsAt) result.reconciled += await this.#janitorTurn();
+    result.durationMs = this.#deps.now() - startedAt;
+    return result;
+  }
+
+  /**
+   * Whether an active entry needs this run: a poll due (within the lookahead, with a reader),
+   * a deadline passed, a start pending too long, or a key written before its schedule was kept.
+   */
+  #isDue(entry: ActiveEntry, now: number, lookaheadMs: number | undefined): boolean {
+    if (!entry.id) return true;
+    if (entry.deadlineAt !== undefined && entry.deadlineAt <= now) return true;
+    if (entry.nextPollAt === undefined) return now - (entry.startedAt ?? 0) >= this.#deps.settings.pendingTimeoutMs;
+    return lookaheadMs !== undefined && entry.nextPollAt <= now + lookaheadMs;
+  }
+
+  async #sweepActive(entry: ActiveEntry, reader: PollReader | undefined): Promise<'stepped' | 'reconciled' | undefined> {
+    const { store, index } = this.#deps;
+    const id = entry.id || (await index.keyHolder(entry.requestKey))?.id;
+    if (!id) return undefined;
+    const stored = await store.read(id);
+    if (!stored) {
+      // A start whose instance died before its document was written: nothing reached the upstream.
+      if (this.#deps.now() - (entry.startedAt ?? 0) >= this.#deps.settings.pendingTimeoutMs) await index.releaseKey(entry.requestKey, id);
+      return undefined;
+    }
+    if (!isActive(stored.state)) {
+      await this.#indexEnded(stored.state);
+      return 'reconciled';
+    }
+    // A key written before its schedule was (an older version, or a start whose second write failed).
+    if ((!entry.id || entry.nextPollAt === undefined) && stored.state.poll) await index.scheduleKey(entry.requestKey, id, scheduleOf(stored.state));
+    return (await this.#step(stored, reader)) ? 'stepped' : undefined;
+  }
+
+  /** Purges what passed its retention, oldest first, in one bounded batch within the budget. */
+  async #purgeExpired(endsAt: number): Promise<number> {
+    const { store, index, settings } = this.#deps;
+    const expired = await index.expired(this.#deps.now(), settings.purgeBatch);
+    let purged = 0;
+    await eachLimited(expired, settings.concurrency, async (entry) => {
+      if (this.#deps.now() >= endsAt) return;
+      await Promise.all([store.delete(entry.id), index.clearOutbox(entry.id)]);
+      await index.clearExpiry(entry.marker);
+      purged += 1;
+    });
+    return purged;
+  }
+
+  /**
+   * The janitor's turn, at most once per `janitorIntervalMs` for the whole store: one page of
+   * documents checked against the index. It repairs what a crash between two writes left (a
+   * document that ended with its outbox unmarked, a start that died holding no key) and what
+   * was stored before the index existed (purging ended documents past their retention directly).
+   */
+  async #janitorTurn(): Promise<number> {
+    const { store, index, settings } = this.#deps;
+    const now = this.#deps.now();
+    const turn = await index.claimJanitor(now, settings.claimMs);
+    if (!turn) return 0;
+    const page = await store.listPage(turn.marker, settings.janitorPageSize);
+    let repaired = 0;
+    await eachLimited(page.summaries, settings.concurrency, async (summary) => {
+      const active = summary.runtimeStatus === 'Pending' || summary.runtimeStatus === 'Running';
+      if (!active) {
+        const endedAt = Date.parse(summary.endedTime ?? summary.lastUpdatedTime);
+        if (endedAt + settings.retentionMs <= now) {
+          await this.#purgeEnded({ ...summary, requestKey: summary.requestKey ?? '' });
+          repaired += 1;
+        } else if (summary.nextDeliveryAt !== undefined) {
+          await index.markOutbox(summary.id, summary.nextDeliveryAt);
+        }
+        return;
+      }
+      const stored = await store.read(summary.id);
+      if (!stored || !isActive(stored.state)) return;
+      const holder = await index.keyHolder(stored.state.requestKey);
+      if (holder?.id === summary.id) return;
+      if (await this.#failStalePending(stored, now)) repaired += 1;
+      else if (!holder && stored.state.runtimeStatus === 'Running' && (await index.claimKey(stored.state.requestKey, summary.id, scheduleOf(stored.state)))) repaired += 1;
+    });
+    await index.saveJanitor(page.marker, page.marker ? now : now + settings.janitorIntervalMs, turn.etag);
+    return repaired;
+  }
+}
+
+/** An engine whose documents and index live in one blob container, under one storage budget. */
+export function engineOnContainer(container: ContainerClient, dependencies: Omit<EngineDependencies, 'store' | 'index'> & { storageTimeoutMs: number }): OrchestrationEngine {
+  const budget = new StorageBudget(dependencies.storageTimeoutMs, 'Orchestration storage');
+  return new OrchestrationEngine({ ...dependencies, store: new OrchestrationStore(container, budget), index: new OrchestrationIndex(container, budget) });
 }

@@ -5,6 +5,7 @@
  * Secrets never enter it: `input.body` is redacted before it is built.
  */
 import type { PollingMode } from './lroRules';
+import type { Delivery } from './outbox';
 
 export type RuntimeStatus = 'Pending' | 'Running' | 'Completed' | 'Failed' | 'Terminated';
 
@@ -48,6 +49,14 @@ export interface OrchestrationState {
     deadlineAt: number;
   };
   failure?: { code: string; message: string };
+  /** The app's base URL as the starter reached it: the links and the `source` of notifications. */
+  appBase?: string;
+  /** Where the starter asked to be told of the end (`x-gateway-notify`). */
+  notifyTargets?: string[];
+  /** When it ended (Completed, Failed or Terminated): the notification's time, and where retention counts from. */
+  endedTime?: string;
+  /** The outbox: one delivery per target, opened when it ends (DESIGN.md section 4). */
+  deliveries?: Delivery[];
 }
 
 export function isActive(state: OrchestrationState): boolean {

@@ -1,16 +1,16 @@
 /**
- * Orchestration documents in blob storage, one JSON blob each, written only with ETag
- * conditions so two instances never both advance one, and never lose an update (DESIGN.md
- * section 4). Blob metadata repeats the few fields a listing needs (name, status, times, next
- * poll, deadline), so the poller and the list route never download a document to list it.
- * Every call runs within the storage budget (`STORAGE_TIMEOUT_MS`).
- *
- * Layout of the container: `instances/{id}.json`, and `keys/{requestKey}` holding the id of
- * the orchestration that owns a request key (a duplicate start finds it there).
+ * Orchestration documents in blob storage, one JSON blob each (`instances/{id}.json`), written
+ * only with ETag conditions so two instances never both advance one, and never lose an update
+ * (DESIGN.md section 4). Blob metadata repeats what a listing needs (name, status, times), so
+ * the list and purge routes never download a document to filter it. Which orchestrations need
+ * the poller is kept apart, in the index (orchestrationIndex.ts). Every call runs within the
+ * storage budget (`STORAGE_TIMEOUT_MS`).
  */
 import type { BlobItem, ContainerClient } from '@azure/storage-blob';
+import { GatewayError } from '../errors';
 import { downloadText } from '../storage/blobText';
-import { StorageBudget } from '../storage/storageBudget';
+import type { StorageBudget } from '../storage/storageBudget';
+import { nextDeliveryAt } from './outbox';
 import type { OrchestrationState, RuntimeStatus } from './orchestrationState';
 
 export interface StoredState {
@@ -25,17 +25,29 @@ export interface OrchestrationSummary {
   runtimeStatus: RuntimeStatus;
   createdTime: string;
   lastUpdatedTime: string;
-  nextPollAt?: number;
-  deadlineAt?: number;
+  endedTime?: string;
+  /** For the janitor: the request key an active one holds, and when a delivery is next due. */
+  requestKey?: string;
+  nextDeliveryAt?: number;
 }
 
-export interface SummaryQuery {
+export interface SummaryFilter {
   statuses?: readonly RuntimeStatus[];
+  /** Operation ids (the catalogue's `operationId`). */
+  names?: readonly string[];
+  createdFrom?: string;
+  createdTo?: string;
+  /** A prefix of the id: read straight from the listing's own prefix. */
+  idPrefix?: string;
+}
+
+export interface SummaryQuery extends SummaryFilter {
   /** Most entries answered. */
   top: number;
-  /** Most blobs read to answer one query: a filter that matches little still answers in time. */
+  /** Most stored documents looked at to answer, and the time that may take (ms). */
   maxScanned: number;
-  /** Where the previous page stopped. */
+  timeBudgetMs: number;
+  /** Where the previous answer stopped (see `QueryCursor`). */
   continuationToken?: string;
 }
 
@@ -46,9 +58,37 @@ export interface SummaryPage {
 }
 
 const instancePrefix = 'instances/';
-const keyPrefix = 'keys/';
 /** Blobs per listing call: the service's own maximum. */
 const listPageSize = 5000;
+
+/**
+ * Where a query stopped: the storage listing's marker of the page it was reading, and the last
+ * document answered from it, so an answer that ends mid-page resumes after that document.
+ */
+interface QueryCursor {
+  marker?: string;
+  after?: string;
+}
+
+export function encodeCursor(cursor: QueryCursor): string {
+  return Buffer.from(JSON.stringify(cursor)).toString('base64url');
+}
+
+/** The cursor of a continuation token, or a 400 for anything a previous answer could not have given. */
+export function decodeCursor(token: string): QueryCursor {
+  const invalid = () => new GatewayError('InvalidRequest', 'x-ms-continuation-token must be the token a previous answer gave.', { target: 'x-ms-continuation-token' });
+  if (!/^[A-Za-z0-9_-]{1,4096}$/.test(token)) throw invalid();
+  let cursor: unknown;
+  try {
+    cursor = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  const { marker, after } = (cursor ?? {}) as Record<string, unknown>;
+  const isText = (value: unknown, max: number) => value === undefined || (typeof value === 'string' && value.length <= max);
+  if (typeof cursor !== 'object' || cursor === null || Array.isArray(cursor) || !isText(marker, 2048) || !isText(after, 256)) throw invalid();
+  return { marker: marker as string | undefined, after: after as string | undefined };
+}
 
 function optionalNumber(text: string | undefined): number | undefined {
   const value = text ? Number(text) : NaN;
@@ -63,25 +103,31 @@ function summaryOf(blob: BlobItem): OrchestrationSummary {
     runtimeStatus: (metadata.runtimestatus ?? 'Pending') as RuntimeStatus,
     createdTime: metadata.createdtime ?? metadata.lastupdatedtime ?? '',
     lastUpdatedTime: metadata.lastupdatedtime ?? '',
-    nextPollAt: optionalNumber(metadata.nextpollat),
-    deadlineAt: optionalNumber(metadata.deadlineat),
+    endedTime: metadata.endedtime || undefined,
+    requestKey: metadata.requestkey || undefined,
+    nextDeliveryAt: optionalNumber(metadata.nextdeliveryat),
   };
+}
+
+export function matchesFilter(summary: OrchestrationSummary, filter: SummaryFilter): boolean {
+  if (filter.statuses && !filter.statuses.includes(summary.runtimeStatus)) return false;
+  if (filter.names && !filter.names.includes(summary.name)) return false;
+  if (filter.createdFrom && summary.createdTime < filter.createdFrom) return false;
+  if (filter.createdTo && summary.createdTime > filter.createdTo) return false;
+  return true;
 }
 
 export class OrchestrationStore {
   #ready: Promise<unknown> | undefined;
-  readonly #budget: StorageBudget;
 
   constructor(
     private readonly container: ContainerClient,
-    storageTimeoutMs = 10_000,
-  ) {
-    this.#budget = new StorageBudget(storageTimeoutMs, 'Orchestration storage');
-  }
+    private readonly budget: StorageBudget,
+  ) {}
 
   /** Creates the container once per process. */
   ensureReady(): Promise<unknown> {
-    this.#ready ??= this.#budget.call('create its container', (abortSignal) => this.container.createIfNotExists({ abortSignal })).catch((error: unknown) => {
+    this.#ready ??= this.budget.call('create its container', (abortSignal) => this.container.createIfNotExists({ abortSignal })).catch((error: unknown) => {
       this.#ready = undefined;
       throw error;
     });
@@ -92,110 +138,94 @@ export class OrchestrationStore {
     return this.container.getBlockBlobClient(`${instancePrefix}${id}.json`);
   }
 
-  #write(state: OrchestrationState, conditions: { ifMatch?: string; ifNoneMatch?: string }, abortSignal: AbortSignal) {
+  async #write(state: OrchestrationState, conditions: { ifMatch?: string; ifNoneMatch?: string }, what: string): Promise<string | undefined> {
     const text = JSON.stringify(state);
-    return this.#instance(state.id).upload(text, Buffer.byteLength(text), {
-      conditions,
-      abortSignal,
-      blobHTTPHeaders: { blobContentType: 'application/json' },
-      metadata: {
-        name: state.name,
-        runtimestatus: state.runtimeStatus,
-        createdtime: state.createdTime,
-        lastupdatedtime: state.lastUpdatedTime,
-        nextpollat: String(state.poll?.nextPollAt ?? ''),
-        deadlineat: String(state.poll?.deadlineAt ?? ''),
-      },
-    });
+    const written = await this.budget.conditional(what, (abortSignal) =>
+      this.#instance(state.id).upload(text, Buffer.byteLength(text), {
+        conditions,
+        abortSignal,
+        blobHTTPHeaders: { blobContentType: 'application/json' },
+        metadata: {
+          name: state.name,
+          runtimestatus: state.runtimeStatus,
+          createdtime: state.createdTime,
+          lastupdatedtime: state.lastUpdatedTime,
+          endedtime: state.endedTime ?? '',
+          requestkey: state.requestKey,
+          nextdeliveryat: String(nextDeliveryAt(state.deliveries) ?? ''),
+        },
+      }),
+    );
+    return written && (written.etag ?? '');
   }
 
-  /** Writes a new document; false if the id exists. */
-  async create(state: OrchestrationState): Promise<boolean> {
+  /** Writes a new document; its ETag, or undefined if the id exists. */
+  async create(state: OrchestrationState): Promise<string | undefined> {
     await this.ensureReady();
-    return this.#budget.conditional('create an orchestration', (abortSignal) => this.#write(state, { ifNoneMatch: '*' }, abortSignal));
+    return this.#write(state, { ifNoneMatch: '*' }, 'create an orchestration');
   }
 
   async read(id: string): Promise<StoredState | undefined> {
     await this.ensureReady();
-    return this.#budget.call('read an orchestration', async (abortSignal) => {
+    return this.budget.call('read an orchestration', async (abortSignal) => {
       const blob = await downloadText(this.#instance(id), abortSignal);
       return blob && { state: JSON.parse(blob.text) as OrchestrationState, etag: blob.etag };
     });
   }
 
-  /** Replaces the document if it is still at `etag`; false when another instance wrote first. */
-  async replace(state: OrchestrationState, etag: string): Promise<boolean> {
-    return this.#budget.conditional('update an orchestration', (abortSignal) => this.#write(state, { ifMatch: etag }, abortSignal));
+  /** Replaces the document if it is still at `etag`: the new ETag, or undefined when another instance wrote first. */
+  replace(state: OrchestrationState, etag: string): Promise<string | undefined> {
+    return this.#write(state, { ifMatch: etag }, 'update an orchestration');
   }
 
   async delete(id: string): Promise<void> {
-    await this.#budget.call('delete an orchestration', (abortSignal) => this.#instance(id).deleteIfExists({ abortSignal }));
+    await this.budget.call('delete an orchestration', (abortSignal) => this.#instance(id).deleteIfExists({ abortSignal }));
   }
 
-  /** Every orchestration's summary, from blob metadata alone. */
-  async list(): Promise<OrchestrationSummary[]> {
+  /** One page of the listing, from `marker`: for the janitor, which walks every document in turn. */
+  async listPage(marker: string | undefined, pageSize: number): Promise<{ summaries: OrchestrationSummary[]; marker?: string }> {
     await this.ensureReady();
-    const summaries: OrchestrationSummary[] = [];
-    const pages = this.#budget.pages('list orchestrations', (abortSignal) =>
-      this.container.listBlobsFlat({ prefix: instancePrefix, includeMetadata: true, abortSignal }).byPage({ maxPageSize: listPageSize }),
+    const pages = this.budget.pages('list orchestrations', (abortSignal) =>
+      this.container.listBlobsFlat({ prefix: instancePrefix, includeMetadata: true, abortSignal }).byPage({ maxPageSize: pageSize, continuationToken: marker }),
     );
-    for await (const page of pages) for (const blob of page.segment.blobItems) summaries.push(summaryOf(blob));
-    return summaries;
+    for await (const page of pages) return { summaries: page.segment.blobItems.map(summaryOf), marker: page.continuationToken || undefined };
+    return { summaries: [] };
   }
 
   /**
-   * One page of summaries matching `query`, in id order: at most `top` entries, and at most
-   * `maxScanned` blobs read to find them, so the answer stays small and quick whatever is
-   * stored; a continuation token says where to read on.
+   * One page of summaries matching `query`, in id order: at most `top` entries, read from full
+   * listing pages (a narrow filter costs few storage calls, not one per document), at most
+   * `maxScanned` documents and `timeBudgetMs` in all, so the answer stays small and quick
+   * whatever is stored; a continuation token says where to read on, mid-page if need be.
    */
-  async query(query: SummaryQuery): Promise<SummaryPage> {
+  async query(query: SummaryQuery, now: () => number = Date.now): Promise<SummaryPage> {
     await this.ensureReady();
+    const startedAt = now();
     const summaries: OrchestrationSummary[] = [];
+    const prefix = `${instancePrefix}${query.idPrefix ?? ''}`;
+    let { marker, after } = query.continuationToken ? decodeCursor(query.continuationToken) : ({} as QueryCursor);
     let scanned = 0;
-    let continuationToken = query.continuationToken;
-    do {
-      const pageSize = Math.min(listPageSize, query.top - summaries.length, query.maxScanned - scanned);
-      const pages = this.#budget.pages('list orchestrations', (abortSignal) =>
-        this.container.listBlobsFlat({ prefix: instancePrefix, includeMetadata: true, abortSignal }).byPage({ maxPageSize: pageSize, continuationToken }),
-      );
-      const { value: page } = await pages.next();
-      if (!page) break;
-      for (const blob of page.segment.blobItems) {
+    for (;;) {
+      const pageMarker = marker;
+      const pageSize = Math.min(listPageSize, query.maxScanned - scanned);
+      const { value: page } = await this.budget
+        .pages('list orchestrations', (abortSignal) =>
+          this.container.listBlobsFlat({ prefix, includeMetadata: true, abortSignal }).byPage({ maxPageSize: pageSize, continuationToken: pageMarker }),
+        )
+        .next();
+      const blobs = page?.segment.blobItems ?? [];
+      scanned += blobs.length;
+      for (const blob of blobs) {
+        if (after !== undefined && blob.name <= after) continue;
         const summary = summaryOf(blob);
-        if (!query.statuses || query.statuses.includes(summary.runtimeStatus)) summaries.push(summary);
+        if (!matchesFilter(summary, query)) continue;
+        summaries.push(summary);
+        if (summaries.length === query.top) return { summaries, continuationToken: encodeCursor({ marker: pageMarker, after: blob.name }) };
       }
-      scanned += page.segment.blobItems.length;
-      continuationToken = page.continuationToken || undefined;
-    } while (continuationToken && summaries.length < query.top && scanned < query.maxScanned);
-    return { summaries, continuationToken };
-  }
-
-  #key(requestKey: string) {
-    return this.container.getBlockBlobClient(`${keyPrefix}${requestKey}`);
-  }
-
-  /** Takes a request key for `id`; false if another orchestration holds it. */
-  async claimKey(requestKey: string, id: string): Promise<boolean> {
-    await this.ensureReady();
-    return this.#budget.conditional('claim a request key', (abortSignal) => this.#key(requestKey).upload(id, Buffer.byteLength(id), { conditions: { ifNoneMatch: '*' }, abortSignal }));
-  }
-
-  /** Who holds a request key, with the ETag to take it over. */
-  async keyHolder(requestKey: string): Promise<{ id: string; etag: string } | undefined> {
-    return this.#budget.call('read a request key', async (abortSignal) => {
-      const blob = await downloadText(this.#key(requestKey), abortSignal);
-      return blob && { id: blob.text, etag: blob.etag };
-    });
-  }
-
-  /** Moves a request key held by a finished orchestration to `id`; false if it changed meanwhile. */
-  async takeOverKey(requestKey: string, id: string, etag: string): Promise<boolean> {
-    return this.#budget.conditional('take over a request key', (abortSignal) => this.#key(requestKey).upload(id, Buffer.byteLength(id), { conditions: { ifMatch: etag }, abortSignal }));
-  }
-
-  /** Frees a request key if `id` still holds it. */
-  async releaseKey(requestKey: string, id: string): Promise<void> {
-    const holder = await this.keyHolder(requestKey);
-    if (holder?.id === id) await this.#budget.conditional('release a request key', (abortSignal) => this.#key(requestKey).delete({ conditions: { ifMatch: holder.etag }, abortSignal }));
+      marker = page?.continuationToken || undefined;
+      after = undefined;
+      if (!marker) return { summaries };
+      if (scanned >= query.maxScanned || now() - startedAt >= query.timeBudgetMs) return { summaries, continuationToken: encodeCursor({ marker }) };
+    }
   }
 }

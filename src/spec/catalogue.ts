@@ -12,7 +12,7 @@ import { certificateDownloadResponse, environmentId, projectId } from './lifecyc
 import { resourceHealthErrorResponse, serviceHealthEvent } from './resourceHealth';
 import type { UpstreamName } from '../upstream/tokenSource';
 
-export type HttpMethod = 'GET' | 'PUT' | 'POST';
+export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
 
 /**
  * How a long-running operation is followed (DESIGN.md section 4):

@@ -8,7 +8,7 @@
  * One budget object per store: `area` names the store in the error message.
  */
 import { GatewayError } from '../errors';
-import { isConditionFailure } from './blobText';
+import { isConditionFailure, statusCodeOf } from './blobText';
 
 export class StorageBudget {
   constructor(
@@ -30,13 +30,15 @@ export class StorageBudget {
     }
   }
 
-  /** A conditional write: false when its condition failed (another writer was first). */
-  async conditional(what: string, write: (abortSignal: AbortSignal) => Promise<unknown>): Promise<boolean> {
+  /**
+   * A conditional write: what it answered (truthy: the SDK's response), or undefined when its
+   * condition failed (another writer was first, or the blob it was conditioned on is gone).
+   */
+  async conditional<T>(what: string, write: (abortSignal: AbortSignal) => Promise<T>): Promise<T | undefined> {
     try {
-      await this.#raced(what, new AbortController(), write);
-      return true;
+      return await this.#raced(what, new AbortController(), write);
     } catch (error) {
-      if (isConditionFailure(error)) return false;
+      if (isConditionFailure(error) || statusCodeOf(error) === 404) return undefined;
       if (error instanceof GatewayError) throw error;
       throw this.#unavailable(what, error);
     }

@@ -17,6 +17,8 @@ export interface UpstreamRequest {
   token?: string;
   /** A budget shorter than the client's own, for a call that is part of a longer one. */
   timeoutMs?: number;
+  /** A bound on the answer's size smaller than the client's own (a status read, say). */
+  maxResponseBytes?: number;
 }
 
 export interface UpstreamResponse {
@@ -114,7 +116,7 @@ export class UpstreamClient {
       headersTimeout: remainingMs,
       bodyTimeout: remainingMs,
     });
-    const limit = this.#options.maxResponseBytes ?? 64 * 1024 * 1024;
+    const limit = Math.min(this.#options.maxResponseBytes ?? 64 * 1024 * 1024, request.maxResponseBytes ?? Infinity);
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of response.body) {

@@ -7,7 +7,7 @@ import { validateOperationCall, type IncomingCall } from '../../../src/http/oper
 import { operations, type OperationSpec } from '../../../src/spec/catalogue';
 
 const op = (name: string): OperationSpec => operations.find((operation) => operation.name === name)!;
-const limits = { maxBodyBytes: 4096, maxPages: 50 };
+const limits = { maxBodyBytes: 4096, maxPages: 50, maxWaitSeconds: 200 };
 const subscriptionId = '00000000-0000-0000-0000-000000000000';
 
 const validGroup = { location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx', ports: [{ port: 80, protocol: 'TCP' }] } }], osType: 'Linux' } };

@@ -1,0 +1,105 @@
+/**
+ * The query parameters of the orchestration routes, with Durable Functions' names
+ * (`runtimeStatus`, `createdTimeFrom`, `createdTimeTo`, `instanceIdPrefix`, `top`, `showInput`;
+ * paging with `x-ms-continuation-token`), and the app's own `gateway-wait`. Every problem is a
+ * 400 in the documented shape, all of them at once.
+ */
+import type { ErrorDetail } from '../errors';
+import type { RuntimeStatus } from '../orchestration/orchestrationState';
+import type { SummaryFilter } from '../orchestration/orchestrationStore';
+import { appParameterOf } from './requestQuery';
+import { invalidRequest, ProblemList } from './validationDetails';
+
+export const runtimeStatuses: readonly RuntimeStatus[] = ['Pending', 'Running', 'Completed', 'Failed', 'Terminated'];
+export const continuationHeader = 'x-ms-continuation-token';
+
+/** Most entries one list answer holds (Durable's `top`), and its default. */
+export const listBounds = { defaultTop: 100, maxTop: 1000 };
+
+const problem = (target: string, message: string): ErrorDetail => ({ code: 'InvalidParameter', target, message });
+
+/**
+ * `gateway-wait=<seconds>`: how long to hold the answer, held to `maxSeconds` (below the
+ * 230 s the Azure front end allows a request). Undefined when not asked; a problem when not a
+ * whole number of seconds.
+ */
+export function waitSecondsOf(query: URLSearchParams, maxSeconds: number): number | ErrorDetail | undefined {
+  const text = appParameterOf(query, 'gateway-wait');
+  if (text === null) return undefined;
+  if (!/^\d{1,6}$/.test(text)) return problem('gateway-wait', `gateway-wait must be a whole number of seconds (at most ${maxSeconds} are waited).`);
+  return Math.min(Number(text), maxSeconds);
+}
+
+function isoTimeOf(query: URLSearchParams, name: string, problems: ProblemList): string | undefined {
+  const text = query.get(name);
+  if (text === null) return undefined;
+  const ms = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(text) ? Date.parse(text) : NaN;
+  if (Number.isNaN(ms)) {
+    problems.add(problem(name, `${name} must be an ISO 8601 date or date-time, e.g. 2026-11-23T08:00:00Z.`));
+    return undefined;
+  }
+  return new Date(ms).toISOString();
+}
+
+/** A comma-separated list; empty is the same as not given. */
+function listOf(query: URLSearchParams, name: string): string[] | undefined {
+  const items = query.get(name)?.split(',').map((item) => item.trim()).filter(Boolean) ?? [];
+  return items.length > 0 ? items : undefined;
+}
+
+/** The filter shared by the list and the purge: status, operation, creation time, id prefix. */
+function filterOf(query: URLSearchParams, problems: ProblemList): SummaryFilter {
+  const statuses = listOf(query, 'runtimeStatus')?.map((status) => {
+    const known = runtimeStatuses.find((candidate) => candidate.toLowerCase() === status.toLowerCase());
+    if (!known) problems.add(problem('runtimeStatus', `Unknown runtimeStatus "${status.slice(0, 40)}"; it takes a comma-separated list of ${runtimeStatuses.join(', ')}.`));
+    return known;
+  });
+  const names = listOf(query, 'name');
+  if (names?.some((name) => !/^[A-Za-z0-9_]{1,100}$/.test(name))) problems.add(problem('name', 'name takes a comma-separated list of operation ids, e.g. ContainerGroups_CreateOrUpdate.'));
+  const idPrefix = query.get('instanceIdPrefix') ?? undefined;
+  if (idPrefix !== undefined && !/^[0-9a-f-]{1,36}$/i.test(idPrefix)) problems.add(problem('instanceIdPrefix', 'instanceIdPrefix must be the start of an orchestration id (hexadecimal digits and dashes).'));
+  return {
+    statuses: statuses?.filter((status): status is RuntimeStatus => status !== undefined),
+    names,
+    createdFrom: isoTimeOf(query, 'createdTimeFrom', problems),
+    createdTo: isoTimeOf(query, 'createdTimeTo', problems),
+    idPrefix: idPrefix?.toLowerCase(),
+  };
+}
+
+function continuationOf(headers: { get(name: string): string | null }): string | undefined {
+  return headers.get(continuationHeader) ?? undefined;
+}
+
+export interface ListRequest {
+  filter: SummaryFilter;
+  top: number;
+  showInput: boolean;
+  continuationToken?: string;
+}
+
+export function listRequestOf(query: URLSearchParams, headers: { get(name: string): string | null }): ListRequest {
+  const problems = new ProblemList();
+  const filter = filterOf(query, problems);
+  const topText = query.get('top');
+  const top = topText === null ? listBounds.defaultTop : /^[1-9][0-9]{0,4}$/.test(topText) ? Number(topText) : NaN;
+  if (!(top <= listBounds.maxTop)) problems.add(problem('top', `top must be a whole number from 1 to ${listBounds.maxTop}.`));
+  const showInputText = query.get('showInput');
+  if (showInputText !== null && !/^(true|false)$/i.test(showInputText)) problems.add(problem('showInput', 'showInput must be true or false.'));
+  if (problems.total > 0) throw invalidRequest(problems);
+  return { filter, top, showInput: showInputText?.toLowerCase() === 'true', continuationToken: continuationOf(headers) };
+}
+
+/** The purge by filter: ended orchestrations only, and at least one filter, so no call empties the store by accident. */
+export function purgeRequestOf(query: URLSearchParams, headers: { get(name: string): string | null }): { filter: SummaryFilter; continuationToken?: string } {
+  const problems = new ProblemList();
+  const filter = filterOf(query, problems);
+  if (filter.statuses?.some((status) => status === 'Pending' || status === 'Running')) {
+    problems.add(problem('runtimeStatus', 'Only ended orchestrations (Completed, Failed, Terminated) can be purged; terminate a running one first.'));
+  }
+  if (!filter.statuses && !filter.names && !filter.createdFrom && !filter.createdTo && !filter.idPrefix) {
+    problems.add(problem('query', 'Name what to purge: runtimeStatus, name, createdTimeFrom, createdTimeTo or instanceIdPrefix.'));
+  }
+  if (problems.total > 0) throw invalidRequest(problems);
+  return { filter, continuationToken: continuationOf(headers) };
+}

@@ -1,0 +1,218 @@
+/**
+ * What the poller reads instead of every stored document, so a run costs what is due, not
+ * what is stored (finished orchestrations, kept for a week, never enter it):
+ *
+ * - `keys/{requestKey}`: one per active orchestration, created with `If-None-Match: *` when it
+ *   starts (so a duplicate start finds it) and deleted when it ends. Its content and metadata
+ *   name the orchestration; its metadata says when it next needs the poller (`startedat`,
+ *   `nextpollat`, `deadlineat`). Listing `keys/` is listing what is running.
+ * - `outbox/{id}`: an ended orchestration with notifications still to deliver, due at `dueat`.
+ * - `expiry/{yyyyMMddHH}/{purgeAfter}-{id}`: an ended orchestration to purge after `purgeAfter`,
+ *   in hourly buckets, so a run lists the buckets (at most one per hour of retention) and reads
+ *   only those already due, oldest first.
+ * - `janitor.json`: the cursor of the pass that reconciles every document with the index now
+ *   and then (a crash between two writes, or documents written before the index existed).
+ *
+ * Every entry is a hint that the engine checks against the document itself before acting, so a
+ * stale entry costs a read, never a wrong step; each is written idempotently.
+ */
+import type { ContainerClient } from '@azure/storage-blob';
+import { downloadText } from '../storage/blobText';
+import type { StorageBudget } from '../storage/storageBudget';
+
+export interface KeySchedule {
+  startedAt: number;
+  nextPollAt?: number;
+  deadlineAt?: number;
+}
+
+export interface ActiveEntry extends Partial<KeySchedule> {
+  requestKey: string;
+  id: string;
+}
+
+export interface ExpiryEntry {
+  id: string;
+  /** The marker's own name, to delete it. */
+  marker: string;
+  purgeAfter: number;
+}
+
+const keyPrefix = 'keys/';
+const outboxPrefix = 'outbox/';
+const expiryPrefix = 'expiry/';
+const janitorBlob = 'janitor.json';
+
+function optionalNumber(text: string | undefined): number | undefined {
+  const value = text ? Number(text) : NaN;
+  return Number.isFinite(value) ? value : undefined;
+}
+
+function scheduleMetadata(id: string, schedule: KeySchedule): Record<string, string> {
+  return { id, startedat: String(schedule.startedAt), nextpollat: String(schedule.nextPollAt ?? ''), deadlineat: String(schedule.deadlineAt ?? '') };
+}
+
+/** `2026112310` for any time in that UTC hour. */
+function hourBucket(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 13).replace(/[-T]/g, '');
+}
+
+export function expiryMarkerName(id: string, purgeAfter: number): string {
+  return `${expiryPrefix}${hourBucket(purgeAfter)}/${String(purgeAfter).padStart(15, '0')}-${id}`;
+}
+
+export class OrchestrationIndex {
+  constructor(
+    private readonly container: ContainerClient,
+    private readonly budget: StorageBudget,
+  ) {}
+
+  #key(requestKey: string) {
+    return this.container.getBlockBlobClient(`${keyPrefix}${requestKey}`);
+  }
+
+  /** Takes a request key for `id`: its ETag, or undefined if another orchestration holds it. */
+  async claimKey(requestKey: string, id: string, schedule: KeySchedule): Promise<string | undefined> {
+    const written = await this.budget.conditional('claim a request key', (abortSignal) =>
+      this.#key(requestKey).upload(id, Buffer.byteLength(id), { conditions: { ifNoneMatch: '*' }, metadata: scheduleMetadata(id, schedule), abortSignal }),
+    );
+    return written && (written.etag ?? '');
+  }
+
+  /** Who holds a request key, with the ETag to take it over. */
+  async keyHolder(requestKey: string): Promise<{ id: string; etag: string } | undefined> {
+    const blob = await this.budget.call('read a request key', (abortSignal) => downloadText(this.#key(requestKey), abortSignal));
+    return blob && { id: blob.text, etag: blob.etag };
+  }
+
+  /** Moves a request key from an orchestration that ended to `id`: its new ETag, or undefined if it changed meanwhile. */
+  async takeOverKey(requestKey: string, id: string, etag: string, schedule: KeySchedule): Promise<string | undefined> {
+    const written = await this.budget.conditional('take over a request key', (abortSignal) =>
+      this.#key(requestKey).upload(id, Buffer.byteLength(id), { conditions: { ifMatch: etag }, metadata: scheduleMetadata(id, schedule), abortSignal }),
+    );
+    return written && (written.etag ?? '');
+  }
+
+  /**
+   * Records when `id` next needs the poller, if it still holds the key. With the key's ETag (as
+   * a start has it) one write; without, a read first, so another holder's key is never changed.
+   */
+  async scheduleKey(requestKey: string, id: string, schedule: KeySchedule, etag?: string): Promise<void> {
+    let ifMatch = etag;
+    if (ifMatch === undefined) {
+      const holder = await this.keyHolder(requestKey);
+      if (holder?.id !== id) return;
+      ifMatch = holder.etag;
+    }
+    await this.budget.conditional('schedule a request key', (abortSignal) =>
+      this.#key(requestKey).setMetadata(scheduleMetadata(id, schedule), { conditions: { ifMatch }, abortSignal }),
+    );
+  }
+
+  /** Frees a request key if `id` still holds it. */
+  async releaseKey(requestKey: string, id: string): Promise<void> {
+    const holder = await this.keyHolder(requestKey);
+    if (holder?.id !== id) return;
+    await this.budget.conditional('release a request key', (abortSignal) => this.#key(requestKey).deleteIfExists({ conditions: { ifMatch: holder.etag }, abortSignal }));
+  }
+
+  /** Every active orchestration, from the keys' metadata alone. */
+  async listActive(): Promise<ActiveEntry[]> {
+    const entries: ActiveEntry[] = [];
+    const pages = this.budget.pages('list active orchestrations', (abortSignal) =>
+      this.container.listBlobsFlat({ prefix: keyPrefix, includeMetadata: true, abortSignal }).byPage({ maxPageSize: 5000 }),
+    );
+    for await (const page of pages) {
+      for (const blob of page.segment.blobItems) {
+        const metadata = blob.metadata ?? {};
+        entries.push({
+          requestKey: blob.name.slice(keyPrefix.length),
+          // A key written before its metadata was kept names its holder in its content only.
+          id: metadata.id ?? '',
+          startedAt: optionalNumber(metadata.startedat) ?? blob.properties.createdOn?.getTime(),
+          nextPollAt: optionalNumber(metadata.nextpollat),
+          deadlineAt: optionalNumber(metadata.deadlineat),
+        });
+      }
+    }
+    return entries;
+  }
+
+  async markOutbox(id: string, dueAt: number): Promise<void> {
+    await this.budget.call('mark an outbox', (abortSignal) => this.container.getBlockBlobClient(`${outboxPrefix}${id}`).upload('', 0, { metadata: { dueat: String(dueAt) }, abortSignal }));
+  }
+
+  async clearOutbox(id: string): Promise<void> {
+    await this.budget.call('clear an outbox', (abortSignal) => this.container.getBlockBlobClient(`${outboxPrefix}${id}`).deleteIfExists({ abortSignal }));
+  }
+
+  /** Ended orchestrations with deliveries due by `now`. */
+  async dueOutboxes(now: number): Promise<string[]> {
+    const due: string[] = [];
+    const pages = this.budget.pages('list outboxes', (abortSignal) =>
+      this.container.listBlobsFlat({ prefix: outboxPrefix, includeMetadata: true, abortSignal }).byPage({ maxPageSize: 5000 }),
+    );
+    for await (const page of pages) {
+      for (const blob of page.segment.blobItems) if ((optionalNumber(blob.metadata?.dueat) ?? 0) <= now) due.push(blob.name.slice(outboxPrefix.length));
+    }
+    return due;
+  }
+
+  async markExpiry(id: string, purgeAfter: number): Promise<void> {
+    await this.budget.call('mark an expiry', (abortSignal) => this.container.getBlockBlobClient(expiryMarkerName(id, purgeAfter)).upload('', 0, { abortSignal }));
+  }
+
+  async clearExpiry(marker: string): Promise<void> {
+    await this.budget.call('clear an expiry', (abortSignal) => this.container.getBlockBlobClient(marker).deleteIfExists({ abortSignal }));
+  }
+
+  /** Up to `limit` ended orchestrations due for purging by `now`, oldest first. */
+  async expired(now: number, limit: number): Promise<ExpiryEntry[]> {
+    const buckets: string[] = [];
+    const bucketPages = this.budget.pages('list expiry buckets', (abortSignal) =>
+      this.container.listBlobsByHierarchy('/', { prefix: expiryPrefix, abortSignal }).byPage({ maxPageSize: 5000 }),
+    );
+    for await (const page of bucketPages) for (const prefix of page.segment.blobPrefixes ?? []) buckets.push(prefix.name);
+    const due: ExpiryEntry[] = [];
+    const currentBucket = `${expiryPrefix}${hourBucket(now)}/`;
+    for (const bucket of buckets.sort()) {
+      if (bucket > currentBucket || due.length >= limit) break;
+      const pages = this.budget.pages('list expiries', (abortSignal) =>
+        this.container.listBlobsFlat({ prefix: bucket, abortSignal }).byPage({ maxPageSize: Math.min(5000, limit) }),
+      );
+      for await (const page of pages) {
+        for (const blob of page.segment.blobItems) {
+          const match = /\/(\d+)-([^/]+)$/.exec(blob.name);
+          const purgeAfter = Number(match?.[1]);
+          if (!match || purgeAfter > now || due.length >= limit) return due;
+          due.push({ id: match[2]!, marker: blob.name, purgeAfter });
+        }
+      }
+    }
+    return due;
+  }
+
+  /**
+   * Takes the janitor's turn if it is due: the listing marker to go on from, and the ETag to
+   * record progress with; undefined when it is not due or another instance took it.
+   */
+  async claimJanitor(now: number, holdMs: number): Promise<{ marker?: string; etag: string } | undefined> {
+    const blob = this.container.getBlockBlobClient(janitorBlob);
+    const stored = await this.budget.call('read the janitor cursor', (abortSignal) => downloadText(blob, abortSignal));
+    const cursor = stored ? (JSON.parse(stored.text) as { marker?: string; nextRunAt?: number }) : {};
+    if ((cursor.nextRunAt ?? 0) > now) return undefined;
+    const text = JSON.stringify({ marker: cursor.marker, nextRunAt: now + holdMs });
+    const written = await this.budget.conditional('claim the janitor', (abortSignal) =>
+      blob.upload(text, Buffer.byteLength(text), { conditions: stored ? { ifMatch: stored.etag } : { ifNoneMatch: '*' }, abortSignal }),
+    );
+    return written && { marker: cursor.marker, etag: written.etag ?? '' };
+  }
+
+  /** Records where the janitor got to, and when it runs next. */
+  async saveJanitor(marker: string | undefined, nextRunAt: number, etag: string): Promise<void> {
+    const text = JSON.stringify({ marker, nextRunAt });
+    await this.budget.conditional('save the janitor cursor', (abortSignal) =>
+      this.container.getBlockBlobClient(janitorBlob).upload(text, Buffer.byteLength(text), { conditions: { ifMatch: etag }, abortSignal }),
+    );
+  }
+}

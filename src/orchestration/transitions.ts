@@ -1,0 +1,119 @@
+/**
+ * How an orchestration's document changes, as pure functions of the document, what happened
+ * and the time (after core-lro, whose state machine knows nothing of transport). The engine
+ * reads, applies one of these, and writes with the ETag it read; nothing here does I/O.
+ *
+ * The one rule every change keeps: an orchestration that ended (Completed, Failed,
+ * Terminated) stays as it ended. A poll that reads the end after a terminate, or a second
+ * instance settling what another settled, changes nothing.
+ */
+import type { KeySchedule } from './orchestrationIndex';
+import { pollIntervalMs, type PollingMode, type PollIntervalPolicy, type PollReading } from './lroRules';
+import { openOutbox } from './outbox';
+import { isActive, type OrchestrationState, type RuntimeStatus } from './orchestrationState';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export type EndedStatus = Exclude<RuntimeStatus, 'Pending' | 'Running'>;
+
+export interface Ending {
+  runtimeStatus: EndedStatus;
+  output?: OrchestrationState['output'];
+  failure?: OrchestrationState['failure'];
+  customStatus?: OrchestrationState['customStatus'];
+  initial?: OrchestrationState['initial'];
+}
+
+/** Where an ending tells of itself: the targets the starter named, and `NOTIFY_URL`. */
+export interface EndingContext {
+  notifyUrl?: string;
+  newId: () => string;
+}
+
+/**
+ * The document as it ends: its status and result, the time it ended, its poll released, and
+ * its outbox opened. An orchestration that ended already is returned as it is.
+ */
+export function ended(state: OrchestrationState, ending: Ending, now: number, context: EndingContext): OrchestrationState {
+  if (!isActive(state)) return state;
+  const targets = [...(state.notifyTargets ?? []), ...(context.notifyUrl ? [context.notifyUrl] : [])];
+  const { claimedUntil: _released, ...poll } = state.poll ?? ({} as NonNullable<OrchestrationState['poll']>);
+  return {
+    ...state,
+    ...ending,
+    ...(state.poll ? { poll } : {}),
+    lastUpdatedTime: iso(now),
+    endedTime: iso(now),
+    deliveries: openOutbox(targets, context.newId, now),
+  };
+}
+
+export interface FollowPlan {
+  mode: PollingMode;
+  url: string;
+  resourceUrl: string;
+  /** The Retry-After of the first answer. */
+  retryAfter?: string;
+  deadlineMs: number;
+}
+
+/** A start the upstream accepted: running, first poll when the upstream asked. */
+export function running(state: OrchestrationState, plan: FollowPlan, initial: NonNullable<OrchestrationState['initial']>, now: number, policy: PollIntervalPolicy): OrchestrationState {
+  if (!isActive(state)) return { ...state, initial };
+  const interval = pollIntervalMs(plan.retryAfter, policy);
+  return {
+    ...state,
+    runtimeStatus: 'Running',
+    initial,
+    customStatus: { upstreamState: 'InProgress', lastReadStatus: initial.status },
+    poll: { mode: plan.mode, url: plan.url, resourceUrl: plan.resourceUrl, nextPollAt: now + interval, pollCount: 0, failedReads: 0, deadlineAt: now + plan.deadlineMs },
+    lastUpdatedTime: iso(now),
+  };
+}
+
+/** A due poll held by one instance until `now + claimMs` (a claim that lapses if it dies). */
+export function claimed(state: OrchestrationState, now: number, claimMs: number): OrchestrationState {
+  return { ...state, poll: state.poll && { ...state.poll, claimedUntil: now + claimMs }, lastUpdatedTime: iso(now) };
+}
+
+/**
+ * After a read that did not end the operation: running (wait as asked, and follow a new URL the
+ * answer named), a failed read (wait as asked, or back off: 2, 4, 8 … times the floor), or a
+ * read the upstream refused with the reader's own token (401/403: the claim is released and
+ * nothing else moves, so a reader with a bad token cannot push the owner's polls back).
+ */
+export type ReadOutcome = Extract<PollReading, { kind: 'running' | 'read-failed' }> & { retryAfter?: string; movedTo?: string; answerStatus?: number };
+
+export function afterRead(state: OrchestrationState, reading: ReadOutcome, now: number, policy: PollIntervalPolicy): OrchestrationState {
+  if (!isActive(state) || !state.poll) return state;
+  const lastPolledTime = iso(now);
+  const { claimedUntil: _released, ...poll } = state.poll;
+  if (reading.kind === 'read-failed' && (reading.status === 401 || reading.status === 403)) {
+    return {
+      ...state,
+      poll,
+      customStatus: { upstreamState: state.customStatus?.upstreamState ?? 'InProgress', lastReadStatus: reading.status, lastPolledTime, message: `The status read was refused (${reading.status}) for the reader's token; the next read with a valid one goes on.` },
+      lastUpdatedTime: lastPolledTime,
+    };
+  }
+  const failedRead = reading.kind === 'read-failed';
+  const failedReads = failedRead ? poll.failedReads + 1 : 0;
+  const backoff = failedRead ? Math.min(policy.ceilingMs, policy.floorMs * 2 ** failedReads) : 0;
+  const wait = Math.max(pollIntervalMs(reading.retryAfter, policy), backoff);
+  return {
+    ...state,
+    customStatus: {
+      upstreamState: reading.kind === 'running' ? reading.state : (state.customStatus?.upstreamState ?? 'InProgress'),
+      lastReadStatus: reading.kind === 'read-failed' ? reading.status : reading.answerStatus,
+      lastPolledTime,
+      ...(reading.kind === 'read-failed' ? { message: `The status read failed (${reading.status || 'no answer'}); retrying.` } : {}),
+    },
+    poll: { ...poll, url: reading.movedTo ?? poll.url, nextPollAt: now + wait, pollCount: poll.pollCount + 1, failedReads },
+    lastUpdatedTime: lastPolledTime,
+  };
+}
+
+/** When an active orchestration next needs the poller, as its request key records it. */
+export function scheduleOf(state: OrchestrationState): KeySchedule {
+  return { startedAt: Date.parse(state.createdTime), nextPollAt: state.poll?.nextPollAt, deadlineAt: state.poll?.deadlineAt };
+}
