@@ -61,7 +61,7 @@ export const defaultOrchestrationSettings: OrchestrationSettings = {
   purgeBatch: 500,
   housekeepingBudgetMs: 5000,
   janitorIntervalMs: 60 * 60_000,
-  janitorPageSize: 1000,
+  janitorPageSize: 500,
 };
 
 export interface EngineDependencies {
@@ -119,6 +119,8 @@ export interface SweepResult {
   delivered: number;
   purged: number;
   reconciled: number;
+  /** Documents the janitor looked at in this run (0 but for one run in many, see #janitorTurn). */
+  janitorScanned: number;
 }
 
 export function requestKeyOf(request: Pick<StartRequest, 'method' | 'path' | 'query' | 'bodyText' | 'actor'>): string {
@@ -587,7 +589,9 @@ export class OrchestrationEngine {
     const { index, settings } = this.#deps;
     const startedAt = this.#deps.now();
     const reader = token === undefined ? undefined : { token };
-    const result: SweepResult = { durationMs: 0, due: 0, polled: 0, delivered: 0, purged: 0, reconciled: 0 };
+    const result: SweepResult = { durationMs: 0, due: 0, polled: 0, delivered: 0, purged: 0, reconciled: 0, janitorScanned: 0 };
+    // A new deployment's poller may run before any start has made the container.
+    await this.#deps.store.ensureReady();
 
     const due = (await index.listActive()).filter((entry) => this.#isDue(entry, startedAt, reader ? lookaheadMs : undefined));
     due.sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0));
@@ -615,7 +619,11 @@ export class OrchestrationEngine {
 
     const housekeepingEndsAt = this.#deps.now() + settings.housekeepingBudgetMs;
     result.purged = await this.#purgeExpired(housekeepingEndsAt);
-    if (this.#deps.now() < housekeepingEndsAt) result.reconciled += await this.#janitorTurn();
+    if (this.#deps.now() < housekeepingEndsAt) {
+      const janitor = await this.#janitorTurn();
+      result.reconciled += janitor.repaired;
+      result.janitorScanned = janitor.scanned;
+    }
     result.durationMs = this.#deps.now() - startedAt;
     return result;
   }
@@ -670,11 +678,11 @@ export class OrchestrationEngine {
    * document that ended with its outbox unmarked, a start that died holding no key) and what
    * was stored before the index existed (purging ended documents past their retention directly).
    */
-  async #janitorTurn(): Promise<number> {
+  async #janitorTurn(): Promise<{ scanned: number; repaired: number }> {
     const { store, index, settings } = this.#deps;
     const now = this.#deps.now();
     const turn = await index.claimJanitor(now, settings.claimMs);
-    if (!turn) return 0;
+    if (!turn) return { scanned: 0, repaired: 0 };
     const page = await store.listPage(turn.marker, settings.janitorPageSize);
     let repaired = 0;
     await eachLimited(page.summaries, settings.concurrency, async (summary) => {
@@ -697,7 +705,7 @@ export class OrchestrationEngine {
       else if (!holder && stored.state.runtimeStatus === 'Running' && (await index.claimKey(stored.state.requestKey, summary.id, scheduleOf(stored.state)))) repaired += 1;
     });
     await index.saveJanitor(page.marker, page.marker ? now : now + settings.janitorIntervalMs, turn.etag);
-    return repaired;
+    return { scanned: page.summaries.length, repaired };
   }
 }
 

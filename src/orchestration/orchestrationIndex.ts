@@ -8,8 +8,8 @@
  *   `nextpollat`, `deadlineat`). Listing `keys/` is listing what is running.
  * - `outbox/{id}`: an ended orchestration with notifications still to deliver, due at `dueat`.
  * - `expiry/{yyyyMMddHH}/{purgeAfter}-{id}`: an ended orchestration to purge after `purgeAfter`,
- *   in hourly buckets, so a run lists the buckets (at most one per hour of retention) and reads
- *   only those already due, oldest first.
+ *   in hourly buckets, so a run reads only the bucket of the hour it runs in (and the one
+ *   before), oldest first, never the week of markers not yet due.
  * - `janitor.json`: the cursor of the pass that reconciles every document with the index now
  *   and then (a crash between two writes, or documents written before the index existed).
  *
@@ -166,19 +166,17 @@ export class OrchestrationIndex {
     await this.budget.call('clear an expiry', (abortSignal) => this.container.getBlockBlobClient(marker).deleteIfExists({ abortSignal }));
   }
 
-  /** Up to `limit` ended orchestrations due for purging by `now`, oldest first. */
+  /**
+   * Up to `limit` ended orchestrations due for purging by `now`, oldest first. Only the previous
+   * and the current hour's buckets are read: runs come every few seconds, so a marker falls due
+   * while its bucket is one of those two; after a longer pause the janitor purges what is past
+   * retention. Later buckets, where almost every marker waits, are never listed.
+   */
   async expired(now: number, limit: number): Promise<ExpiryEntry[]> {
-    const buckets: string[] = [];
-    const bucketPages = this.budget.pages('list expiry buckets', (abortSignal) =>
-      this.container.listBlobsByHierarchy('/', { prefix: expiryPrefix, abortSignal }).byPage({ maxPageSize: 5000 }),
-    );
-    for await (const page of bucketPages) for (const prefix of page.segment.blobPrefixes ?? []) buckets.push(prefix.name);
     const due: ExpiryEntry[] = [];
-    const currentBucket = `${expiryPrefix}${hourBucket(now)}/`;
-    for (const bucket of buckets.sort()) {
-      if (bucket > currentBucket || due.length >= limit) break;
+    for (const hour of [now - 3600_000, now]) {
       const pages = this.budget.pages('list expiries', (abortSignal) =>
-        this.container.listBlobsFlat({ prefix: bucket, abortSignal }).byPage({ maxPageSize: Math.min(5000, limit) }),
+        this.container.listBlobsFlat({ prefix: `${expiryPrefix}${hourBucket(hour)}/`, abortSignal }).byPage({ maxPageSize: Math.min(5000, limit) }),
       );
       for await (const page of pages) {
         for (const blob of page.segment.blobItems) {

@@ -193,8 +193,8 @@ export class OrchestrationStore {
   }
 
   /**
-   * One page of summaries matching `query`, in id order: at most `top` entries, read from full
-   * listing pages (a narrow filter costs few storage calls, not one per document), at most
+   * One page of summaries matching `query`, in id order: at most `top` entries, read from
+   * growing listing pages (a narrow filter costs few storage calls, not one per document), at most
    * `maxScanned` documents and `timeBudgetMs` in all, so the answer stays small and quick
    * whatever is stored; a continuation token says where to read on, mid-page if need be.
    */
@@ -203,11 +203,17 @@ export class OrchestrationStore {
     const startedAt = now();
     const summaries: OrchestrationSummary[] = [];
     const prefix = `${instancePrefix}${query.idPrefix ?? ''}`;
-    let { marker, after } = query.continuationToken ? decodeCursor(query.continuationToken) : ({} as QueryCursor);
+    const cursor: QueryCursor = query.continuationToken ? decodeCursor(query.continuationToken) : {};
+    const { after } = cursor;
+    let { marker } = cursor;
     let scanned = 0;
+    // Pages start at what `top` needs and double while the filter keeps missing: a dense
+    // filter reads little, a sparse one needs few calls (never one per document).
+    let wanted = Math.max(100, 2 * query.top);
     for (;;) {
       const pageMarker = marker;
-      const pageSize = Math.min(listPageSize, query.maxScanned - scanned);
+      const pageSize = Math.min(listPageSize, wanted, query.maxScanned - scanned);
+      wanted *= 2;
       const { value: page } = await this.budget
         .pages('list orchestrations', (abortSignal) =>
           this.container.listBlobsFlat({ prefix, includeMetadata: true, abortSignal }).byPage({ maxPageSize: pageSize, continuationToken: pageMarker }),
@@ -222,8 +228,9 @@ export class OrchestrationStore {
         summaries.push(summary);
         if (summaries.length === query.top) return { summaries, continuationToken: encodeCursor({ marker: pageMarker, after: blob.name }) };
       }
+      // `after` holds across pages: names come in order, and a resumed page may be read in
+      // smaller pieces than it was first, so the next piece can still hold answered names.
       marker = page?.continuationToken || undefined;
-      after = undefined;
       if (!marker) return { summaries };
       if (scanned >= query.maxScanned || now() - startedAt >= query.timeBudgetMs) return { summaries, continuationToken: encodeCursor({ marker }) };
     }

@@ -21,6 +21,13 @@ export interface GatewayFixture {
 
 export const emulatorToken = 'emulator-token';
 
+/** The secrets among an app's settings: the notification signing key and the function keys. */
+function secretSettingsOf(env: Record<string, string>): string[] {
+  const keys = env.LOCAL_HOST_KEYS ? Object.values(JSON.parse(env.LOCAL_HOST_KEYS) as Record<string, string>) : [];
+  const signing = env.NOTIFY_SIGNING_SECRET ? [env.NOTIFY_SIGNING_SECRET, env.NOTIFY_SIGNING_SECRET.replace(/^whsec_/, '')] : [];
+  return [...keys, ...signing];
+}
+
 /** The emulator and Azurite started for a test, and the settings that point the app at them. */
 export async function startDependencies(env: Record<string, string>, emulatorOptions: EmulatorOptions) {
   const emulator = await startEmulator({ token: emulatorToken, ...emulatorOptions });
@@ -52,7 +59,7 @@ export async function startGateway(env: Record<string, string> = {}, emulatorOpt
       const findings = await scanForSecrets({
         lines: [...app.lines, ...this.others.flatMap((other) => other.lines)],
         connectionString: azurite.connectionString,
-        secrets: [emulatorToken, ...emulator.context.lifecycle.issuedSecrets],
+        secrets: [emulatorToken, ...emulator.context.lifecycle.issuedSecrets, ...secretSettingsOf(appEnv)],
         allowedContainers: ['gateway-certificate-secrets'],
       });
       await emulator.close();

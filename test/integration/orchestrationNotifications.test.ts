@@ -1,0 +1,191 @@
+/**
+ * Notifications of an orchestration's end: one signed CloudEvent per target, at least once,
+ * from the outbox in the orchestration's own document; retried on what may pass (503, a
+ * timeout), never on what will not (400), never following a redirect, never with a token; a
+ * crash between the end and the delivery, or in the middle of one, still delivers. The engine
+ * against Azurite, the receiver a real local server that verifies every signature.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { BlobServiceClient } from '@azure/storage-blob';
+import { NotificationSender } from '../../src/orchestration/notificationSender';
+import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type StartRequest } from '../../src/orchestration/orchestrationEngine';
+import { statusDocument } from '../../src/orchestration/statusDocument';
+import type { UpstreamResponse } from '../../src/upstream/upstreamClient';
+import { UpstreamClient } from '../../src/upstream/upstreamClient';
+import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
+import { startWebhookReceiver, type ScriptedReply, type WebhookReceiver } from '../helpers/webhookReceiver';
+
+const secret = `whsec_${randomBytes(32).toString('base64')}`;
+const appBase = 'https://gw.contoso.test/api';
+let azurite: RunningAzurite;
+let clock = Date.parse('2026-06-01T00:00:00Z');
+const receivers: WebhookReceiver[] = [];
+const logs: string[] = [];
+
+function makeEngine(container: string, options: { notifyUrl?: string; timeoutMs?: number; maxAttempts?: number } = {}): OrchestrationEngine {
+  return engineOnContainer(BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient(container), {
+    storageTimeoutMs: 5000,
+    upstream: new UpstreamClient({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 1000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
+    notifier: new NotificationSender({ signingSecret: secret, timeoutMs: options.timeoutMs ?? 2000 }),
+    settings: {
+      ...defaultOrchestrationSettings,
+      notifyUrl: options.notifyUrl,
+      outbox: { maxAttempts: options.maxAttempts ?? 8, firstRetryMs: 1000, maxRetryMs: 60_000, claimMs: 5000 },
+    },
+    now: () => clock,
+    log: (line) => logs.push(line),
+  });
+}
+
+const bodyWithSecret = { location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx', environmentVariables: [{ name: 'PASSWORD', secureValue: 'not-for-receivers-8841' }] } }] } };
+
+function groupStart(notifyTargets?: string[]): StartRequest {
+  const path = `subscriptions/s/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/g-${randomUUID().slice(0, 8)}`;
+  return { name: 'ContainerGroups_CreateOrUpdate', method: 'PUT', path, query: [], bodyText: JSON.stringify(bodyWithSecret), bodyValue: bodyWithSecret, resourceUrl: `http://127.0.0.1:9/${path}`, appBase, notifyTargets };
+}
+
+/** An upstream that finished at once: the orchestration ends with its start. */
+const finishedAtOnce = async (): Promise<UpstreamResponse> => ({ status: 200, headers: {}, bodyText: '{"name":"g","properties":{"provisioningState":"Succeeded"}}', attempts: 1 });
+
+async function receiver(reply?: (attempt: number) => ScriptedReply): Promise<WebhookReceiver> {
+  const started = await startWebhookReceiver(secret, reply);
+  receivers.push(started);
+  return started;
+}
+
+let engine: OrchestrationEngine;
+beforeAll(async () => {
+  azurite = await startAzurite();
+});
+afterAll(async () => {
+  await Promise.all(receivers.map((started) => started.close()));
+  await azurite.close();
+});
+beforeEach(() => {
+  engine = makeEngine(`n${randomUUID().replaceAll('-', '').slice(0, 20)}`);
+});
+
+it('tells each target once with a signed CloudEvent: the status without input, no token', async () => {
+  const hooks = await receiver();
+  const outcome = await engine.start(groupStart([hooks.url]), finishedAtOnce);
+  expect(await engine.sweep(undefined)).toMatchObject({ delivered: 1 });
+  expect(hooks.deliveries).toHaveLength(1);
+  const [delivery] = hooks.deliveries;
+  expect(delivery!.verified).toBe(true);
+  expect(delivery!.eventProblem).toBeUndefined();
+  expect(delivery!.headers['content-type']).toMatch(/^application\/cloudevents\+json/);
+  expect(delivery!.headers.authorization).toBeUndefined();
+  expect(delivery!.event).toMatchObject({
+    specversion: '1.0',
+    id: delivery!.headers['webhook-id'],
+    source: appBase,
+    type: 'gateway.orchestration.completed',
+    subject: outcome.state.id,
+    data: { id: outcome.state.id, runtimeStatus: 'Completed', output: { status: 200 }, statusQueryGetUri: `${appBase}/orchestrations/${outcome.state.id}` },
+  });
+  expect(delivery!.event!.data).not.toHaveProperty('input');
+  expect(delivery!.body).not.toContain('not-for-receivers-8841');
+
+  // Delivered: the next run sends nothing, and the status document says so (the origin only).
+  await engine.sweep(undefined);
+  expect(hooks.deliveries).toHaveLength(1);
+  const state = await engine.get(outcome.state.id);
+  expect(statusDocument(state!, appBase).notifications).toEqual([
+    { targetOrigin: hooks.origin, eventId: delivery!.headers['webhook-id'], state: 'delivered', attempts: 1, nextAttemptTime: null, lastError: null, deliveredTime: expect.any(String) },
+  ]);
+  expect(JSON.stringify(statusDocument(state!, appBase))).not.toContain('/hooks/gateway');
+});
+
+it('tells NOTIFY_URL of every orchestration as well, each target with its own event', async () => {
+  const starter = await receiver();
+  const operator = await receiver();
+  engine = makeEngine(`n${randomUUID().replaceAll('-', '').slice(0, 20)}`, { notifyUrl: operator.url });
+  await engine.start(groupStart([starter.url]), finishedAtOnce);
+  await engine.start(groupStart(), finishedAtOnce);
+  await engine.sweep(undefined);
+  expect(starter.deliveries).toHaveLength(1);
+  expect(operator.deliveries).toHaveLength(2);
+  expect(new Set([...starter.deliveries, ...operator.deliveries].map((delivery) => delivery.headers['webhook-id'])).size).toBe(3);
+});
+
+it('retries what may pass with back-off, with the same event id, until delivered', async () => {
+  const hooks = await receiver((attempt) => ({ status: attempt < 3 ? 503 : 200 }));
+  const outcome = await engine.start(groupStart([hooks.url]), finishedAtOnce);
+  await engine.sweep(undefined);
+  await engine.sweep(undefined);
+  expect(hooks.deliveries).toHaveLength(1);
+  clock += 1000;
+  await engine.sweep(undefined);
+  clock += 1000;
+  await engine.sweep(undefined);
+  expect(hooks.deliveries).toHaveLength(2);
+  clock += 2000;
+  await engine.sweep(undefined);
+  expect(hooks.deliveries.map((delivery) => delivery.headers['webhook-id'])).toEqual(Array(3).fill(hooks.deliveries[0]!.headers['webhook-id']));
+  expect(hooks.deliveries.every((delivery) => delivery.verified)).toBe(true);
+  expect((await engine.get(outcome.state.id))?.deliveries).toMatchObject([{ state: 'delivered', attempts: 3 }]);
+});
+
+it.each<[string, ScriptedReply, string]>([
+  ['a refusal (400)', { status: 400 }, 'HTTP 400'],
+  ['a redirect, which is not followed', { status: 302, headers: { location: 'http://127.0.0.1:9/elsewhere' } }, 'HTTP 302 (redirects are not followed)'],
+])('gives up at once on %s', async (_title, reply, error) => {
+  const hooks = await receiver(() => reply);
+  const outcome = await engine.start(groupStart([hooks.url]), finishedAtOnce);
+  await engine.sweep(undefined);
+  clock += 60_000;
+  await engine.sweep(undefined);
+  expect(hooks.deliveries).toHaveLength(1);
+  expect((await engine.get(outcome.state.id))?.deliveries).toMatchObject([{ state: 'failed', attempts: 1, lastError: error }]);
+});
+
+it('gives up after NOTIFY_MAX_ATTEMPTS, and a receiver that does not answer in time is one attempt', async () => {
+  const hooks = await receiver(() => ({ status: 200, delayMs: 1500 }));
+  engine = makeEngine(`n${randomUUID().replaceAll('-', '').slice(0, 20)}`, { timeoutMs: 300, maxAttempts: 3 });
+  const outcome = await engine.start(groupStart([hooks.url]), finishedAtOnce);
+  for (let run = 0; run < 5; run += 1) {
+    await engine.sweep(undefined);
+    clock += 10_000;
+  }
+  expect(hooks.deliveries).toHaveLength(3);
+  expect((await engine.get(outcome.state.id))?.deliveries).toMatchObject([{ state: 'failed', attempts: 3, lastError: 'timeout' }]);
+});
+
+it('delivers after a crash between the end and the delivery, and after one in the middle of a delivery', async () => {
+  const container = `n${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+  const hooks = await receiver((attempt) => ({ status: 200, delayMs: attempt === 1 ? 1500 : 0 }));
+  const first = makeEngine(container);
+  // The instance that ended it dies before any delivery: another one delivers.
+  const ended = await first.start(groupStart([hooks.url]), finishedAtOnce);
+  const other = makeEngine(container);
+  // The first attempt is claimed and sent, then its instance "dies" (never records it).
+  const abandoned = first.deliver(ended.state.id);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(hooks.deliveries).toHaveLength(1);
+  expect(await other.sweep(undefined)).toMatchObject({ delivered: 0 });
+  clock += 5000; // past the claim
+  expect(await other.sweep(undefined)).toMatchObject({ delivered: 1 });
+  await abandoned;
+  // At least once: the receiver saw the same event twice, and can drop the repeat by its id.
+  expect(hooks.deliveries.map((delivery) => delivery.headers['webhook-id'])).toEqual([hooks.deliveries[0]!.headers['webhook-id'], hooks.deliveries[0]!.headers['webhook-id']]);
+  expect((await other.get(ended.state.id))?.deliveries).toMatchObject([{ state: 'delivered' }]);
+});
+
+it('never sends a token, and never goes where a redirect points', async () => {
+  const hits: string[] = [];
+  const elsewhere: Server = createServer((request, response) => {
+    hits.push(request.url ?? '');
+    response.writeHead(200).end();
+  });
+  await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+  const target = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/stolen`;
+  const hooks = await receiver(() => ({ status: 307, headers: { location: target } }));
+  await engine.start(groupStart([hooks.url]), finishedAtOnce);
+  await engine.sweep(undefined);
+  await new Promise((resolve) => elsewhere.close(resolve));
+  expect(hooks.deliveries).toHaveLength(1);
+  expect(hits).toEqual([]);
+  expect(logs.join('\n')).not.toContain('/hooks/gateway');
+});

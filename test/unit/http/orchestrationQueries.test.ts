@@ -1,0 +1,90 @@
+/** The orchestration routes' parameters, and the start's notify target, as tables. */
+import { GatewayError } from '../../../src/errors';
+import { notifyTargetsOf } from '../../../src/http/notifyTarget';
+import { listRequestOf, purgeRequestOf, waitSecondsOf } from '../../../src/http/orchestrationQueries';
+import { decodeCursor, encodeCursor } from '../../../src/orchestration/orchestrationStore';
+
+const headers = (values: Record<string, string> = {}) => ({ get: (name: string) => values[name] ?? null });
+const refusal = (run: () => unknown) => {
+  try {
+    run();
+  } catch (error) {
+    return error as GatewayError;
+  }
+  throw new Error('not refused');
+};
+
+describe('listRequestOf', () => {
+  it('reads Durable Functions\' names', () => {
+    const query = new URLSearchParams('runtimeStatus=running,FAILED&name=ContainerGroups_CreateOrUpdate&createdTimeFrom=2026-01-01&createdTimeTo=2026-02-01T10:00:00%2B01:00&instanceIdPrefix=6F1A&top=5&showInput=true');
+    expect(listRequestOf(query, headers({ 'x-ms-continuation-token': 'abc' }))).toEqual({
+      filter: { statuses: ['Running', 'Failed'], names: ['ContainerGroups_CreateOrUpdate'], createdFrom: '2026-01-01T00:00:00.000Z', createdTo: '2026-02-01T09:00:00.000Z', idPrefix: '6f1a' },
+      top: 5,
+      showInput: true,
+      continuationToken: 'abc',
+    });
+    expect(listRequestOf(new URLSearchParams('runtimeStatus='), headers())).toMatchObject({ filter: { statuses: undefined }, top: 100, showInput: false });
+  });
+
+  it('names every bad parameter at once', () => {
+    const error = refusal(() => listRequestOf(new URLSearchParams('runtimeStatus=Sleeping&name=a b&createdTimeFrom=yesterday&instanceIdPrefix=../x&top=0&showInput=maybe'), headers()));
+    expect(error.status).toBe(400);
+    expect(error.details!.map((detail) => detail.target).sort()).toEqual(['createdTimeFrom', 'instanceIdPrefix', 'name', 'runtimeStatus', 'showInput', 'top']);
+  });
+});
+
+describe('purgeRequestOf', () => {
+  it.each([
+    ['no filter at all', ''],
+    ['a running status', 'runtimeStatus=Running'],
+  ])('refuses %s', (_title, query) => {
+    expect(refusal(() => purgeRequestOf(new URLSearchParams(query), headers())).status).toBe(400);
+  });
+
+  it('takes ended statuses and times', () => {
+    expect(purgeRequestOf(new URLSearchParams('runtimeStatus=Completed,Terminated&createdTimeTo=2026-01-01'), headers()).filter).toMatchObject({ statuses: ['Completed', 'Terminated'], createdTo: '2026-01-01T00:00:00.000Z' });
+  });
+});
+
+describe('waitSecondsOf', () => {
+  it.each<[string, number | undefined | 'problem']>([
+    ['', undefined],
+    ['gateway-wait=30', 30],
+    ['Gateway-Wait=30', 30],
+    ['gateway-wait=999999', 200],
+    ['gateway-wait=0', 0],
+    ['gateway-wait=-1', 'problem'],
+    ['gateway-wait=1.5', 'problem'],
+    ['gateway-wait=soon', 'problem'],
+  ])('%s → %s', (query, expected) => {
+    const seconds = waitSecondsOf(new URLSearchParams(query), 200);
+    expect(typeof seconds === 'object' ? 'problem' : seconds).toBe(expected);
+  });
+});
+
+describe('notifyTargetsOf', () => {
+  const allowed = ['https://hooks.example.com', 'http://127.0.0.1:8080'];
+  it.each<[string, string | null, boolean, string[] | undefined | string]>([
+    ['no header', null, true, undefined],
+    ['an allowed origin', 'https://hooks.example.com/gateway?key=k', true, ['https://hooks.example.com/gateway?key=k']],
+    ['an allowed origin with its port', 'http://127.0.0.1:8080/h', true, ['http://127.0.0.1:8080/h']],
+    ['another origin', 'https://evil.example.com/h', true, 'NotifyTargetNotAllowed'],
+    ['another port of an allowed host', 'https://hooks.example.com:8443/h', true, 'NotifyTargetNotAllowed'],
+    ['user info hiding the host', 'https://hooks.example.com@evil.example.com/h', true, 'InvalidRequest'],
+    ['not a URL', 'hooks', true, 'InvalidRequest'],
+    ['another scheme', 'ftp://hooks.example.com/h', true, 'InvalidRequest'],
+    ['an operation that does not run long', 'https://hooks.example.com/h', false, 'InvalidRequest'],
+  ])('%s', (_title, value, longRunning, expected) => {
+    if (typeof expected === 'string') expect(refusal(() => notifyTargetsOf(value, allowed, longRunning)).code).toBe(expected);
+    else expect(notifyTargetsOf(value, allowed, longRunning)).toEqual(expected);
+  });
+});
+
+describe('continuation tokens', () => {
+  it('round-trip, and anything else is a 400', () => {
+    expect(decodeCursor(encodeCursor({ marker: 'm1', after: 'instances/x.json' }))).toEqual({ marker: 'm1', after: 'instances/x.json' });
+    for (const token of ['not base64url!', Buffer.from('[1,2]').toString('base64url'), Buffer.from('{"marker":5}').toString('base64url'), 'x'.repeat(5000)]) {
+      expect(refusal(() => decodeCursor(token)).status).toBe(400);
+    }
+  });
+});

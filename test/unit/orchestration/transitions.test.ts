@@ -1,0 +1,53 @@
+/** How a document changes: an end is final; a refused read moves nothing; a moved URL is followed. */
+import type { OrchestrationState } from '../../../src/orchestration/orchestrationState';
+import { afterRead, ended, running } from '../../../src/orchestration/transitions';
+
+const now = Date.parse('2026-06-01T00:00:00Z');
+const policy = { defaultMs: 60_000, floorMs: 1000, ceilingMs: 600_000 };
+const context = { notifyUrl: 'https://ops.example.com/all', newId: () => 'event-1' };
+const pending: OrchestrationState = {
+  id: 'o1',
+  name: 'ContainerGroups_CreateOrUpdate',
+  runtimeStatus: 'Pending',
+  input: { method: 'PUT', path: 'p', query: [] },
+  requestKey: 'k',
+  notifyTargets: ['https://bot.example.com/hook'],
+  createdTime: new Date(now).toISOString(),
+  lastUpdatedTime: new Date(now).toISOString(),
+};
+const plan = { mode: 'location' as const, url: 'https://m/op', resourceUrl: 'https://m/r', retryAfter: '5', deadlineMs: 3600_000 };
+const runningState = running(pending, plan, { status: 201 }, now, policy);
+
+describe('ended', () => {
+  it('records the end, releases the poll, and opens the outbox for the starter and NOTIFY_URL', () => {
+    const claimed = { ...runningState, poll: { ...runningState.poll!, claimedUntil: now + 60_000 } };
+    const state = ended(claimed, { runtimeStatus: 'Completed', output: { status: 200 } }, now + 10, context);
+    expect(state).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200 }, endedTime: new Date(now + 10).toISOString() });
+    expect(state.poll).not.toHaveProperty('claimedUntil');
+    expect(state.deliveries?.map((delivery) => delivery.target)).toEqual(['https://bot.example.com/hook', 'https://ops.example.com/all']);
+  });
+
+  it('leaves an orchestration that ended as it ended (a late poll after a terminate changes nothing)', () => {
+    const terminated = ended(runningState, { runtimeStatus: 'Terminated' }, now, context);
+    expect(ended(terminated, { runtimeStatus: 'Completed', output: { status: 200 } }, now + 5, context)).toBe(terminated);
+  });
+});
+
+describe('afterRead', () => {
+  it('waits as asked while running, and follows a moved URL', () => {
+    const state = afterRead(runningState, { kind: 'running', state: 'InProgress', retryAfter: '7', movedTo: 'https://m/op2', answerStatus: 202 }, now, policy);
+    expect(state.poll).toMatchObject({ url: 'https://m/op2', nextPollAt: now + 7000, pollCount: 1, failedReads: 0 });
+  });
+
+  it('backs off after a failed read', () => {
+    const state = afterRead(runningState, { kind: 'read-failed', status: 503 }, now, policy);
+    expect(state.poll).toMatchObject({ nextPollAt: now + 60_000, pollCount: 1, failedReads: 1 });
+  });
+
+  it.each([401, 403])('moves nothing after a read refused with the reader\'s token (%i)', (status) => {
+    const claimed = { ...runningState, poll: { ...runningState.poll!, claimedUntil: now + 60_000 } };
+    const state = afterRead(claimed, { kind: 'read-failed', status }, now, policy);
+    expect(state.poll).toEqual(runningState.poll);
+    expect(state.customStatus).toMatchObject({ lastReadStatus: status });
+  });
+});
