@@ -1,7 +1,9 @@
 /**
  * `npm start`: serves the built function app (dist/functions/index.js, the bundle the real
- * host loads) through the local host. With no upstream or storage configured it starts the
- * embedded defaults first: the management emulator and Azurite in memory.
+ * host loads) through the local host, as `func start` does, with its options
+ * `--useHttps [--cert --password] [--port]` (startArguments.ts).
+ * With no upstream or storage configured it starts the embedded defaults first: the management
+ * emulator and Azurite in memory.
  *
  * Prints one line per service it starts, then `Functions host listening on <url>`.
  */
@@ -9,8 +11,10 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startEmulator, type Emulator } from '../test/emulator/emulatorServer';
 import { startAzurite, type RunningAzurite } from './embeddedAzurite';
+import { generatedCertificate, generatedCertificateFolder, pfxCertificate, trustHints, type HttpsCertificate } from './localHost/httpsCertificate';
 import { installFunctionsCore } from './localHost/installCore';
 import { startLocalHost, type RunningHost } from './localHost/localHost';
+import { parseStartArguments, type StartArguments } from './startArguments';
 
 const projectRoot = resolve(__dirname, '..', '..');
 
@@ -34,9 +38,16 @@ function routePrefixOf(hostJsonPath: string): string {
   return hostJson.extensions?.http?.routePrefix ?? 'api';
 }
 
+function httpsCertificateOf(args: StartArguments): HttpsCertificate | undefined {
+  if (!args.useHttps) return undefined;
+  return args.cert && args.password ? pfxCertificate(args.cert, args.password) : generatedCertificate(resolve(generatedCertificateFolder));
+}
+
 async function main(): Promise<Started> {
   const started: Started = {};
   const env = process.env;
+  const args = parseStartArguments(process.argv.slice(2));
+  const certificate = httpsCertificateOf(args);
   const shutdown = async (code: number) => {
     await started.host?.close().catch(() => undefined);
     await started.emulator?.close().catch(() => undefined);
@@ -80,9 +91,12 @@ async function main(): Promise<Started> {
   const keys = parseKeys(env.LOCAL_HOST_KEYS);
   if (!keys) console.warn('No LOCAL_HOST_KEYS set: function keys are not checked (as with Core Tools). Set them to check keys as the real host does.');
   const routePrefix = routePrefixOf(join(projectRoot, 'host.json'));
-  started.host = await startLocalHost({ routePrefix, keys, runTimers: env.LOCAL_HOST_TIMERS !== 'off' }, Number(env.PORT ?? 7071));
+  // As Core Tools: --port, else the PORT setting.
+  const port = args.port ?? Number(env.PORT ?? 7071);
+  started.host = await startLocalHost({ routePrefix, keys, runTimers: env.LOCAL_HOST_TIMERS !== 'off', tls: certificate?.tls }, port);
   for (const route of started.host.routes) console.log(`  ${route.methods.join(',').padEnd(8)} /${routePrefix}/${route.route} (${route.name}, ${route.authLevel})`);
   for (const timer of started.host.timers) console.log(`  TIMER    ${timer}`);
+  if (certificate) console.log([certificate.description, ...(certificate.pemPath ? trustHints(certificate.pemPath) : [])].join('\n'));
   console.log(`Functions host listening on ${started.host.url}`);
   return started;
 }
