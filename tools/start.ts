@@ -1,7 +1,7 @@
 /**
  * `npm start`: serves the built function app (dist/functions/index.js, the bundle the real
- * host loads) through the local host, as `func start` does, with its options
- * `--useHttps [--cert --password] [--port]` (startArguments.ts).
+ * host loads) through the local host, as `func start` does: `local.settings.json` of the
+ * current folder read first, then `--useHttps [--cert --password] [--port]` (startArguments.ts).
  * With no upstream or storage configured it starts the embedded defaults first: the management
  * emulator and Azurite in memory.
  *
@@ -14,6 +14,7 @@ import { startAzurite, type RunningAzurite } from './embeddedAzurite';
 import { generatedCertificate, generatedCertificateFolder, pfxCertificate, trustHints, type HttpsCertificate } from './localHost/httpsCertificate';
 import { installFunctionsCore } from './localHost/installCore';
 import { startLocalHost, type RunningHost } from './localHost/localHost';
+import { applyLocalSettings, localSettingsFile } from './localSettings';
 import { parseStartArguments, type StartArguments } from './startArguments';
 
 const projectRoot = resolve(__dirname, '..', '..');
@@ -47,6 +48,11 @@ async function main(): Promise<Started> {
   const started: Started = {};
   const env = process.env;
   const args = parseStartArguments(process.argv.slice(2));
+  const localSettings = applyLocalSettings(resolve(localSettingsFile), env);
+  if (localSettings) {
+    const { applied, keptFromEnvironment: kept } = localSettings;
+    console.log(`Read ${applied.length} setting${applied.length === 1 ? '' : 's'} from ${localSettingsFile}${kept.length > 0 ? ` (the environment's own kept for ${kept.join(', ')})` : ''}`);
+  }
   const certificate = httpsCertificateOf(args);
   const shutdown = async (code: number) => {
     await started.host?.close().catch(() => undefined);
@@ -91,8 +97,8 @@ async function main(): Promise<Started> {
   const keys = parseKeys(env.LOCAL_HOST_KEYS);
   if (!keys) console.warn('No LOCAL_HOST_KEYS set: function keys are not checked (as with Core Tools). Set them to check keys as the real host does.');
   const routePrefix = routePrefixOf(join(projectRoot, 'host.json'));
-  // As Core Tools: --port, else the PORT setting.
-  const port = args.port ?? Number(env.PORT ?? 7071);
+  // As Core Tools: --port, else the PORT setting, else local.settings.json's Host.LocalHttpPort.
+  const port = args.port ?? Number(env.PORT ?? localSettings?.localHttpPort ?? 7071);
   started.host = await startLocalHost({ routePrefix, keys, runTimers: env.LOCAL_HOST_TIMERS !== 'off', tls: certificate?.tls }, port);
   for (const route of started.host.routes) console.log(`  ${route.methods.join(',').padEnd(8)} /${routePrefix}/${route.route} (${route.name}, ${route.authLevel})`);
   for (const timer of started.host.timers) console.log(`  TIMER    ${timer}`);
