@@ -1,7 +1,10 @@
 /**
- * Every link the app hands out is on APP_PUBLIC_URL when it is set, otherwise on the request as
- * the host presents it; never on a header a caller can set.
+ * Every link the app hands out (answers and notification events) is on APP_PUBLIC_URL when it is
+ * set, otherwise on the request as the host presents it; never on a header a caller can set.
  */
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { runAppExpectingFailure } from '../helpers/appProcess';
 import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
@@ -37,15 +40,45 @@ async function linksOfAStart(gateway: GatewayFixture, name: string, headers: Rec
   ];
 }
 
+/** A webhook receiver on loopback that keeps the events it is sent. */
+async function startReceiver(): Promise<{ url: string; events: Record<string, unknown>[]; close(): Promise<void> }> {
+  const events: Record<string, unknown>[] = [];
+  const server: Server = createServer((incoming, response) => {
+    let body = '';
+    incoming.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    incoming.on('end', () => {
+      events.push(JSON.parse(body) as Record<string, unknown>);
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    events,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 describe('with APP_PUBLIC_URL', () => {
   const publicUrl = 'https://gw.contoso.example/api';
   let gateway: GatewayFixture;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
   beforeAll(async () => {
+    receiver = await startReceiver();
     // A long Retry-After keeps the started operations running while the test reads them.
-    gateway = await startGateway({ APP_PUBLIC_URL: `${publicUrl}/` }, { listItems: 3, pageSize: 2, retryAfterSeconds: 60 });
+    gateway = await startGateway(
+      {
+        APP_PUBLIC_URL: `${publicUrl}/`,
+        NOTIFY_URL: receiver.url,
+        NOTIFY_SIGNING_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+        ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *',
+      },
+      { listItems: 3, pageSize: 2, retryAfterSeconds: 60 },
+    );
   });
   afterAll(async () => {
     await gateway.stop();
+    await receiver.close();
   });
 
   it('puts nextLink on it', async () => {
@@ -57,6 +90,23 @@ describe('with APP_PUBLIC_URL', () => {
     const links = await linksOfAStart(gateway, 'public');
     expect(links).toHaveLength(10);
     for (const link of links) expect(link).toMatch(new RegExp(`^${publicUrl}/(operations|orchestrations)/[0-9a-f-]{36}(/terminate)?$`));
+  });
+
+  it('puts the links of the end notification on it', async () => {
+    const started = await request(gateway.api(groupPath('notified')), { method: 'PUT', headers: { 'content-type': 'application/json' }, body: groupBody });
+    await started.body.dump();
+    const id = started.headers['x-orchestration-id'] as string;
+    await (await request(gateway.api(`orchestrations/${id}/terminate`), { method: 'POST' })).body.dump();
+    for (let waited = 0; waited < 15_000 && !receiver.events.some((event) => event.subject === id); waited += 200) await new Promise((resolve) => setTimeout(resolve, 200));
+    const event = receiver.events.find((candidate) => candidate.subject === id);
+    expect(event).toMatchObject({
+      source: publicUrl,
+      data: {
+        statusQueryGetUri: `${publicUrl}/orchestrations/${id}`,
+        terminatePostUri: `${publicUrl}/orchestrations/${id}/terminate`,
+        operationGetUri: `${publicUrl}/operations/${id}`,
+      },
+    });
   });
 });
 
