@@ -7,7 +7,7 @@
  *
  * Prints one line per service it starts, then `Functions host listening on <url>`.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startEmulator, type Emulator } from '../test/emulator/emulatorServer';
 import { startAzurite, type RunningAzurite } from './embeddedAzurite';
@@ -17,7 +17,11 @@ import { startLocalHost, type RunningHost } from './localHost/localHost';
 import { applyLocalSettings, localSettingsFile } from './localSettings';
 import { parseStartArguments, type StartArguments } from './startArguments';
 
-const projectRoot = resolve(__dirname, '..', '..');
+/**
+ * The function app served: the current folder when it holds a host.json (as `func start` serves
+ * the folder it runs in: an unpacked deployment package, say), else this repository.
+ */
+const appRoot = existsSync('host.json') ? process.cwd() : resolve(__dirname, '..', '..');
 
 interface Started {
   emulator?: Emulator;
@@ -85,7 +89,8 @@ async function main(): Promise<Started> {
   }
 
   installFunctionsCore();
-  const appEntry = resolve(projectRoot, env.FUNCTIONS_APP_ENTRY || JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')).main);
+  const appEntry = resolve(appRoot, env.FUNCTIONS_APP_ENTRY || JSON.parse(readFileSync(join(appRoot, 'package.json'), 'utf8')).main);
+  console.log(`Function app: ${appEntry}`);
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     require(appEntry);
@@ -96,7 +101,7 @@ async function main(): Promise<Started> {
 
   const keys = parseKeys(env.LOCAL_HOST_KEYS);
   if (!keys) console.warn('No LOCAL_HOST_KEYS set: function keys are not checked (as with Core Tools). Set them to check keys as the real host does.');
-  const routePrefix = routePrefixOf(join(projectRoot, 'host.json'));
+  const routePrefix = routePrefixOf(join(appRoot, 'host.json'));
   // As Core Tools: --port, else the PORT setting, else local.settings.json's Host.LocalHttpPort.
   const port = args.port ?? Number(env.PORT ?? localSettings?.localHttpPort ?? 7071);
   started.host = await startLocalHost({ routePrefix, keys, runTimers: env.LOCAL_HOST_TIMERS !== 'off', tls: certificate?.tls }, port);
