@@ -16,7 +16,7 @@ export interface StartArguments {
 
 export class StartArgumentError extends Error {}
 
-export const startUsage = 'npm start -- [--useHttps [--cert <file.pfx> --password <password, or a file holding it>]] [--port <N>]';
+const startUsage = 'npm start -- [--useHttps [--cert <file.pfx> --password <password, or a file holding it>]] [--port <N>]';
 
 const options = {
   useHttps: { type: 'boolean' },
