@@ -123,6 +123,8 @@ const maxDeadlineMinutes = 30 * 24 * 60;
 
 const settingsSchema = z.object({
   PORT: integerText(0, 65535).default(7071),
+  /** The address callers use; every link the app hands out is built on it (src/http/appBase.ts). */
+  APP_PUBLIC_URL: absoluteHttpUrl.optional(),
   MANAGEMENT_BASE_URL: absoluteHttpUrl,
   LIFECYCLE_BASE_URL: absoluteHttpUrl,
   PROVIDER_NAMESPACE: z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'must be one word, e.g. Microsoft').default('Vendor'),

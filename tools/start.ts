@@ -1,18 +1,27 @@
 /**
  * `npm start`: serves the built function app (dist/functions/index.js, the bundle the real
- * host loads) through the local host. With no upstream or storage configured it starts the
- * embedded defaults first: the management emulator and Azurite in memory.
+ * host loads) through the local host, as `func start` does: `local.settings.json` of the
+ * current folder read first, then `--useHttps [--cert --password] [--port]` (startArguments.ts).
+ * With no upstream or storage configured it starts the embedded defaults first: the management
+ * emulator and Azurite in memory.
  *
  * Prints one line per service it starts, then `Functions host listening on <url>`.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startEmulator, type Emulator } from '../test/emulator/emulatorServer';
 import { startAzurite, type RunningAzurite } from './embeddedAzurite';
+import { generatedCertificate, generatedCertificateFolder, pfxCertificate, trustHints, type HttpsCertificate } from './localHost/httpsCertificate';
 import { installFunctionsCore } from './localHost/installCore';
 import { startLocalHost, type RunningHost } from './localHost/localHost';
+import { applyLocalSettings, localSettingsFile } from './localSettings';
+import { parseStartArguments, type StartArguments } from './startArguments';
 
-const projectRoot = resolve(__dirname, '..', '..');
+/**
+ * The function app served: the current folder when it holds a host.json (as `func start` serves
+ * the folder it runs in: an unpacked deployment package, say), else this repository.
+ */
+const appRoot = existsSync('host.json') ? process.cwd() : resolve(__dirname, '..', '..');
 
 interface Started {
   emulator?: Emulator;
@@ -34,9 +43,21 @@ function routePrefixOf(hostJsonPath: string): string {
   return hostJson.extensions?.http?.routePrefix ?? 'api';
 }
 
+function httpsCertificateOf(args: StartArguments): HttpsCertificate | undefined {
+  if (!args.useHttps) return undefined;
+  return args.cert && args.password ? pfxCertificate(args.cert, args.password) : generatedCertificate(resolve(generatedCertificateFolder));
+}
+
 async function main(): Promise<Started> {
   const started: Started = {};
   const env = process.env;
+  const args = parseStartArguments(process.argv.slice(2));
+  const localSettings = applyLocalSettings(resolve(localSettingsFile), env);
+  if (localSettings) {
+    const { applied, keptFromEnvironment: kept } = localSettings;
+    console.log(`Read ${applied.length} setting${applied.length === 1 ? '' : 's'} from ${localSettingsFile}${kept.length > 0 ? ` (the environment's own kept for ${kept.join(', ')})` : ''}`);
+  }
+  const certificate = httpsCertificateOf(args);
   const shutdown = async (code: number) => {
     await started.host?.close().catch(() => undefined);
     await started.emulator?.close().catch(() => undefined);
@@ -68,7 +89,8 @@ async function main(): Promise<Started> {
   }
 
   installFunctionsCore();
-  const appEntry = resolve(projectRoot, env.FUNCTIONS_APP_ENTRY || JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')).main);
+  const appEntry = resolve(appRoot, env.FUNCTIONS_APP_ENTRY || JSON.parse(readFileSync(join(appRoot, 'package.json'), 'utf8')).main);
+  console.log(`Function app: ${appEntry}`);
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     require(appEntry);
@@ -79,10 +101,13 @@ async function main(): Promise<Started> {
 
   const keys = parseKeys(env.LOCAL_HOST_KEYS);
   if (!keys) console.warn('No LOCAL_HOST_KEYS set: function keys are not checked (as with Core Tools). Set them to check keys as the real host does.');
-  const routePrefix = routePrefixOf(join(projectRoot, 'host.json'));
-  started.host = await startLocalHost({ routePrefix, keys, runTimers: env.LOCAL_HOST_TIMERS !== 'off' }, Number(env.PORT ?? 7071));
+  const routePrefix = routePrefixOf(join(appRoot, 'host.json'));
+  // As Core Tools: --port, else the PORT setting, else local.settings.json's Host.LocalHttpPort.
+  const port = args.port ?? Number(env.PORT ?? localSettings?.localHttpPort ?? 7071);
+  started.host = await startLocalHost({ routePrefix, keys, runTimers: env.LOCAL_HOST_TIMERS !== 'off', tls: certificate?.tls }, port);
   for (const route of started.host.routes) console.log(`  ${route.methods.join(',').padEnd(8)} /${routePrefix}/${route.route} (${route.name}, ${route.authLevel})`);
   for (const timer of started.host.timers) console.log(`  TIMER    ${timer}`);
+  if (certificate) console.log([certificate.description, ...(certificate.pemPath ? trustHints(certificate.pemPath) : [])].join('\n'));
   console.log(`Functions host listening on ${started.host.url}`);
   return started;
 }

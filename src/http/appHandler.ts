@@ -19,7 +19,7 @@ export interface AppCall {
   context: InvocationContext;
   services: Services;
   correlationId: string;
-  /** `http://host/api`: the base the app's links are built on. */
+  /** `https://host/api`: the base the app's links are built on (see appBaseOf). */
   appBase: string;
   /** When the request arrived (ms since the epoch): waits are counted from it. */
   startedMs: number;
@@ -34,7 +34,7 @@ export function appHandler(route: string, handle: (call: AppCall) => Promise<Htt
     let services: Services | undefined;
     try {
       services = getServices();
-      response = await handle({ request, context, services, correlationId, appBase: appBaseOf(request.url, fillPath(route, request.params)), startedMs });
+      response = await handle({ request, context, services, correlationId, appBase: appBaseOf(request.url, fillPath(route, request.params), services.config.APP_PUBLIC_URL), startedMs });
     } catch (thrown) {
       const error = toGatewayError(thrown);
       if (error.status >= 500) context.error(sanitizeText(`${context.functionName} failed (${error.code}): ${String((thrown as Error)?.stack ?? thrown)}`));

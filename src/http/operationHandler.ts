@@ -57,7 +57,7 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
     try {
       const prepared = await prepareCall(operation, request, params, services, correlationId);
       targetPath = prepared.targetPath;
-      const appBase = appBaseOf(request.url, prepared.targetPath);
+      const appBase = appBaseOf(request.url, prepared.targetPath, services.config.APP_PUBLIC_URL);
       const { downloadGuard } = services.certificates;
       const send = async () => {
         if (operation.rateLimitedPerEnvironment) await downloadGuard.acquire(prepared.call.params);

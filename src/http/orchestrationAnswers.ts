@@ -9,7 +9,7 @@ import type { StartOutcome } from '../orchestration/orchestrationEngine';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
 import { orchestrationLinks, statusDocument } from '../orchestration/statusDocument';
 import { correlationHeader } from './correlation';
-import { errorResponse, isPassedBackHeader, jsonResponse, upstreamResponse } from './responses';
+import { errorResponse, jsonResponse, upstreamResponse } from './responses';
 
 export const orchestrationIdHeader = 'x-orchestration-id';
 
@@ -29,14 +29,27 @@ function monitorHeaders(state: OrchestrationState, appBase: string, now: number)
 }
 
 /**
- * The answer to a long-running start. Final: the upstream's answer as it came. Running: the
- * upstream's status and body, but `Location` points at the app, so callers poll the app and
- * never the upstream (its `Azure-AsyncOperation` is dropped for the same reason).
+ * The upstream's headers an ARM poller follows: core-lro's `inferLroMode` polls any
+ * `Operation-Location`, `Azure-AsyncOperation` or `Location` of a long-running start's answer,
+ * and reads `Retry-After` as its wait. The app never hands them on: a running start carries the
+ * app's own, and a final one has nothing to follow (an upstream URL there would send the
+ * caller's poller, and its token, past the app to the upstream).
+ */
+const upstreamPollingHeaders = new Set(['location', 'azure-asyncoperation', 'operation-location', 'retry-after']);
+
+function withoutUpstreamPolling(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !upstreamPollingHeaders.has(name.toLowerCase())));
+}
+
+/**
+ * The answer to a long-running start. Final: the upstream's status, body and headers, less its
+ * polling headers. Running: the upstream's status and body, but `Location` points at the app,
+ * so callers poll the app and never the upstream.
  */
 export function startAnswer(outcome: StartOutcome, appBase: string, correlationId: string, now: number): HttpResponseInit {
   if (outcome.kind === 'final') {
     const answer = upstreamResponse(outcome.response, correlationId);
-    return { ...answer, headers: { ...(answer.headers as Record<string, string>), [orchestrationIdHeader]: outcome.state.id } };
+    return { ...answer, headers: { ...withoutUpstreamPolling(answer.headers as Record<string, string>), [orchestrationIdHeader]: outcome.state.id } };
   }
   if (outcome.kind === 'duplicate') {
     const { initial } = outcome.state;
@@ -46,11 +59,8 @@ export function startAnswer(outcome: StartOutcome, appBase: string, correlationI
       body: initial?.body === undefined ? undefined : JSON.stringify(initial.body),
     };
   }
-  const headers: Record<string, string> = { [correlationHeader]: correlationId };
-  for (const [name, value] of Object.entries(outcome.response.headers)) {
-    if (isPassedBackHeader(name) && !['location', 'azure-asyncoperation', 'retry-after'].includes(name)) headers[name] = value;
-  }
-  return { status: outcome.response.status, headers: { ...headers, ...monitorHeaders(outcome.state, appBase, now) }, body: outcome.response.bodyText };
+  const answer = upstreamResponse(outcome.response, correlationId);
+  return { ...answer, headers: { ...withoutUpstreamPolling(answer.headers as Record<string, string>), ...monitorHeaders(outcome.state, appBase, now) } };
 }
 
 export function statusDocumentResponse(state: OrchestrationState, appBase: string, correlationId: string, now: number): HttpResponseInit {

@@ -1,9 +1,15 @@
 /**
  * Runs the built app (dist/) through the local host in a child process, as `npm start` does,
  * and collects what it prints. The process picks a free port and is stopped by `stop()`.
+ *
+ * It runs in a folder of its own (an empty temporary one unless `cwd` is given), as `func start`
+ * runs in the app's folder: a developer's own `local.settings.json` or `.local-https/` in the
+ * repository never reaches a test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 export interface AppProcess {
   url: string;
@@ -14,15 +20,34 @@ export interface AppProcess {
   stop(): Promise<void>;
   kill(): Promise<void>;
   child: ChildProcess;
+  /** The folder it runs in. */
+  cwd: string;
+}
+
+export interface AppProcessOptions {
+  /** Command-line arguments, as after `npm start --`. */
+  args?: string[];
+  /** The folder to run in; by default a new empty one, removed when the process ends. */
+  cwd?: string;
+  timeoutMs?: number;
 }
 
 const startScript = resolve(__dirname, '..', '..', 'dist', 'tools', 'start.js');
 
-export async function startApp(env: Record<string, string>, timeoutMs = 20_000): Promise<AppProcess> {
-  const child = spawn(process.execPath, [startScript], {
+function spawnStart(env: Record<string, string>, options: AppProcessOptions) {
+  const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), 'gateway-app-'));
+  const child = spawn(process.execPath, [startScript, ...(options.args ?? [])], {
     env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
+    cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  if (!options.cwd) child.once('exit', () => rmSync(cwd, { recursive: true, force: true }));
+  return { child, cwd };
+}
+
+export async function startApp(env: Record<string, string>, options: AppProcessOptions = {}): Promise<AppProcess> {
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const { child, cwd } = spawnStart(env, options);
   const lines: string[] = [];
   let partial = '';
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
@@ -56,6 +81,7 @@ export async function startApp(env: Record<string, string>, timeoutMs = 20_000):
     url,
     lines,
     child,
+    cwd,
     callRecords: () =>
       lines
         .map((line) => /(\{"event":"call".*\})\s*$/.exec(line)?.[1])
@@ -67,11 +93,11 @@ export async function startApp(env: Record<string, string>, timeoutMs = 20_000):
 }
 
 /** Runs the start script expecting it to fail; resolves with its exit code and output. */
-export async function runAppExpectingFailure(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [startScript], { env: { PATH: process.env.PATH ?? '', PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runAppExpectingFailure(env: Record<string, string>, options: AppProcessOptions = {}): Promise<{ code: number | null; output: string }> {
+  const { child } = spawnStart(env, options);
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
   const code = await new Promise<number | null>((resolveExit) => child.once('exit', (exitCode) => resolveExit(exitCode)));
   clearTimeout(timer);

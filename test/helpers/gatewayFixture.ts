@@ -4,7 +4,7 @@
  */
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../emulator/emulatorServer';
-import { startApp, type AppProcess } from './appProcess';
+import { startApp, type AppProcess, type AppProcessOptions } from './appProcess';
 import { scanForSecrets } from './secretScan';
 
 export interface GatewayFixture {
@@ -43,9 +43,9 @@ export async function startDependencies(env: Record<string, string>, emulatorOpt
   return { emulator, azurite, appEnv };
 }
 
-export async function startGateway(env: Record<string, string> = {}, emulatorOptions: EmulatorOptions = {}): Promise<GatewayFixture> {
+export async function startGateway(env: Record<string, string> = {}, emulatorOptions: EmulatorOptions = {}, appOptions: AppProcessOptions = {}): Promise<GatewayFixture> {
   const { emulator, azurite, appEnv } = await startDependencies(env, emulatorOptions);
-  const app = await startApp(appEnv);
+  const app = await startApp(appEnv, appOptions);
   const fixture: GatewayFixture = {
     emulator,
     azurite,

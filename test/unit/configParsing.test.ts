@@ -62,6 +62,10 @@ describe('parseConfig', () => {
     ['a base URL with user info', { MANAGEMENT_BASE_URL: 'https://user:pass@management.example.com' }, /^MANAGEMENT_BASE_URL must not hold user info/],
     ['a base URL with a query', { LIFECYCLE_BASE_URL: 'https://lcs.example.com/?tenant=1' }, /^LIFECYCLE_BASE_URL must not have a query/],
     ['a base URL with a fragment', { MANAGEMENT_BASE_URL: 'https://management.example.com/#x' }, /^MANAGEMENT_BASE_URL must not have a fragment/],
+    ['a public URL that is not absolute', { APP_PUBLIC_URL: 'gw.contoso.com/api' }, /^APP_PUBLIC_URL must be an absolute http or https URL/],
+    ['a public URL of another scheme', { APP_PUBLIC_URL: 'ftp://gw.contoso.com/api' }, /^APP_PUBLIC_URL must be an absolute http or https URL/],
+    ['a public URL with a query', { APP_PUBLIC_URL: 'https://gw.contoso.com/api?code=x' }, /^APP_PUBLIC_URL must not have a query/],
+    ['a public URL with user info', { APP_PUBLIC_URL: 'https://me:pw@gw.contoso.com/api' }, /^APP_PUBLIC_URL must not hold user info/],
     ['a poll floor above the ceiling', { LRO_MIN_POLL_SECONDS: '900', LRO_MAX_POLL_SECONDS: '600' }, /LRO_MIN_POLL_SECONDS \(900\) must not be above LRO_MAX_POLL_SECONDS \(600\)/],
     ['a deadline beyond what a date holds', { LRO_DEADLINE_MINUTES: '{"ContainerGroups_CreateOrUpdate": 1e300}' }, /^LRO_DEADLINE_MINUTES /],
     ['a projectId the routes would refuse', { CERT_ENVIRONMENTS: '[{"projectId": 99999999999, "environmentId": "6f1a2b3c-1234-4abc-9def-0123456789ab"}]' }, /^CERT_ENVIRONMENTS /],
@@ -94,6 +98,11 @@ describe('parseConfig', () => {
     'BlobEndpoint=https://acct.blob.core.windows.net;SharedAccessSignature=sv=2024-01-01&sig=abc',
   ])('accepts the storage connection string %s', (connection) => {
     expect(parseConfig({ ...minimal, AzureWebJobsStorage: connection }).AzureWebJobsStorage).toBe(connection);
+  });
+
+  it('keeps APP_PUBLIC_URL without its trailing slash, and leaves it unset by default', () => {
+    expect(parseConfig({ ...minimal, APP_PUBLIC_URL: 'https://gw.contoso.com/api/' }).APP_PUBLIC_URL).toBe('https://gw.contoso.com/api');
+    expect(parseConfig(minimal).APP_PUBLIC_URL).toBeUndefined();
   });
 
   it('needs a token for static auth', () => {

@@ -6,7 +6,9 @@
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { SecureContextOptions } from 'node:tls';
 import { Cron } from 'croner';
 import { getProgrammingModel, hooksFor, log, registeredFunctions, type BindingInfo, type RegisteredFunction } from './coreApi';
 import { matchRoute, parseRouteTemplate, routesOverlap, type RouteTemplate } from './routeTemplate';
@@ -20,6 +22,8 @@ export interface LocalHostOptions {
   maxRequestBytes?: number;
   /** Whether to run timers on their schedules (tests may trigger them by hand instead). */
   runTimers?: boolean;
+  /** Serve HTTPS with this certificate (`func start --useHttps`); plain HTTP without. */
+  tls?: SecureContextOptions;
 }
 
 interface HttpRoute {
@@ -116,6 +120,19 @@ function hostError(response: ServerResponse, status: number, code: string, messa
   response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: { code, message } }));
 }
 
+/** What a Host header may hold: a name or an IPv4 address, or an IPv6 one in brackets, and a port. */
+const hostHeaderPattern = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The request URL as the real host presents it to a function: the scheme of the listener and
+ * the Host the caller addressed (ASP.NET Core does the same), so links built on it point where
+ * the caller went (`localhost` or `127.0.0.1`). A Host that is not a host name is ignored.
+ */
+function presentedOrigin(request: IncomingMessage, listener: URL): string {
+  const host = request.headers.host;
+  return host && hostHeaderPattern.test(host) ? `${listener.protocol}//${host}` : listener.origin;
+}
+
 async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -142,7 +159,7 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
   const maxRequestBytes = options.maxRequestBytes ?? 100 * 1024 * 1024;
   const running = new Map<string, Promise<void>>();
   const sockets = new Set<Socket>();
-  let baseUrl = '';
+  let listener = new URL('http://127.0.0.1');
 
   const runTimer = (timer: TimerFunction, isPastDue = false): Promise<void> => {
     // Like the real host, a timer function never runs twice at once in one host.
@@ -167,7 +184,7 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
   };
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const url = new URL(request.url ?? '/', baseUrl);
+    const url = new URL(request.url ?? '/', presentedOrigin(request, listener));
     const method = (request.method ?? 'GET').toUpperCase();
 
     const adminMatch = /^\/admin\/functions\/([^/]+)$/.exec(url.pathname);
@@ -223,13 +240,14 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
     response.end(method === 'HEAD' ? undefined : bodyBytes);
   };
 
-  const server: Server = createServer((request, response) => {
+  const onRequest = (request: IncomingMessage, response: ServerResponse) => {
     handle(request, response).catch((error: unknown) => {
       log('error', 'system', `Local host failed on ${request.method} ${request.url?.split('?')[0]}: ${(error as Error).message}`);
       if (!response.headersSent) hostError(response, 500, 'InternalError', 'The host failed.');
       else response.destroy();
     });
-  });
+  };
+  const server: Server | HttpsServer = options.tls ? createHttpsServer(options.tls, onRequest) : createServer(onRequest);
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -238,14 +256,14 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());
   });
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  listener = new URL(`${options.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`);
 
   for (const hook of hooksFor('appStart')) await hook({ hookData: {}, appStartContext: {} });
   const crons = options.runTimers === false ? [] : timers.map((timer) => new Cron(timer.schedule, { protect: true }, () => void runTimer(timer)));
   if (options.runTimers !== false) for (const timer of timers.filter((candidate) => candidate.runOnStartup)) void runTimer(timer);
 
   return {
-    url: baseUrl,
+    url: listener.origin,
     routes: routes.map((route) => ({ name: route.fn.metadata.name, route: route.template.template, methods: [...route.methods], authLevel: route.authLevel })),
     timers: timers.map((timer) => timer.fn.metadata.name),
     runTimer: (name) => {

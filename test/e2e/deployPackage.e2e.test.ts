@@ -1,0 +1,76 @@
+/**
+ * `npm run package`: the zip to deploy holds host.json, package.json and the bundle only, and
+ * the app unpacked from it into an empty folder, with no node_modules beside it, serves through
+ * the local host run in that folder, as `func start` there would.
+ */
+import { execFile } from 'node:child_process';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
+import { request } from 'undici';
+import { openPromise } from 'yauzl';
+import { startGateway } from '../helpers/gatewayFixture';
+
+const repositoryRoot = resolve(__dirname, '..', '..');
+let folder: string;
+let appFolder: string;
+let entryNames: string[];
+
+/** Unpacks with yauzl, which refuses entry names that leave the folder. */
+async function unzip(zipPath: string, into: string): Promise<string[]> {
+  const zipfile = await openPromise(zipPath);
+  const names: string[] = [];
+  try {
+    for await (const entry of zipfile.eachEntry()) {
+      names.push(entry.fileName);
+      const target = join(into, entry.fileName);
+      mkdirSync(dirname(target), { recursive: true });
+      await pipeline(await zipfile.openReadStreamPromise(entry), createWriteStream(target));
+    }
+  } finally {
+    zipfile.close();
+  }
+  return names;
+}
+
+beforeAll(async () => {
+  folder = mkdtempSync(join(tmpdir(), 'deploy-package-'));
+  const zipPath = join(folder, 'gateway.zip');
+  // `npm run package` is the build (done before the tests) and then this.
+  await promisify(execFile)(process.execPath, [join(repositoryRoot, 'tools', 'package.mjs'), '--out', zipPath], { cwd: repositoryRoot, timeout: 60_000 });
+  appFolder = join(folder, 'app');
+  mkdirSync(appFolder);
+  entryNames = await unzip(zipPath, appFolder);
+}, 60_000);
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+it('holds host.json, a package.json naming the bundle, and the bundle: nothing else', () => {
+  expect(entryNames.sort()).toEqual(['dist/functions/index.js', 'dist/functions/index.js.map', 'host.json', 'package.json']);
+  const manifest = JSON.parse(readFileSync(join(appFolder, 'package.json'), 'utf8')) as Record<string, unknown>;
+  expect(manifest).toMatchObject({ main: 'dist/functions/index.js', engines: { node: '>=20' } });
+  expect(manifest).not.toHaveProperty('dependencies');
+  expect(manifest).not.toHaveProperty('scripts');
+  expect(readFileSync(join(appFolder, 'host.json'), 'utf8')).toBe(readFileSync(join(repositoryRoot, 'host.json'), 'utf8'));
+});
+
+it('serves from the unpacked folder, with no node_modules beside the bundle', async () => {
+  const gateway = await startGateway({}, { listItems: 3, pageSize: 2 }, { cwd: appFolder });
+  try {
+    expect(gateway.app.lines).toContain(`Function app: ${join(appFolder, 'dist', 'functions', 'index.js')}`);
+    const usages = await request(gateway.api('subscriptions/00000000-0000-0000-0000-000000000000/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01'));
+    expect(usages.statusCode).toBe(200);
+    expect(((await usages.body.json()) as { value: unknown[] }).value).toHaveLength(2);
+    const started = await request(gateway.api('subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/packaged?api-version=2025-09-01'), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } }),
+    });
+    await started.body.dump();
+    expect(started.statusCode).toBe(201);
+    expect(started.headers.location).toMatch(new RegExp(`^${gateway.app.url}/api/operations/`));
+  } finally {
+    await gateway.stop();
+  }
+});

@@ -1,0 +1,171 @@
+/**
+ * The certificate of `npm start -- --useHttps`, as Core Tools' `func start --useHttps` takes it:
+ * a `.pfx` given with `--cert` and `--password` (the password itself, or a file holding it), or
+ * else a self-signed certificate for `localhost` and `127.0.0.1`, generated once and kept in a
+ * folder for the next start, so that a client trusts it once.
+ *
+ * node-forge writes the certificate (pure JavaScript, no `openssl` needed); Node's crypto makes
+ * the RSA key, in milliseconds where forge's own key generation takes seconds.
+ */
+import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createSecureContext, type SecureContextOptions } from 'node:tls';
+import forge from 'node-forge';
+
+export interface HttpsCertificate {
+  /** What node:https serves with. */
+  tls: SecureContextOptions;
+  /** The certificate's PEM, for clients to trust (a generated one only). */
+  pemPath?: string;
+  /** One line for the terminal: which certificate, and until when. */
+  description: string;
+}
+
+export class CertificateOptionError extends Error {}
+
+/** Days a generated certificate is valid; it is made again when it expires within a day. */
+const validityDays = 365;
+const renewWithinMs = 24 * 3600_000;
+/** Under the current folder, like local.settings.json; listed in .gitignore. */
+export const generatedCertificateFolder = '.local-https';
+export const generatedCertificateFile = 'localhost.pem';
+const generatedKeyFile = 'localhost-key.pem';
+
+/**
+ * `--password`: the path of a file holding the password, when such a file exists, else the
+ * password itself (Core Tools reads it the same way, trimming the file's text).
+ */
+function passwordOf(passwordOrFile: string): string {
+  return existsSync(passwordOrFile) && statSync(passwordOrFile).isFile() ? readFileSync(passwordOrFile, 'utf8').trim() : passwordOrFile;
+}
+
+/**
+ * The `.pfx` of `--cert`, opened with `--password` now, so a wrong password stops start-up
+ * with a message instead of failing every handshake. Messages never repeat the password.
+ */
+export function pfxCertificate(certPath: string, passwordOrFile: string): HttpsCertificate {
+  let pfx: Buffer;
+  try {
+    pfx = readFileSync(certPath);
+  } catch {
+    throw new CertificateOptionError(`--cert ${certPath}: the file cannot be read.`);
+  }
+  const tls = { pfx, passphrase: passwordOf(passwordOrFile) };
+  try {
+    createSecureContext(tls);
+  } catch (error) {
+    // OpenSSL's reason ("mac verify failure", "unsupported") names no secret.
+    const reason = (error as Error).message.replace(/^error:[0-9A-F]+:/i, '');
+    throw new CertificateOptionError(
+      `--cert ${certPath} does not open with the --password given (${reason}): give the password of this .pfx (PKCS#12) file, or the path of a file holding it.`,
+    );
+  }
+  return { tls, description: `HTTPS with the certificate of ${certPath}` };
+}
+
+/** The certificate and key kept in a folder, when both are there and readable. */
+function keptCertificate(pemPath: string, keyPath: string): { certPem: string; keyPem: string; certificate: X509Certificate } | undefined {
+  try {
+    const certPem = readFileSync(pemPath, 'utf8');
+    return { certPem, keyPem: readFileSync(keyPath, 'utf8'), certificate: new X509Certificate(certPem) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A kept certificate is used again while it is valid for long enough and matches its key. */
+function isUsable(kept: { keyPem: string; certificate: X509Certificate }, now: Date): boolean {
+  const { certificate } = kept;
+  const names = certificate.subjectAltName ?? '';
+  try {
+    return (
+      Date.parse(certificate.validTo) - now.getTime() > renewWithinMs &&
+      Date.parse(certificate.validFrom) <= now.getTime() &&
+      names.includes('DNS:localhost') &&
+      names.includes('IP Address:127.0.0.1') &&
+      certificate.checkPrivateKey(createPrivateKey(kept.keyPem))
+    );
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A self-signed certificate for `localhost`, `127.0.0.1` and `::1`. It is its own CA
+ * (basicConstraints CA, keyCertSign, key identifiers), the shape `openssl req -x509` makes, so
+ * that clients accept it as a trust anchor in `NODE_EXTRA_CA_CERTS`, `REQUESTS_CA_BUNDLE` or
+ * `SSL_CERT_FILE` (Python 3.13 checks these extensions strictly).
+ */
+export function selfSignedCertificate(now: Date): { certPem: string; keyPem: string } {
+  const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const keyPem = keys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  const certificate = forge.pki.createCertificate();
+  certificate.publicKey = forge.pki.publicKeyFromPem(keys.publicKey.export({ type: 'spki', format: 'pem' }).toString());
+  // A positive serial of 16 random bytes (RFC 5280 4.1.2.2: at most 20 octets).
+  const serial = randomBytes(16);
+  serial[0] = serial[0]! & 0x7f;
+  certificate.serialNumber = serial.toString('hex');
+  // An hour back, for clocks a little behind this one.
+  certificate.validity.notBefore = new Date(now.getTime() - 3600_000);
+  certificate.validity.notAfter = new Date(now.getTime() + validityDays * 24 * 3600_000);
+  const subject = [
+    { name: 'commonName', value: 'localhost' },
+    { name: 'organizationName', value: 'management-gateway local development' },
+  ];
+  certificate.setSubject(subject);
+  certificate.setIssuer(subject);
+  certificate.setExtensions([
+    { name: 'basicConstraints', cA: true, critical: true },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true, critical: true },
+    { name: 'extKeyUsage', serverAuth: true },
+    { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] },
+    { name: 'subjectKeyIdentifier' },
+    { name: 'authorityKeyIdentifier', keyIdentifier: true },
+  ]);
+  certificate.sign(forge.pki.privateKeyFromPem(keyPem), forge.md.sha256.create());
+  return { certPem: forge.pki.certificateToPem(certificate), keyPem };
+}
+
+/** Written beside, then renamed: two starts at once never read half a file. */
+function writeAtomically(path: string, text: string, mode: number): void {
+  const partial = `${path}.${process.pid}.partial`;
+  writeFileSync(partial, text, { mode });
+  chmodSync(partial, mode);
+  renameSync(partial, path);
+}
+
+/**
+ * The certificate kept in `folder`, made (again) when it is missing, unreadable, expires within
+ * a day, or does not match its key.
+ */
+export function generatedCertificate(folder: string, now = new Date()): HttpsCertificate & { pemPath: string; generated: boolean } {
+  const pemPath = join(folder, generatedCertificateFile);
+  const keyPath = join(folder, generatedKeyFile);
+  const kept = keptCertificate(pemPath, keyPath);
+  const reused = kept !== undefined && isUsable(kept, now);
+  const { certPem, keyPem } = reused ? kept : selfSignedCertificate(now);
+  if (!reused) {
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    writeAtomically(keyPath, keyPem, 0o600);
+    writeAtomically(pemPath, certPem, 0o644);
+  }
+  const validTo = new Date(new X509Certificate(certPem).validTo).toISOString().slice(0, 10);
+  return {
+    tls: { key: keyPem, cert: certPem },
+    pemPath,
+    generated: !reused,
+    description: `HTTPS with a self-signed certificate for localhost and 127.0.0.1 (${reused ? 'kept from an earlier start' : 'generated now'}, valid until ${validTo})`,
+  };
+}
+
+/** What the terminal says about trusting a generated certificate. */
+export function trustHints(pemPath: string): string[] {
+  return [
+    `  Its PEM: ${pemPath}. Trust it, for example for one shell:`,
+    `    export NODE_EXTRA_CA_CERTS="${pemPath}"    # Node.js, the Azure SDK for JS`,
+    `    export REQUESTS_CA_BUNDLE=<bundle>             # Python requests, the Azure SDK for Python, az CLI`,
+    `    export SSL_CERT_FILE=<bundle>                  # OpenSSL-based tools; curl: --cacert "${pemPath}"`,
+    '  REQUESTS_CA_BUNDLE and SSL_CERT_FILE replace the default bundle: make <bundle> a copy of yours with this PEM appended (README, "Use it from your tools").',
+  ];
+}
