@@ -8,8 +8,9 @@ import { GatewayError } from '../errors';
 import { certificateDownloadResponse } from '../spec/lifecycle';
 import type { UpstreamClient } from '../upstream/upstreamClient';
 import { parseRetryAfterMs } from '../upstream/retryAfter';
-import { checkBundle } from './bundleCheck';
-import type { AttemptRecord, CertificateStore } from './certificateStore';
+import { checkBundle, decodeStrictBase64 } from './bundleCheck';
+import type { AttemptRecord, CertificateMetadata, CertificateStore } from './certificateStore';
+import { verifyCertificateBundle } from './certificateVerification';
 import type { DistributedRateLimiter } from './rateLimiter';
 
 export interface CertificateEnvironment {
@@ -125,31 +126,54 @@ export class CertificateRefresher {
     const data = answer.Data ?? {};
     const bundle = await checkBundle(data.CertificateZipEncoded, this.deps.maxBundleBytes);
     if (!bundle.ok) return failed(environment, bundle.problem, bundle.message);
-    const thumbprint = data.CertificateThumbprint?.trim();
-    const expiresAt = Date.parse(data.ExpirationISODateTimeUTC ?? data.ExpirationDateTimeUTC ?? '');
-    if (!thumbprint || !/^[A-Za-z0-9]{1,128}$/.test(thumbprint)) return failed(environment, 'UpstreamBadResponse', 'The answer has no usable certificate thumbprint.');
-    if (Number.isNaN(expiresAt)) return failed(environment, 'UpstreamBadResponse', 'The answer has no readable expiry date.');
-    // A bundle already expired never replaces the current one, however valid that one is.
-    if (expiresAt <= this.deps.now()) return failed(environment, 'CertificateExpired', `The certificate offered expired at ${new Date(expiresAt).toISOString()}.`);
-    if (!data.CertificateSecretEncoded) return failed(environment, 'UpstreamBadResponse', 'The answer holds no certificate secret.');
+    const expectedThumbprint = data.CertificateThumbprint?.trim();
+    if (!expectedThumbprint || !/^[A-Za-z0-9]{1,128}$/.test(expectedThumbprint)) return failed(environment, 'UpstreamBadResponse', 'The answer has no usable certificate thumbprint.');
+    const secret = secretOf(data.CertificateSecretEncoded);
+    if (!secret) return failed(environment, 'UpstreamBadResponse', 'The answer holds no certificate secret that decodes from base64 to text.');
 
-    const metadata = {
+    // The certificate itself decides (issue 13): it opens with the secret, is the one the answer
+    // and the .cer name, and is valid now. A bundle refused here never replaces the current one.
+    const certificate = verifyCertificateBundle({ pfx: bundle.pfx.content, cer: bundle.cer.content, password: secret.password, expectedThumbprint, now: this.deps.now() });
+    if (!certificate.ok) return failed(environment, certificate.problem, certificate.message);
+
+    const { thumbprint, notBefore, expiresAt, subject, issuer } = certificate;
+    const metadata: CertificateMetadata = {
       ...environment,
       thumbprint,
-      expiresAt: new Date(expiresAt).toISOString(),
+      expiresAt,
+      notBefore,
+      subject,
+      issuer,
+      // Kept only as what the service said; the certificate's own dates are the ones used.
+      serviceSaid: { expirationDateTimeUtc: data.ExpirationDateTimeUTC?.slice(0, 100), expirationIsoDateTimeUtc: data.ExpirationISODateTimeUTC?.slice(0, 100) },
       filename: safeFilename(data.Filename, thumbprint),
       files: bundle.files.map(({ name, bytes }) => ({ name, bytes })),
       fetchedAt: new Date(this.deps.now()).toISOString(),
       fetchedBy: options.trigger,
       operationActivityId: answer.OperationActivityId,
     };
-    await this.deps.store.save(metadata, bundle.zip, data.CertificateSecretEncoded);
-    return { ...environment, outcome: 'downloaded', thumbprint, expiresAt: metadata.expiresAt };
+    await this.deps.store.save(metadata, bundle.zip, secret.encoded);
+    return { ...environment, outcome: 'downloaded', thumbprint, expiresAt };
   }
 }
 
 function failed(environment: CertificateEnvironment, code: string, message: string): RefreshOutcome {
   return { ...environment, outcome: 'failed', error: { code, message: message.slice(0, 1000) } };
+}
+
+/**
+ * The secret as answered (what is stored) and the .pfx password it encodes: `CertificateSecretEncoded`
+ * is the password's base64 (Doc 3, D; d365fo.tools decodes it the same way). Undefined when it is
+ * missing or not base64 of text.
+ */
+function secretOf(encoded: string | undefined): { encoded: string; password: string } | undefined {
+  const bytes = encoded ? decodeStrictBase64(encoded) : undefined;
+  if (!encoded || !bytes || bytes.length === 0) return undefined;
+  try {
+    return { encoded, password: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The zip's name as a single safe blob-name segment. */

@@ -12,8 +12,14 @@ import { StorageBudget } from '../storage/storageBudget';
 export interface CertificateMetadata {
   projectId: number;
   environmentId: string;
+  /** From the certificate itself (certificateVerification): SHA-1 thumbprint, notAfter, notBefore, names. */
   thumbprint: string;
   expiresAt: string;
+  notBefore: string;
+  subject: string;
+  issuer: string;
+  /** The answer's expiry fields, as the service gave them; informative only. */
+  serviceSaid: { expirationDateTimeUtc?: string; expirationIsoDateTimeUtc?: string };
   filename: string;
   files: { name: string; bytes: number }[];
   fetchedAt: string;

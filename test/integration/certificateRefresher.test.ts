@@ -11,7 +11,9 @@ import { CertificateStore } from '../../src/certificates/certificateStore';
 import { DistributedRateLimiter } from '../../src/certificates/rateLimiter';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
-import { startEmulator, type Emulator } from '../emulator/emulatorServer';
+import { makeCertificateBundle, type BundleFault } from '../emulator/certificateBundle';
+import { startEmulator, type Emulator, type ScriptedAnswer } from '../emulator/emulatorServer';
+import { scanForSecrets } from '../helpers/secretScan';
 
 const token = 'emulator-token';
 let clock = Date.parse('2026-06-01T00:00:00Z');
@@ -22,6 +24,7 @@ let store: CertificateStore;
 let refresher: CertificateRefresher;
 let secretsContainer: string;
 const logs: string[] = [];
+const day = 24 * 3600_000;
 
 const environments: CertificateEnvironment[] = [1, 2, 3].map((index) => ({ projectId: 100 + index, environmentId: randomUUID() }));
 const [first] = environments as [CertificateEnvironment];
@@ -83,7 +86,17 @@ describe('CertificateRefresher', () => {
     expect(downloads()).toHaveLength(3);
 
     const record = await store.read(first.projectId, first.environmentId);
-    expect(record.current).toMatchObject({ projectId: first.projectId, thumbprint: results[0]!.thumbprint, fetchedBy: 'timer' });
+    // The emulator's certificates run from a day before the download to 180 days after it.
+    expect(record.current).toMatchObject({
+      projectId: first.projectId,
+      thumbprint: results[0]!.thumbprint,
+      fetchedBy: 'timer',
+      notBefore: new Date(clock - 10_000 - day).toISOString(),
+      expiresAt: new Date(clock - 10_000 + 180 * day).toISOString(),
+      subject: `CN=RSAT env-${first.environmentId.slice(0, 8)}`,
+      issuer: `CN=RSAT env-${first.environmentId.slice(0, 8)}`,
+      serviceSaid: { expirationDateTimeUtc: expect.stringMatching(/^\w+day, \w+ \d+, \d{4} \d+:\d\d:\d\d [AP]M$/), expirationIsoDateTimeUtc: expect.any(String) },
+    });
     expect(record.current!.files.map((file) => file.name).sort()).toEqual([expect.stringMatching(/\.cer$/), expect.stringMatching(/\.pfx$/)]);
     expect(await secretBlobs()).toHaveLength(3);
     expect(logs.join('\n')).not.toMatch(/CertificateSecretEncoded|c2VjcmV0/);
@@ -111,14 +124,26 @@ describe('CertificateRefresher', () => {
     expect((await store.read(first.projectId, first.environmentId)).current).toEqual(before);
   });
 
-  it.each([
+  it.each<[string, ScriptedAnswer, string, string]>([
     ['IsSuccess: false', { kind: 'answer' as const, status: 200, body: { Data: null, IsSuccess: false, ErrorMessage: 'You are not an environment administrator.' } }, 'DownloadFailed', 'You are not an environment administrator.'],
     ['corrupt base64', downloadAnswer({ CertificateZipEncoded: 'UEs*not base64*' }), 'CorruptBase64', 'not valid base64'],
     ['a zip without the .pfx', downloadAnswer({ CertificateZipEncoded: Buffer.from(zipSync({ 'a.cer': new Uint8Array([1]) })).toString('base64') }), 'MissingPfx', 'no .pfx'],
     // 1 MB on the wire, 1 GiB in memory: refused from the zip's directory, before inflating.
     ['a zip bomb', downloadAnswer({ CertificateZipEncoded: zipOf(new Uint8Array(8 * 1024 * 1024)) }), 'BundleTooLarge', 'more than'],
-    // A certificate valid for years must not be replaced by one already expired.
-    ['an expired certificate', downloadAnswer({ CertificateZipEncoded: zipOf(new Uint8Array([1])), ExpirationISODateTimeUTC: '2026-05-31T00:00:00Z' }), 'CertificateExpired', 'expired'],
+    ['a secret that is not base64', downloadAnswer({ CertificateZipEncoded: makeCertificateBundle('x', clock).zip.toString('base64'), CertificateSecretEncoded: 'not base64!' }), 'UpstreamBadResponse', 'secret'],
+    // Issue 13: each bundle a careful operator refuses, built by the emulator with real certificates.
+    ...(
+      [
+        ['wrong-password', 'PfxPasswordInvalid', 'secret'],
+        ['without-key', 'PfxWithoutKey', 'no private key'],
+        ['wrong-thumbprint', 'ThumbprintMismatch', 'as the service said'],
+        ['mismatched-cer', 'CerMismatch', 'not the .pfx certificate'],
+        ['unreadable-cer', 'CerUnreadable', 'not an X.509 certificate'],
+        // A certificate valid for months must not be replaced by one already expired, or not valid yet.
+        ['expired', 'CertificateExpired', 'expired at'],
+        ['not-yet-valid', 'CertificateNotYetValid', 'valid only from'],
+      ] as [BundleFault, string, string][]
+    ).map(([fault, code, message]): [string, ScriptedAnswer, string, string] => [`a bundle with fault ${fault}`, { kind: 'certificate', certificate: { fault } }, code, message]),
   ])('%s leaves the current certificate as it was, with a record', async (_title, answer, code, message) => {
     clock += 10 * 60_000;
     const before = (await store.read(first.projectId, first.environmentId)).current;
@@ -128,6 +153,22 @@ describe('CertificateRefresher', () => {
     const after = await store.read(first.projectId, first.environmentId);
     expect(after.current).toEqual(before);
     expect(after.lastAttempt).toMatchObject({ outcome: 'failed', error: { code } });
+  });
+
+  it("stores the certificate's own expiry, not the answer's", async () => {
+    clock += 10 * 60_000;
+    const bundle = makeCertificateBundle('told', clock, { validForDays: 30 });
+    emulator.context.lifecycle.issuedSecrets.push(bundle.secretEncoded, bundle.password);
+    emulator.script({
+      ...downloadAnswer({ CertificateZipEncoded: bundle.zip.toString('base64'), CertificateSecretEncoded: bundle.secretEncoded, CertificateThumbprint: bundle.thumbprint.toLowerCase(), ExpirationISODateTimeUTC: '2099-01-01T00:00:00Z' }),
+      pathPattern: 'rsatdownload',
+    });
+    const [result] = await refresher.refreshAll([first], { ...options, force: true });
+    expect(result).toMatchObject({ outcome: 'downloaded', thumbprint: bundle.thumbprint, expiresAt: bundle.notAfter.toISOString() });
+    expect((await store.read(first.projectId, first.environmentId)).current).toMatchObject({
+      expiresAt: bundle.notAfter.toISOString(),
+      serviceSaid: { expirationIsoDateTimeUtc: '2099-01-01T00:00:00Z' },
+    });
   });
 
   it('a blob write failing midway leaves the current certificate as it was', async () => {
@@ -173,5 +214,11 @@ describe('CertificateRefresher', () => {
     expect(retryAt).toBeLessThanOrEqual(writtenAt + 60_000 + 24 * 3600_000);
     expect(() => new Date(retryAt).toISOString()).not.toThrow();
     expect(await limits.tryAcquire('7/env', retryAt + 1)).toEqual({ allowed: true });
+  });
+
+  it('leaves no secret or password anywhere but the secrets container: not in the log, not beside the bundles', async () => {
+    const { issuedSecrets } = emulator.context.lifecycle;
+    expect(issuedSecrets.length).toBeGreaterThan(20);
+    expect(await scanForSecrets({ lines: logs, connectionString: azurite.connectionString, secrets: issuedSecrets, allowedContainers: [secretsContainer] })).toEqual([]);
   });
 });
