@@ -2,14 +2,17 @@
  * Keeps a current certificate bundle for each configured environment (DESIGN.md section 5):
  * it downloads only when the stored one is missing, near expiry, or a refresh is forced; at
  * most once per environment per window across all instances; and stores a bundle only after
- * checking it. Every environment's outcome is logged and recorded; the secret never is.
+ * checking it. Every environment's outcome is logged and recorded, and one running out of
+ * certificate (certificateWatch) is warned of, each run; the secret and its password never are.
  */
+import { mapConcurrently } from '../concurrency';
 import { GatewayError } from '../errors';
 import { certificateDownloadResponse } from '../spec/lifecycle';
 import type { UpstreamClient } from '../upstream/upstreamClient';
 import { parseRetryAfterMs } from '../upstream/retryAfter';
 import { checkBundle, decodeStrictBase64 } from './bundleCheck';
-import type { AttemptRecord, CertificateMetadata, CertificateStore } from './certificateStore';
+import type { AttemptRecord, CertificateMetadata, CertificateStore, EnvironmentRecord } from './certificateStore';
+import { environmentAtRisk, type WatchPolicy } from './certificateWatch';
 import { verifyCertificateBundle } from './certificateVerification';
 import type { DistributedRateLimiter } from './rateLimiter';
 
@@ -26,19 +29,28 @@ export interface RefreshOutcome extends CertificateEnvironment {
   error?: { code: string; message: string };
 }
 
+export interface RefreshOptions {
+  force: boolean;
+  /** What asked: the timer, the refresh route. */
+  trigger: string;
+  token: string;
+}
+
 export interface RefresherDependencies {
   store: CertificateStore;
   limiter: DistributedRateLimiter;
   upstream: UpstreamClient;
   /** Name and value of the version header the download needs. */
   versionHeader: [string, string];
-  /** Renew when the stored certificate expires sooner than this. */
-  renewBeforeMs: number;
+  /** Renew when the stored certificate expires sooner than `renewBeforeMs`; warn as certificateWatch says. */
+  policy: WatchPolicy;
   concurrency: number;
   /** Most bytes a bundle's entries may hold, inflated (`CERT_MAX_BUNDLE_BYTES`). */
   maxBundleBytes: number;
   now: () => number;
   log: (line: string) => void;
+  /** Warnings: an environment running out of certificate. */
+  warn: (line: string) => void;
 }
 
 export function limiterKey(environment: CertificateEnvironment): string {
@@ -53,43 +65,35 @@ export class CertificateRefresher {
   constructor(private readonly deps: RefresherDependencies) {}
 
   /** Refreshes several environments, a few at a time; one's failure never stops the others. */
-  async refreshAll(environments: readonly CertificateEnvironment[], options: { force: boolean; trigger: string; token: string }): Promise<RefreshOutcome[]> {
-    const results: RefreshOutcome[] = new Array(environments.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < environments.length) {
-        const index = next++;
-        results[index] = await this.refresh(environments[index]!, options);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.deps.concurrency, environments.length) }, worker));
-    return results;
+  refreshAll(environments: readonly CertificateEnvironment[], options: RefreshOptions): Promise<RefreshOutcome[]> {
+    return mapConcurrently(environments, this.deps.concurrency, (environment) => this.refresh(environment, options));
   }
 
-  async refresh(environment: CertificateEnvironment, options: { force: boolean; trigger: string; token: string }): Promise<RefreshOutcome> {
+  async refresh(environment: CertificateEnvironment, options: RefreshOptions): Promise<RefreshOutcome> {
     let outcome: RefreshOutcome;
+    let status: Pick<EnvironmentRecord, 'current'> | undefined;
     try {
-      outcome = await this.#refresh(environment, options);
+      status = await this.deps.store.readStatus(environment.projectId, environment.environmentId);
+      outcome = await this.#refresh(environment, status.current, options);
     } catch (error) {
       const gatewayError = error instanceof GatewayError ? error : new GatewayError('InternalError', 'The refresh failed.');
       outcome = { ...environment, outcome: 'failed', error: { code: gatewayError.code, message: gatewayError.message } };
     }
     const { projectId, environmentId, ...rest } = outcome;
     this.deps.log(JSON.stringify({ event: 'certificate', projectId, environmentId, trigger: options.trigger, ...rest }));
-    if (outcome.outcome !== 'fresh') {
-      await this.deps.store.recordAttempt(environment.projectId, environment.environmentId, {
-        at: new Date(this.deps.now()).toISOString(),
-        trigger: options.trigger,
-        ...rest,
-      });
-    }
+    if (outcome.outcome === 'fresh') return outcome;
+    const attempt: AttemptRecord = { at: new Date(this.deps.now()).toISOString(), trigger: options.trigger, ...rest };
+    await this.deps.store.recordAttempt(projectId, environmentId, attempt);
+    // One warning line per environment running out, each run (issue 13); when even the current
+    // certificate could not be read, the failed outcome above is all there is to say.
+    const atRisk = status && environmentAtRisk(environment, { current: status.current, lastAttempt: attempt }, this.deps.now(), this.deps.policy);
+    if (atRisk) this.deps.warn(JSON.stringify({ event: 'certificate-at-risk', trigger: options.trigger, ...atRisk }));
     return outcome;
   }
 
-  async #refresh(environment: CertificateEnvironment, options: { force: boolean; trigger: string; token: string }): Promise<RefreshOutcome> {
+  async #refresh(environment: CertificateEnvironment, current: CertificateMetadata | undefined, options: RefreshOptions): Promise<RefreshOutcome> {
     const now = this.deps.now();
-    const { current } = await this.deps.store.read(environment.projectId, environment.environmentId);
-    if (current && !options.force && Date.parse(current.expiresAt) - now > this.deps.renewBeforeMs) {
+    if (current && !options.force && Date.parse(current.expiresAt) - now > this.deps.policy.renewBeforeMs) {
       return { ...environment, outcome: 'fresh', thumbprint: current.thumbprint, expiresAt: current.expiresAt };
     }
 

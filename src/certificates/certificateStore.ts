@@ -87,13 +87,16 @@ export class CertificateStore {
 
   async read(projectId: number, environmentId: string): Promise<EnvironmentRecord> {
     await this.#ensureReady();
+    const [status, kept] = await Promise.all([this.readStatus(projectId, environmentId), this.#keptThumbprints(this.#folder(projectId, environmentId))]);
+    return { ...status, kept };
+  }
+
+  /** The current certificate and the last attempt only: two reads, no listing (what `health` needs). */
+  async readStatus(projectId: number, environmentId: string): Promise<Pick<EnvironmentRecord, 'current' | 'lastAttempt'>> {
+    await this.#ensureReady();
     const folder = this.#folder(projectId, environmentId);
-    const [current, lastAttempt, kept] = await Promise.all([
-      this.#readJson<CertificateMetadata>(`${folder}/current.json`),
-      this.#readJson<AttemptRecord>(`${folder}/last-attempt.json`),
-      this.#keptThumbprints(folder),
-    ]);
-    return { current: current?.value, lastAttempt: lastAttempt?.value, kept };
+    const [current, lastAttempt] = await Promise.all([this.#readJson<CertificateMetadata>(`${folder}/current.json`), this.#readJson<AttemptRecord>(`${folder}/last-attempt.json`)]);
+    return { current: current?.value, lastAttempt: lastAttempt?.value };
   }
 
   /** Names of the blobs under `prefix`, each listing page within the budget. */

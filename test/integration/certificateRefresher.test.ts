@@ -8,12 +8,14 @@ import { BlobServiceClient } from '@azure/storage-blob';
 import { zipSync } from 'fflate';
 import { CertificateRefresher, type CertificateEnvironment } from '../../src/certificates/certificateRefresher';
 import { CertificateStore } from '../../src/certificates/certificateStore';
+import { CertificateWatch } from '../../src/certificates/certificateWatch';
 import { DistributedRateLimiter } from '../../src/certificates/rateLimiter';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
-import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
+import { azuriteConnectionString, startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
 import { makeCertificateBundle, type BundleFault } from '../emulator/certificateBundle';
 import { startEmulator, type Emulator, type ScriptedAnswer } from '../emulator/emulatorServer';
 import { scanForSecrets } from '../helpers/secretScan';
+import { startStallingProxy } from '../helpers/stallingProxy';
 
 const token = 'emulator-token';
 let clock = Date.parse('2026-06-01T00:00:00Z');
@@ -24,7 +26,9 @@ let store: CertificateStore;
 let refresher: CertificateRefresher;
 let secretsContainer: string;
 const logs: string[] = [];
+const warnings: string[] = [];
 const day = 24 * 3600_000;
+const policy = { renewBeforeMs: 14 * day, alertBeforeMs: 7 * day };
 
 const environments: CertificateEnvironment[] = [1, 2, 3].map((index) => ({ projectId: 100 + index, environmentId: randomUUID() }));
 const [first] = environments as [CertificateEnvironment];
@@ -38,11 +42,12 @@ function makeRefresher(bundles: string, secrets: string): CertificateRefresher {
     limiter: new DistributedRateLimiter(bundleContainer, 60_000),
     upstream: new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
     versionHeader: ['x-vendor-version', '2017-09-15'],
-    renewBeforeMs: 14 * 24 * 3600_000,
+    policy,
     maxBundleBytes: 1024 * 1024,
     concurrency: 2,
     now: () => clock,
     log: (line) => logs.push(line),
+    warn: (line) => warnings.push(line),
   });
 }
 
@@ -214,6 +219,76 @@ describe('CertificateRefresher', () => {
     expect(retryAt).toBeLessThanOrEqual(writtenAt + 60_000 + 24 * 3600_000);
     expect(() => new Date(retryAt).toISOString()).not.toThrow();
     expect(await limits.tryAcquire('7/env', retryAt + 1)).toEqual({ allowed: true });
+  });
+
+  describe('watching certificates that run out', () => {
+    const watched = { projectId: 201, environmentId: randomUUID() };
+    // The emulator answers IsSuccess: false for environments whose id starts with "dead".
+    const missing = { projectId: 202, environmentId: `dead${randomUUID().slice(4)}` };
+    const neverTried = { projectId: 203, environmentId: randomUUID() };
+    const fresh = environments[1]!;
+    let watchedExpiresAt: string;
+    const warned = () => warnings.map((line) => JSON.parse(line) as Record<string, unknown>).sort((a, b) => Number(a.projectId) - Number(b.projectId));
+
+    it('warns once per run of each environment whose certificate runs out and whose refresh failed', async () => {
+      clock += 10 * 60_000;
+      emulator.script({ kind: 'certificate', certificate: { validForDays: 10 }, pathPattern: watched.environmentId });
+      const downloaded = await refresher.refresh(watched, options);
+      expect(downloaded.outcome).toBe('downloaded');
+      watchedExpiresAt = downloaded.expiresAt!;
+      expect(warnings).toEqual([]);
+
+      for (const [advanceMs, daysLeft, alert] of [[2 * 60_000, 9, false], [4 * day, 5, true]] as const) {
+        clock += advanceMs;
+        warnings.length = 0;
+        emulator.script({ kind: 'certificate', certificate: { fault: 'wrong-password' }, pathPattern: watched.environmentId });
+        const results = await refresher.refreshAll([watched, missing, fresh], options);
+        expect(results.map((result) => result.outcome)).toEqual(['failed', 'failed', 'fresh']);
+        expect(warned()).toEqual([
+          { event: 'certificate-at-risk', trigger: 'timer', ...watched, expiresAt: watchedExpiresAt, daysLeft, lastErrorCode: 'PfxPasswordInvalid', alert },
+          { event: 'certificate-at-risk', trigger: 'timer', ...missing, expiresAt: null, daysLeft: null, lastErrorCode: 'DownloadFailed', alert: true },
+        ]);
+      }
+      expect(warnings.join('\n')).not.toMatch(/message|Secret/i);
+    });
+
+    it('the watch health uses finds the same environments in the store, and no others', async () => {
+      const watch = new CertificateWatch({ store, environments: [watched, missing, fresh, neverTried], policy, timeoutMs: 2000, concurrency: 2, now: () => clock });
+      expect(await watch.report()).toEqual({
+        environments: 4,
+        atRisk: [
+          { ...watched, expiresAt: watchedExpiresAt, daysLeft: 5, lastErrorCode: 'PfxPasswordInvalid', alert: true },
+          { ...missing, expiresAt: null, daysLeft: null, lastErrorCode: 'DownloadFailed', alert: true },
+        ],
+      });
+    });
+
+    it('the watch answers within its own budget when storage stalls, saying the list is unknown', async () => {
+      const endpoint = new URL(azurite.blobEndpoint);
+      const proxy = await startStallingProxy({ host: endpoint.hostname, port: Number(endpoint.port) });
+      try {
+        const stalled = BlobServiceClient.fromConnectionString(azuriteConnectionString(`${proxy.origin}/devstoreaccount1`));
+        // The store's own budget is the default 10 s; the watch's (HEALTH_PROBE_TIMEOUT_MS) bounds the whole look.
+        const stalledStore = new CertificateStore(stalled.getContainerClient('stalled-bundles'), stalled.getContainerClient('stalled-secrets'), 2);
+        proxy.stall();
+        const watch = new CertificateWatch({ store: stalledStore, environments: [watched, missing], policy, timeoutMs: 300, concurrency: 2, now: () => clock });
+        const started = performance.now();
+        expect(await watch.report()).toEqual({ environments: 2, atRisk: [], error: 'StorageUnavailable' });
+        expect(performance.now() - started).toBeLessThan(2000);
+      } finally {
+        proxy.resume();
+        await proxy.close();
+      }
+    });
+
+    it('a later successful refresh takes the environment off the list', async () => {
+      clock += 2 * 60_000;
+      warnings.length = 0;
+      expect((await refresher.refresh(watched, options)).outcome).toBe('downloaded');
+      const watch = new CertificateWatch({ store, environments: [watched], policy, timeoutMs: 2000, concurrency: 2, now: () => clock });
+      expect(await watch.report()).toEqual({ environments: 1, atRisk: [] });
+      expect(warnings).toEqual([]);
+    });
   });
 
   it('leaves no secret or password anywhere but the secrets container: not in the log, not beside the bundles', async () => {
