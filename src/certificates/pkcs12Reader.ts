@@ -3,16 +3,18 @@
  * (PKCS#8 DER) and the certificates (DER, byte for byte as stored, so a thumbprint taken of them
  * is the certificate's own).
  *
- * node-forge does the cryptography: the ASN.1 parser, the PKCS#12 key derivation and MAC
- * (RFC 7292 appendix B), and the password-based ciphers: PBES2 with PBKDF2 and AES or 3DES
- * (what current Windows and OpenSSL 3 write) and the legacy pbeWithSHAAnd3-KeyTripleDES-CBC and
- * pbeWithSHAAnd40BitRC2-CBC (what older Windows tooling and `openssl -legacy` write).
+ * node-forge does the PKCS#12 part: the ASN.1 parser, the PKCS#12 key derivation and MAC
+ * (RFC 7292 appendix B), and the legacy ciphers pbeWithSHAAnd3-KeyTripleDES-CBC and
+ * pbeWithSHAAnd40BitRC2-CBC (what older Windows tooling and `openssl -legacy` write). PBES2
+ * (PBKDF2 with AES or 3DES, what current Windows and OpenSSL 3 write) is standard PBKDF2 and
+ * CBC, which Node does natively: forge's PBKDF2 is pure JavaScript, 20 times slower.
  * forge's own `pkcs12FromAsn1` is not used, for two reasons: it derives every key with whatever
- * iteration count the file names, synchronously and in pure JavaScript (100,000 rounds of
- * PBKDF2-SHA256 hold the event loop for about 0.75 s, and a count of 2^31 for hours); and it
- * re-encodes the certificates it returns instead of giving their bytes. This walk checks each
- * count against one budget for the whole file before any derivation, and keeps the bytes.
+ * iteration count the file names, synchronously (a count of 2^31 holds the event loop for
+ * hours); and it re-encodes the certificates it returns instead of giving their bytes. This
+ * walk checks each count against one budget for the whole file before any derivation, and
+ * keeps the bytes.
  */
+import { createDecipheriv, pbkdf2Sync } from 'node:crypto';
 import forge from 'node-forge';
 
 export type Pkcs12Problem = 'PfxUnreadable' | 'PfxPasswordInvalid' | 'PfxTooCostly';
@@ -34,8 +36,8 @@ export interface Pkcs12Refusal {
 /**
  * Most key-derivation rounds one file may cost, all derivations together. Windows and .NET write
  * 2000 per derivation and OpenSSL 2048, and a file has about three (MAC, certificates, key);
- * .NET itself refuses files past 600,000 in all, but its derivations are native. At forge's
- * speed this bound costs at most about 0.75 s.
+ * .NET itself refuses files past 600,000 in all. The costliest round here is forge's PKCS#12
+ * derivation (about 1.5 µs), so this bound holds a file to about 0.15 s of the event loop.
  */
 export const maxPfxIterations = 100_000;
 
@@ -50,6 +52,24 @@ const oids = {
   certBag: '1.2.840.113549.1.12.10.1.3',
   x509Certificate: '1.2.840.113549.1.9.22.1',
   pbes2: '1.2.840.113549.1.5.13',
+  pbkdf2: '1.2.840.113549.1.5.12',
+};
+
+/** PBKDF2's pseudo-random functions (RFC 8018 appendix B.1), by OID; HMAC-SHA1 when none is named. */
+const pbkdf2Digests: Record<string, string> = {
+  '1.2.840.113549.2.7': 'sha1',
+  '1.2.840.113549.2.8': 'sha224',
+  '1.2.840.113549.2.9': 'sha256',
+  '1.2.840.113549.2.10': 'sha384',
+  '1.2.840.113549.2.11': 'sha512',
+};
+
+/** PBES2's encryption schemes (RFC 8018 appendix B.2 and NIST), by OID: Node's cipher and its key length. */
+const pbes2Ciphers: Record<string, { name: string; keyBytes: number }> = {
+  '2.16.840.1.101.3.4.1.2': { name: 'aes-128-cbc', keyBytes: 16 },
+  '2.16.840.1.101.3.4.1.22': { name: 'aes-192-cbc', keyBytes: 24 },
+  '2.16.840.1.101.3.4.1.42': { name: 'aes-256-cbc', keyBytes: 32 },
+  '1.2.840.113549.3.7': { name: 'des-ede3-cbc', keyBytes: 24 },
 };
 
 /** The MAC digests RFC 7292 and its successors use, with their key lengths. */
@@ -78,6 +98,7 @@ class Refused extends Error {
 }
 
 const unreadable = (what: string) => new Refused('PfxUnreadable', `The .pfx is not a readable PKCS#12 file (${what}).`);
+const wrongPassword = () => new Refused('PfxPasswordInvalid', 'The .pfx does not decrypt with the secret the service gave.');
 
 /**
  * Parses BER (Windows may write indefinite lengths), refusing a value cut short: forge would
@@ -90,7 +111,7 @@ function parse(bytes: string, what: string, decrypted = false): Node {
   try {
     return fromDer(bytes, { strict: true, parseAllBytes: true, decodeBitStrings: false, maxDepth: 32 });
   } catch {
-    if (decrypted) throw new Refused('PfxPasswordInvalid', 'The .pfx does not decrypt with the secret the service gave.');
+    if (decrypted) throw wrongPassword();
     throw unreadable(`${what} is not ASN.1`);
   }
 }
@@ -137,12 +158,6 @@ class IterationBudget {
   }
 }
 
-/** Iterations an encryption AlgorithmIdentifier asks for: PBES2's PBKDF2 count, or the PKCS#12 / PBES1 count. */
-function iterationsOf(algorithm: string, params: Node): number {
-  if (algorithm === oids.pbes2) return countOf(child(child(child(params, 0, 'the PBES2 key derivation'), 1, 'the PBKDF2 parameters'), 1, 'the PBKDF2 iteration count'), 'the PBKDF2 iteration count');
-  return countOf(child(params, 1, 'the PBE iteration count'), 'the PBE iteration count');
-}
-
 interface Opening {
   password: string;
   budget: IterationBudget;
@@ -151,23 +166,54 @@ interface Opening {
 }
 
 /**
- * Decrypts with a password-based AlgorithmIdentifier. The PKCS#12 schemes take the password as
- * a BMPString (RFC 7292 B.1, which forge writes from the string's UTF-16 code units); PBES2 takes
- * octets, and Windows, .NET and OpenSSL give it the password's UTF-8 (RFC 8018 section 3).
+ * PBES2 (RFC 8018 section 6.2): PBKDF2 over the password's UTF-8 (what Windows, .NET and OpenSSL
+ * give it), then the CBC cipher the parameters name, natively.
  */
-function decrypt(algorithmIdentifier: Node, encrypted: string, opening: Opening): string {
-  const algorithm = oidOf(child(algorithmIdentifier, 0, 'an encryption algorithm'), 'an encryption algorithm');
-  const params = child(algorithmIdentifier, 1, 'the encryption parameters');
-  opening.budget.spend(iterationsOf(algorithm, params));
+function decryptPbes2(params: Node, encrypted: string, opening: Opening): string {
+  const kdf = child(params, 0, 'the PBES2 key derivation');
+  if (oidOf(child(kdf, 0, 'the PBES2 key derivation'), 'the PBES2 key derivation') !== oids.pbkdf2) throw unreadable('a PBES2 key derivation other than PBKDF2');
+  const kdfParams = children(kdf, 'the PBKDF2 parameters')[1];
+  const [salt, count, ...rest] = children(kdfParams, 'the PBKDF2 parameters');
+  // Optional keyLength INTEGER, then optional prf AlgorithmIdentifier (default HMAC-SHA1).
+  const prf = rest.find((item) => item.type === forge.asn1.Type.SEQUENCE);
+  const digest = prf ? pbkdf2Digests[oidOf(child(prf, 0, 'the PBKDF2 function'), 'the PBKDF2 function')] : 'sha1';
+  const scheme = child(params, 1, 'the PBES2 encryption');
+  const cipher = pbes2Ciphers[oidOf(child(scheme, 0, 'the PBES2 encryption'), 'the PBES2 encryption')];
+  if (!digest || !cipher) throw unreadable('a PBES2 function or cipher that is not supported');
+  const iterations = countOf(count, 'the PBKDF2 iteration count');
+  opening.budget.spend(iterations);
+  const key = pbkdf2Sync(Buffer.from(opening.password, 'utf8'), Buffer.from(octetsOf(salt, 'the PBKDF2 salt'), 'binary'), iterations, cipher.keyBytes, digest);
+  try {
+    const decipher = createDecipheriv(cipher.name, key, Buffer.from(octetsOf(child(scheme, 1, 'the PBES2 IV'), 'the PBES2 IV'), 'binary'));
+    return Buffer.concat([decipher.update(Buffer.from(encrypted, 'binary')), decipher.final()]).toString('binary');
+  } catch {
+    // A wrong key ends in bad padding (or, rarely, an IV of the wrong length: unreadable either way).
+    throw wrongPassword();
+  }
+}
+
+/**
+ * The PKCS#12 schemes (RFC 7292 appendix C), forge's: they take the password as a BMPString
+ * (appendix B.1), which forge writes from the string's UTF-16 code units.
+ */
+function decryptPkcs12Pbe(algorithm: string, params: Node, encrypted: string, opening: Opening): string {
+  opening.budget.spend(countOf(child(params, 1, 'the PBE iteration count'), 'the PBE iteration count'));
   let cipher: forge.cipher.BlockCipher;
   try {
-    cipher = pbe.getCipher(algorithm, params, algorithm === oids.pbes2 ? forge.util.encodeUtf8(opening.password) : opening.password);
+    cipher = pbe.getCipher(algorithm, params, opening.password);
   } catch {
     throw unreadable(`an encryption of OID ${algorithm.slice(0, 64)} that is not supported`);
   }
   cipher.update(forge.util.createBuffer(encrypted));
-  if (!cipher.finish()) throw new Refused('PfxPasswordInvalid', 'The .pfx does not decrypt with the secret the service gave.');
+  if (!cipher.finish()) throw wrongPassword();
   return cipher.output.getBytes();
+}
+
+/** Decrypts with a password-based AlgorithmIdentifier, its iteration count checked first. */
+function decrypt(algorithmIdentifier: Node, encrypted: string, opening: Opening): string {
+  const algorithm = oidOf(child(algorithmIdentifier, 0, 'an encryption algorithm'), 'an encryption algorithm');
+  const params = child(algorithmIdentifier, 1, 'the encryption parameters');
+  return algorithm === oids.pbes2 ? decryptPbes2(params, encrypted, opening) : decryptPkcs12Pbe(algorithm, params, encrypted, opening);
 }
 
 /** Checks the MAC over the authenticated safe (RFC 7292 section 5): a wrong password fails here. */

@@ -1,14 +1,16 @@
 /**
  * Real certificate bundles for the emulator's download (Doc 3, D): a zip holding a .pfx encrypted
  * with a fresh password and the matching .cer, so every test and `npm start` run the gateway's
- * real check. Built with node-forge, the library the gateway reads them with, except for the two
- * costly steps, which Node does natively: the RSA key pair (one per process) and the
- * certificate's signature. A bundle then costs a few tens of milliseconds, most of it forge's
- * PKCS#12 key derivation at the usual 2048 rounds.
+ * real check. The certificate and the PKCS#12 structure are built with node-forge, the costly
+ * steps natively: the RSA key pair (one per process), the certificate's signature, and the
+ * key's PBES2 encryption (PBKDF2-HMAC-SHA256, 2048 rounds, AES-256-CBC: what OpenSSL 3 and
+ * current Windows write). A bundle then costs a few milliseconds, so the bench can download a
+ * hundred. The legacy encryption (3DES key, as older Windows tooling writes) is forge's own
+ * writer, slower, and made only when asked for.
  *
  * A fault makes the bundle a careful operator must refuse, one per refusal code.
  */
-import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { zipSync } from 'fflate';
 import forge from 'node-forge';
 
@@ -84,10 +86,42 @@ function selfSignedCertificate(commonName: string, notBefore: Date, notAfter: Da
 
 const derOf = (certificate: forge.pki.Certificate) => Buffer.from(forge.asn1.toDer(forge.pki.certificateToAsn1(certificate)).getBytes(), 'binary');
 
+const { asn1 } = forge;
+const universal = (type: number, value: string | forge.asn1.Asn1[]) => asn1.create(asn1.Class.UNIVERSAL, type, Array.isArray(value), value);
+const sequence = (...items: forge.asn1.Asn1[]) => universal(asn1.Type.SEQUENCE, items);
+const oid = (id: string) => universal(asn1.Type.OID, asn1.oidToDer(id).getBytes());
+const octets = (bytes: Buffer) => universal(asn1.Type.OCTETSTRING, bytes.toString('binary'));
+const integer = (value: number) => universal(asn1.Type.INTEGER, asn1.integerToDer(value).getBytes());
+const explicit = (item: forge.asn1.Asn1) => asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, true, [item]);
+const encoded = (node: forge.asn1.Asn1) => Buffer.from(asn1.toDer(node).getBytes(), 'binary');
+/** ContentInfo of type data (RFC 7292 section 4.1). */
+const dataContent = (content: Buffer) => sequence(oid('1.2.840.113549.1.7.1'), explicit(octets(content)));
+const macRounds = 2048;
+
+/**
+ * PFX ::= SEQUENCE { version 3, authSafe, macData } (RFC 7292 section 4): the certificate bag and
+ * the shrouded key bag each in a data ContentInfo, as OpenSSL lays them out, under a SHA-256 MAC.
+ */
+function modernPfx(certificate: Buffer, password: string, withKey: boolean): Buffer {
+  const certificateBag = sequence(oid('1.2.840.113549.1.12.10.1.3'), explicit(sequence(oid('1.2.840.113549.1.9.22.1'), explicit(octets(certificate)))));
+  const bags = [certificateBag];
+  if (withKey) {
+    const encryptedKey = processKeyPair().privateKey.export({ format: 'der', type: 'pkcs8', cipher: 'aes-256-cbc', passphrase: password });
+    bags.push(sequence(oid('1.2.840.113549.1.12.10.1.2'), explicit(asn1.fromDer(encryptedKey.toString('binary')))));
+  }
+  const authSafe = encoded(sequence(...bags.map((bag) => dataContent(encoded(sequence(bag))))));
+  const salt = randomBytes(8);
+  const macKey = forge.pkcs12.generateKey(password, forge.util.createBuffer(salt.toString('binary')), 3, macRounds, 32, forge.md.sha256.create());
+  const mac = createHmac('sha256', Buffer.from(macKey.getBytes(), 'binary')).update(authSafe).digest();
+  const digestInfo = sequence(sequence(oid('2.16.840.1.101.3.4.2.1'), universal(asn1.Type.NULL, '')), octets(mac));
+  return encoded(sequence(integer(3), dataContent(authSafe), sequence(digestInfo, octets(salt), integer(macRounds))));
+}
+
 function pfxOf(certificate: forge.pki.Certificate, password: string, options: CertificateBundleOptions): Buffer {
-  const key = options.fault === 'without-key' ? null : processKeyPair().forgePrivateKey;
-  const asn1 = forge.pkcs12.toPkcs12Asn1(key, certificate, password, { algorithm: options.encryption ?? 'aes256', friendlyName: 'RSAT' });
-  return Buffer.from(forge.asn1.toDer(asn1).getBytes(), 'binary');
+  const withKey = options.fault !== 'without-key';
+  if (options.encryption !== '3des') return modernPfx(derOf(certificate), password, withKey);
+  const asn1Pfx = forge.pkcs12.toPkcs12Asn1(withKey ? processKeyPair().forgePrivateKey : null, certificate, password, { algorithm: '3des', friendlyName: 'RSAT' });
+  return encoded(asn1Pfx);
 }
 
 /** A bundle for `name` at `now`, the right one or the one a fault asks for. */

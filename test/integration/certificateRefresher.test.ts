@@ -268,13 +268,13 @@ describe('CertificateRefresher', () => {
       const proxy = await startStallingProxy({ host: endpoint.hostname, port: Number(endpoint.port) });
       try {
         const stalled = BlobServiceClient.fromConnectionString(azuriteConnectionString(`${proxy.origin}/devstoreaccount1`));
-        // The store's own budget is the default 10 s; the watch's (HEALTH_PROBE_TIMEOUT_MS) bounds the whole look.
-        const stalledStore = new CertificateStore(stalled.getContainerClient('stalled-bundles'), stalled.getContainerClient('stalled-secrets'), 2);
+        // Each store call has its own budget (1 s here); the watch's (HEALTH_PROBE_TIMEOUT_MS) bounds the whole look.
+        const stalledStore = new CertificateStore(stalled.getContainerClient('stalled-bundles'), stalled.getContainerClient('stalled-secrets'), 2, 1000);
         proxy.stall();
-        const watch = new CertificateWatch({ store: stalledStore, environments: [watched, missing], policy, timeoutMs: 300, concurrency: 2, now: () => clock });
+        const watch = new CertificateWatch({ store: stalledStore, environments: [watched, missing], policy, timeoutMs: 200, concurrency: 2, now: () => clock });
         const started = performance.now();
         expect(await watch.report()).toEqual({ environments: 2, atRisk: [], error: 'StorageUnavailable' });
-        expect(performance.now() - started).toBeLessThan(2000);
+        expect(performance.now() - started).toBeLessThan(800);
       } finally {
         proxy.resume();
         await proxy.close();
