@@ -6,18 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
-import type { BundleFault } from '../emulator/certificateBundle';
+import { faultRefusals as refusals } from '../helpers/certificateRefusals';
 import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 
-const refusals: [BundleFault, string][] = [
-  ['wrong-password', 'PfxPasswordInvalid'],
-  ['without-key', 'PfxWithoutKey'],
-  ['wrong-thumbprint', 'ThumbprintMismatch'],
-  ['mismatched-cer', 'CerMismatch'],
-  ['unreadable-cer', 'CerUnreadable'],
-  ['expired', 'CertificateExpired'],
-  ['not-yet-valid', 'CertificateNotYetValid'],
-];
 /** One environment per refusal, so a single timer run meets every one. */
 const environments = refusals.map((_refusal, index) => ({ projectId: 60 + index, environmentId: randomUUID() }));
 const masterKey = 'master-key-for-tests-0002';

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import forge from 'node-forge';
 import { verifyCertificateBundle, type BundleToVerify } from '../../../src/certificates/certificateVerification';
 import { makeCertificateBundle, type BundleFault } from '../../emulator/certificateBundle';
+import { faultRefusals } from '../../helpers/certificateRefusals';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', '..', 'fixtures', 'certificates', name));
 const password = 'pässwörd-€-fixture';
@@ -60,15 +61,7 @@ describe('verifyCertificateBundle', () => {
       expect(verdict).toMatchObject({ ok: true, thumbprint: bundle.thumbprint, expiresAt: bundle.notAfter.toISOString(), subject: 'CN=RSAT env' });
     });
 
-    it.each<[BundleFault, string]>([
-      ['wrong-password', 'PfxPasswordInvalid'],
-      ['without-key', 'PfxWithoutKey'],
-      ['wrong-thumbprint', 'ThumbprintMismatch'],
-      ['mismatched-cer', 'CerMismatch'],
-      ['unreadable-cer', 'CerUnreadable'],
-      ['expired', 'CertificateExpired'],
-      ['not-yet-valid', 'CertificateNotYetValid'],
-    ])('%s is refused as %s', (fault, problem) => {
+    it.each(faultRefusals)('%s is refused as %s', (fault, problem) => {
       expect(verify(fault).verdict).toMatchObject({ ok: false, problem });
     });
   });
