@@ -345,11 +345,12 @@ async function certificates(azurite: RunningAzurite): Promise<void> {
     limiter: new DistributedRateLimiter(container, 60_000),
     upstream: new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 10_000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
     versionHeader: ['x-vendor-version', '2017-09-15'],
-    renewBeforeMs: 14 * 24 * 3600_000,
+    policy: { renewBeforeMs: 14 * 24 * 3600_000, alertBeforeMs: 7 * 24 * 3600_000 },
     maxBundleBytes: 1024 * 1024,
     concurrency: 4,
     now: Date.now,
     log: () => undefined,
+    warn: () => undefined,
   });
   const environments = Array.from({ length: 100 }, (_unused, index) => ({ projectId: 1000 + index, environmentId: randomUUID() }));
   const run = async (force: boolean) => {

@@ -156,8 +156,8 @@ export const appRoutes = {
   },
   health: {
     name: 'health', method: 'GET', route: 'health', authLevel: 'anonymous', tag: 'app',
-    summary: "Liveness: the app's version and whether storage and each upstream answer",
-    responses: { 200: { description: 'Healthy' }, 503: { description: 'A dependency does not answer' } },
+    summary: "Liveness: the app's version, whether storage and each upstream answer, and which configured certificates run out",
+    responses: { 200: { description: 'Healthy' }, 503: { description: 'A dependency does not answer, or a certificate is within CERT_ALERT_DAYS of expiry with its refresh failing' } },
   },
   openApi: {
     name: 'openapi', method: 'GET', route: 'openapi.json', authLevel: 'function', tag: 'app',

@@ -164,6 +164,7 @@ const settingsSchema = z.object({
   LRO_DEADLINE_MINUTES: jsonText(z.record(z.string(), z.number().positive().max(maxDeadlineMinutes)), '{"ApiManagementService_MigrateToStv2": 240}').default({}),
   ORCHESTRATION_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(168),
   CERT_RENEW_BEFORE_DAYS: z.coerce.number().min(0).max(3650).default(14),
+  CERT_ALERT_DAYS: z.coerce.number().min(0).max(3650).default(7),
   CERT_KEEP_BUNDLES: integerText(1, 50).default(3),
   CERT_RATE_WINDOW_SECONDS: integerText(1, 86_400).default(60),
   CERT_CONCURRENCY: integerText(1, 64).default(4),
@@ -222,6 +223,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const settings = result.data;
   if (settings.LRO_MIN_POLL_SECONDS > settings.LRO_MAX_POLL_SECONDS) {
     throw new ConfigError([`LRO_MIN_POLL_SECONDS (${settings.LRO_MIN_POLL_SECONDS}) must not be above LRO_MAX_POLL_SECONDS (${settings.LRO_MAX_POLL_SECONDS})`]);
+  }
+  // health lists an environment only within CERT_RENEW_BEFORE_DAYS: a later alert could never fire.
+  if (settings.CERT_ALERT_DAYS > settings.CERT_RENEW_BEFORE_DAYS) {
+    throw new ConfigError([`CERT_ALERT_DAYS (${settings.CERT_ALERT_DAYS}) must not be above CERT_RENEW_BEFORE_DAYS (${settings.CERT_RENEW_BEFORE_DAYS})`]);
   }
   if (settings.UPSTREAM_AUTH === 'static' && !settings.UPSTREAM_STATIC_TOKEN) {
     throw new ConfigError(['UPSTREAM_STATIC_TOKEN is required when UPSTREAM_AUTH is static']);

@@ -1,12 +1,16 @@
 /**
  * Liveness with dependency checks: the app's version, and whether storage and each upstream
  * answer. An upstream "answers" when it returns any HTTP status; only silence counts as down.
+ * With certificate environments configured, also which are running out (certificateWatch):
+ * one within `CERT_ALERT_DAYS` makes the report Degraded.
  *
  * `health` is anonymous, so a probe must cost the app next to nothing whoever calls it how
  * often: concurrent callers share one probe, a finished probe is kept for a few seconds
  * (`HEALTH_CACHE_SECONDS`), and each check has a short budget (`HEALTH_PROBE_TIMEOUT_MS`)
  * with no retry, on a connection pool of its own, so probes never queue ahead of real calls.
  */
+import type { CertificateWatchReport } from './certificates/certificateWatch';
+
 export type DependencyName = 'storage' | 'management' | 'lifecycle';
 
 export interface DependencyStatus {
@@ -20,6 +24,7 @@ export interface HealthReport {
   version: string;
   checkedAt: string;
   dependencies: Record<DependencyName, DependencyStatus>;
+  certificates?: CertificateWatchReport;
 }
 
 /** One check per dependency: resolves with a short detail, or throws when it does not answer. */
@@ -27,6 +32,8 @@ export type HealthChecks = Record<DependencyName, () => Promise<string>>;
 
 export interface HealthMonitorOptions {
   checks: HealthChecks;
+  /** The certificate watch, inside the same shared and cached probe; bounded by its own storage budget. */
+  certificates?: () => Promise<CertificateWatchReport>;
   version: string;
   /** How long a finished report is answered again without probing. */
   cacheMs: number;
@@ -60,14 +67,16 @@ export class HealthMonitor {
   }
 
   async #probe(): Promise<HealthReport> {
-    const { checks, now, version } = this.options;
-    const [storage, management, lifecycle] = await Promise.all([timed(checks.storage, now), timed(checks.management, now), timed(checks.lifecycle, now)]);
+    const { checks, certificates, now, version } = this.options;
+    const [storage, management, lifecycle, certificateReport] = await Promise.all([timed(checks.storage, now), timed(checks.management, now), timed(checks.lifecycle, now), certificates?.()]);
     const dependencies = { storage, management, lifecycle };
+    const certificatesOk = !certificateReport || (!certificateReport.error && certificateReport.atRisk.every((entry) => !entry.alert));
     const report: HealthReport = {
-      status: Object.values(dependencies).every((dependency) => dependency.ok) ? 'Healthy' : 'Degraded',
+      status: Object.values(dependencies).every((dependency) => dependency.ok) && certificatesOk ? 'Healthy' : 'Degraded',
       version,
       checkedAt: new Date(now()).toISOString(),
       dependencies,
+      ...(certificateReport && { certificates: certificateReport }),
     };
     this.#last = { report, at: now() };
     return report;

@@ -7,12 +7,13 @@ import { BlobServiceClient } from '@azure/storage-blob';
 import { Agent } from 'undici';
 import { CertificateRefresher } from './certificates/certificateRefresher';
 import { CertificateStore } from './certificates/certificateStore';
+import { CertificateWatch, type WatchPolicy } from './certificates/certificateWatch';
 import { DownloadGuard } from './certificates/downloadGuard';
 import { DistributedRateLimiter } from './certificates/rateLimiter';
 import { getConfig, type Config } from './config';
 import { NotificationSender } from './orchestration/notificationSender';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
-import { HealthMonitor, type HealthChecks } from './health';
+import { HealthMonitor, type HealthChecks, type HealthMonitorOptions } from './health';
 import { StorageBudget } from './storage/storageBudget';
 import { appVersion } from './version';
 import { defaultRetryPolicy } from './upstream/retryStrategy';
@@ -105,6 +106,19 @@ function healthChecks(config: Config, blobService: BlobServiceClient): HealthChe
   };
 }
 
+const day = 24 * 3600_000;
+
+function watchPolicyOf(config: Config): WatchPolicy {
+  return { renewBeforeMs: config.CERT_RENEW_BEFORE_DAYS * day, alertBeforeMs: config.CERT_ALERT_DAYS * day };
+}
+
+/** The certificate section of `health`: none without configured environments; else bounded by the probe's budget. */
+function certificateWatchOf(config: Config, store: CertificateStore, policy: WatchPolicy): HealthMonitorOptions['certificates'] {
+  if (config.CERT_ENVIRONMENTS.length === 0) return undefined;
+  const watch = new CertificateWatch({ store, environments: config.CERT_ENVIRONMENTS, policy, timeoutMs: config.HEALTH_PROBE_TIMEOUT_MS, concurrency: config.CERT_CONCURRENCY, now: Date.now });
+  return () => watch.report();
+}
+
 export function createServices(config: Config): Services {
   const dispatcher = createUpstreamAgent();
   const retryPolicy = { ...defaultRetryPolicy, maxRetries: config.UPSTREAM_MAX_RETRIES };
@@ -120,6 +134,7 @@ export function createServices(config: Config): Services {
   const tokens = createTokenSource(config);
   const certificateContainer = blobService.getContainerClient(config.CERT_CONTAINER);
   const limiter = new DistributedRateLimiter(certificateContainer, config.CERT_RATE_WINDOW_SECONDS * 1000, config.STORAGE_TIMEOUT_MS);
+  const watchPolicy = watchPolicyOf(config);
   const certificateStore = new CertificateStore(certificateContainer, blobService.getContainerClient(config.CERT_SECRET_CONTAINER), config.CERT_KEEP_BUNDLES, config.STORAGE_TIMEOUT_MS);
   return {
     config,
@@ -134,12 +149,13 @@ export function createServices(config: Config): Services {
         limiter,
         upstream: upstreams.lifecycle,
         versionHeader: [config.LIFECYCLE_VERSION_HEADER, config.LIFECYCLE_API_VERSION],
-        renewBeforeMs: config.CERT_RENEW_BEFORE_DAYS * 24 * 3600_000,
+        policy: watchPolicy,
         concurrency: config.CERT_CONCURRENCY,
         maxBundleBytes: config.CERT_MAX_BUNDLE_BYTES,
         now: Date.now,
         // eslint-disable-next-line no-console
         log: (line) => console.log(line),
+        warn: (line) => console.warn(line),
       }),
     },
     orchestrations: engineOnContainer(blobService.getContainerClient(config.ORCHESTRATION_CONTAINER), {
@@ -153,7 +169,13 @@ export function createServices(config: Config): Services {
       // eslint-disable-next-line no-console
       log: (line) => console.log(line),
     }),
-    health: new HealthMonitor({ checks: healthChecks(config, blobService), version: appVersion, cacheMs: config.HEALTH_CACHE_SECONDS * 1000, now: Date.now }),
+    health: new HealthMonitor({
+      checks: healthChecks(config, blobService),
+      certificates: certificateWatchOf(config, certificateStore, watchPolicy),
+      version: appVersion,
+      cacheMs: config.HEALTH_CACHE_SECONDS * 1000,
+      now: Date.now,
+    }),
     now: Date.now,
   };
 }

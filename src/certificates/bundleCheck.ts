@@ -1,7 +1,7 @@
 /**
  * Checks a downloaded certificate bundle before it may be stored (DESIGN.md section 5):
  * strict base64, a readable zip, and in it at least one .pfx and one .cer, all within a size
- * bound (`CERT_MAX_BUNDLE_BYTES`).
+ * bound (`CERT_MAX_BUNDLE_BYTES`). What the .pfx and .cer hold is certificateVerification's to judge.
  *
  * yauzl reads the zip. A bundle is a few kilobytes, so anything big is hostile: a 1 MB zip can
  * hold a 1 GiB `.pfx`. yauzl reads the central directory first, so entries are counted and
@@ -24,6 +24,9 @@ export interface CheckedBundle {
   ok: true;
   zip: Buffer;
   files: BundleFile[];
+  /** The first non-empty .pfx and .cer, in zip order (as d365fo.tools picks them). */
+  pfx: BundleFile;
+  cer: BundleFile;
 }
 
 export interface RejectedBundle {
@@ -92,8 +95,10 @@ export async function checkBundle(zipBase64: string | undefined | null, maxBytes
   } finally {
     zipfile?.close();
   }
-  const has = (extension: string) => files.some((file) => file.name.toLowerCase().endsWith(extension) && file.bytes > 0);
-  if (!has('.pfx')) return rejected('MissingPfx', 'The certificate zip holds no .pfx file.');
-  if (!has('.cer')) return rejected('MissingCer', 'The certificate zip holds no .cer file.');
-  return { ok: true, zip, files };
+  const first = (extension: string) => files.find((file) => file.name.toLowerCase().endsWith(extension) && file.bytes > 0);
+  const pfx = first('.pfx');
+  if (!pfx) return rejected('MissingPfx', 'The certificate zip holds no .pfx file.');
+  const cer = first('.cer');
+  if (!cer) return rejected('MissingCer', 'The certificate zip holds no .cer file.');
+  return { ok: true, zip, files, pfx, cer };
 }

@@ -2,14 +2,18 @@
  * Keeps a current certificate bundle for each configured environment (DESIGN.md section 5):
  * it downloads only when the stored one is missing, near expiry, or a refresh is forced; at
  * most once per environment per window across all instances; and stores a bundle only after
- * checking it. Every environment's outcome is logged and recorded; the secret never is.
+ * checking it. Every environment's outcome is logged and recorded, and one running out of
+ * certificate (certificateWatch) is warned of, each run; the secret and its password never are.
  */
+import { mapConcurrently } from '../concurrency';
 import { GatewayError } from '../errors';
 import { certificateDownloadResponse } from '../spec/lifecycle';
 import type { UpstreamClient } from '../upstream/upstreamClient';
 import { parseRetryAfterMs } from '../upstream/retryAfter';
-import { checkBundle } from './bundleCheck';
-import type { AttemptRecord, CertificateStore } from './certificateStore';
+import { checkBundle, decodeStrictBase64 } from './bundleCheck';
+import type { AttemptRecord, CertificateMetadata, CertificateStore, EnvironmentRecord } from './certificateStore';
+import { environmentAtRisk, type WatchPolicy } from './certificateWatch';
+import { verifyCertificateBundle } from './certificateVerification';
 import type { DistributedRateLimiter } from './rateLimiter';
 
 export interface CertificateEnvironment {
@@ -25,19 +29,28 @@ export interface RefreshOutcome extends CertificateEnvironment {
   error?: { code: string; message: string };
 }
 
+export interface RefreshOptions {
+  force: boolean;
+  /** What asked: the timer, the refresh route. */
+  trigger: string;
+  token: string;
+}
+
 export interface RefresherDependencies {
   store: CertificateStore;
   limiter: DistributedRateLimiter;
   upstream: UpstreamClient;
   /** Name and value of the version header the download needs. */
   versionHeader: [string, string];
-  /** Renew when the stored certificate expires sooner than this. */
-  renewBeforeMs: number;
+  /** Renew when the stored certificate expires sooner than `renewBeforeMs`; warn as certificateWatch says. */
+  policy: WatchPolicy;
   concurrency: number;
   /** Most bytes a bundle's entries may hold, inflated (`CERT_MAX_BUNDLE_BYTES`). */
   maxBundleBytes: number;
   now: () => number;
   log: (line: string) => void;
+  /** Warnings: an environment running out of certificate. */
+  warn: (line: string) => void;
 }
 
 export function limiterKey(environment: CertificateEnvironment): string {
@@ -52,43 +65,35 @@ export class CertificateRefresher {
   constructor(private readonly deps: RefresherDependencies) {}
 
   /** Refreshes several environments, a few at a time; one's failure never stops the others. */
-  async refreshAll(environments: readonly CertificateEnvironment[], options: { force: boolean; trigger: string; token: string }): Promise<RefreshOutcome[]> {
-    const results: RefreshOutcome[] = new Array(environments.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < environments.length) {
-        const index = next++;
-        results[index] = await this.refresh(environments[index]!, options);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.deps.concurrency, environments.length) }, worker));
-    return results;
+  refreshAll(environments: readonly CertificateEnvironment[], options: RefreshOptions): Promise<RefreshOutcome[]> {
+    return mapConcurrently(environments, this.deps.concurrency, (environment) => this.refresh(environment, options));
   }
 
-  async refresh(environment: CertificateEnvironment, options: { force: boolean; trigger: string; token: string }): Promise<RefreshOutcome> {
+  async refresh(environment: CertificateEnvironment, options: RefreshOptions): Promise<RefreshOutcome> {
     let outcome: RefreshOutcome;
+    let status: Pick<EnvironmentRecord, 'current'> | undefined;
     try {
-      outcome = await this.#refresh(environment, options);
+      status = await this.deps.store.readStatus(environment.projectId, environment.environmentId);
+      outcome = await this.#refresh(environment, status.current, options);
     } catch (error) {
       const gatewayError = error instanceof GatewayError ? error : new GatewayError('InternalError', 'The refresh failed.');
       outcome = { ...environment, outcome: 'failed', error: { code: gatewayError.code, message: gatewayError.message } };
     }
     const { projectId, environmentId, ...rest } = outcome;
     this.deps.log(JSON.stringify({ event: 'certificate', projectId, environmentId, trigger: options.trigger, ...rest }));
-    if (outcome.outcome !== 'fresh') {
-      await this.deps.store.recordAttempt(environment.projectId, environment.environmentId, {
-        at: new Date(this.deps.now()).toISOString(),
-        trigger: options.trigger,
-        ...rest,
-      });
-    }
+    if (outcome.outcome === 'fresh') return outcome;
+    const attempt: AttemptRecord = { at: new Date(this.deps.now()).toISOString(), trigger: options.trigger, ...rest };
+    await this.deps.store.recordAttempt(projectId, environmentId, attempt);
+    // One warning line per environment running out, each run (issue 13); when even the current
+    // certificate could not be read, the failed outcome above is all there is to say.
+    const atRisk = status && environmentAtRisk(environment, { current: status.current, lastAttempt: attempt }, this.deps.now(), this.deps.policy);
+    if (atRisk) this.deps.warn(JSON.stringify({ event: 'certificate-at-risk', trigger: options.trigger, ...atRisk }));
     return outcome;
   }
 
-  async #refresh(environment: CertificateEnvironment, options: { force: boolean; trigger: string; token: string }): Promise<RefreshOutcome> {
+  async #refresh(environment: CertificateEnvironment, current: CertificateMetadata | undefined, options: RefreshOptions): Promise<RefreshOutcome> {
     const now = this.deps.now();
-    const { current } = await this.deps.store.read(environment.projectId, environment.environmentId);
-    if (current && !options.force && Date.parse(current.expiresAt) - now > this.deps.renewBeforeMs) {
+    if (current && !options.force && Date.parse(current.expiresAt) - now > this.deps.policy.renewBeforeMs) {
       return { ...environment, outcome: 'fresh', thumbprint: current.thumbprint, expiresAt: current.expiresAt };
     }
 
@@ -125,31 +130,54 @@ export class CertificateRefresher {
     const data = answer.Data ?? {};
     const bundle = await checkBundle(data.CertificateZipEncoded, this.deps.maxBundleBytes);
     if (!bundle.ok) return failed(environment, bundle.problem, bundle.message);
-    const thumbprint = data.CertificateThumbprint?.trim();
-    const expiresAt = Date.parse(data.ExpirationISODateTimeUTC ?? data.ExpirationDateTimeUTC ?? '');
-    if (!thumbprint || !/^[A-Za-z0-9]{1,128}$/.test(thumbprint)) return failed(environment, 'UpstreamBadResponse', 'The answer has no usable certificate thumbprint.');
-    if (Number.isNaN(expiresAt)) return failed(environment, 'UpstreamBadResponse', 'The answer has no readable expiry date.');
-    // A bundle already expired never replaces the current one, however valid that one is.
-    if (expiresAt <= this.deps.now()) return failed(environment, 'CertificateExpired', `The certificate offered expired at ${new Date(expiresAt).toISOString()}.`);
-    if (!data.CertificateSecretEncoded) return failed(environment, 'UpstreamBadResponse', 'The answer holds no certificate secret.');
+    const expectedThumbprint = data.CertificateThumbprint?.trim();
+    if (!expectedThumbprint || !/^[A-Za-z0-9]{1,128}$/.test(expectedThumbprint)) return failed(environment, 'UpstreamBadResponse', 'The answer has no usable certificate thumbprint.');
+    const secret = secretOf(data.CertificateSecretEncoded);
+    if (!secret) return failed(environment, 'UpstreamBadResponse', 'The answer holds no certificate secret that decodes from base64 to text.');
 
-    const metadata = {
+    // The certificate itself decides (issue 13): it opens with the secret, is the one the answer
+    // and the .cer name, and is valid now. A bundle refused here never replaces the current one.
+    const certificate = verifyCertificateBundle({ pfx: bundle.pfx.content, cer: bundle.cer.content, password: secret.password, expectedThumbprint, now: this.deps.now() });
+    if (!certificate.ok) return failed(environment, certificate.problem, certificate.message);
+
+    const { thumbprint, notBefore, expiresAt, subject, issuer } = certificate;
+    const metadata: CertificateMetadata = {
       ...environment,
       thumbprint,
-      expiresAt: new Date(expiresAt).toISOString(),
+      expiresAt,
+      notBefore,
+      subject,
+      issuer,
+      // Kept only as what the service said; the certificate's own dates are the ones used.
+      serviceSaid: { expirationDateTimeUtc: data.ExpirationDateTimeUTC?.slice(0, 100), expirationIsoDateTimeUtc: data.ExpirationISODateTimeUTC?.slice(0, 100) },
       filename: safeFilename(data.Filename, thumbprint),
       files: bundle.files.map(({ name, bytes }) => ({ name, bytes })),
       fetchedAt: new Date(this.deps.now()).toISOString(),
       fetchedBy: options.trigger,
       operationActivityId: answer.OperationActivityId,
     };
-    await this.deps.store.save(metadata, bundle.zip, data.CertificateSecretEncoded);
-    return { ...environment, outcome: 'downloaded', thumbprint, expiresAt: metadata.expiresAt };
+    await this.deps.store.save(metadata, bundle.zip, secret.encoded);
+    return { ...environment, outcome: 'downloaded', thumbprint, expiresAt };
   }
 }
 
 function failed(environment: CertificateEnvironment, code: string, message: string): RefreshOutcome {
   return { ...environment, outcome: 'failed', error: { code, message: message.slice(0, 1000) } };
+}
+
+/**
+ * The secret as answered (what is stored) and the .pfx password it encodes: `CertificateSecretEncoded`
+ * is the password's base64 (Doc 3, D; d365fo.tools decodes it the same way). Undefined when it is
+ * missing or not base64 of text.
+ */
+function secretOf(encoded: string | undefined): { encoded: string; password: string } | undefined {
+  const bytes = encoded ? decodeStrictBase64(encoded) : undefined;
+  if (!encoded || !bytes || bytes.length === 0) return undefined;
+  try {
+    return { encoded, password: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The zip's name as a single safe blob-name segment. */

@@ -12,8 +12,14 @@ import { StorageBudget } from '../storage/storageBudget';
 export interface CertificateMetadata {
   projectId: number;
   environmentId: string;
+  /** From the certificate itself (certificateVerification): SHA-1 thumbprint, notAfter, notBefore, names. */
   thumbprint: string;
   expiresAt: string;
+  notBefore: string;
+  subject: string;
+  issuer: string;
+  /** The answer's expiry fields, as the service gave them; informative only. */
+  serviceSaid: { expirationDateTimeUtc?: string; expirationIsoDateTimeUtc?: string };
   filename: string;
   files: { name: string; bytes: number }[];
   fetchedAt: string;
@@ -81,13 +87,16 @@ export class CertificateStore {
 
   async read(projectId: number, environmentId: string): Promise<EnvironmentRecord> {
     await this.#ensureReady();
+    const [status, kept] = await Promise.all([this.readStatus(projectId, environmentId), this.#keptThumbprints(this.#folder(projectId, environmentId))]);
+    return { ...status, kept };
+  }
+
+  /** The current certificate and the last attempt only: two reads, no listing (what `health` needs). */
+  async readStatus(projectId: number, environmentId: string): Promise<Pick<EnvironmentRecord, 'current' | 'lastAttempt'>> {
+    await this.#ensureReady();
     const folder = this.#folder(projectId, environmentId);
-    const [current, lastAttempt, kept] = await Promise.all([
-      this.#readJson<CertificateMetadata>(`${folder}/current.json`),
-      this.#readJson<AttemptRecord>(`${folder}/last-attempt.json`),
-      this.#keptThumbprints(folder),
-    ]);
-    return { current: current?.value, lastAttempt: lastAttempt?.value, kept };
+    const [current, lastAttempt] = await Promise.all([this.#readJson<CertificateMetadata>(`${folder}/current.json`), this.#readJson<AttemptRecord>(`${folder}/last-attempt.json`)]);
+    return { current: current?.value, lastAttempt: lastAttempt?.value };
   }
 
   /** Names of the blobs under `prefix`, each listing page within the budget. */

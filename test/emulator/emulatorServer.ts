@@ -8,6 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { CertificateBundleOptions } from './certificateBundle';
 import { handleLifecycle, type LifecycleState } from './lifecycleRoutes';
 import { handleManagement, type ManagementState } from './managementRoutes';
 
@@ -24,14 +25,16 @@ export interface RecordedRequest {
 
 /**
  * A scripted answer for the next matching requests: a status with body, a connection reset, a
- * delay before the normal answer, a malformed body, or a body dripped out a few bytes at a time
- * (`drip`: `delayMs` between chunks), as a stalling upstream sends it.
+ * delay before the normal answer, a malformed body, a body dripped out a few bytes at a time
+ * (`drip`: `delayMs` between chunks), as a stalling upstream sends it, or the normal certificate
+ * download with the bundle `certificate` asks for (a fault, another validity or encryption).
  */
 export interface ScriptedAnswer {
   method?: string;
   /** Regex source matched against the path. */
   pathPattern?: string;
-  kind: 'answer' | 'reset' | 'delay' | 'malformed' | 'drip';
+  kind: 'answer' | 'reset' | 'delay' | 'malformed' | 'drip' | 'certificate';
+  certificate?: CertificateBundleOptions;
   status?: number;
   headers?: Record<string, string>;
   body?: unknown;
@@ -239,7 +242,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       return;
     }
     const reply = isLifecycle
-      ? handleLifecycle(context, method, url, request.headers)
+      ? handleLifecycle(context, method, url, request.headers, answer?.kind === 'certificate' ? answer.certificate : undefined)
       : handleManagement(context, method, url, body);
     send(response, reply);
   };
@@ -264,7 +267,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     context.management.resources.clear();
     context.management.operations.clear();
     context.lifecycle.lastDownloadAt.clear();
-    context.lifecycle.issuedSecrets.length = 0;
   };
 
   const server: Server = createServer((request, response) => {

@@ -1,18 +1,29 @@
 /**
  * The lifecycle service's certificate download (Doc 3, endpoint 2): 200 in every case but a
  * failed authentication, success read from `IsSuccess`; 429 with `retry-after` (seconds) past
- * one call per environment per minute; a base64 zip holding a .pfx and a .cer.
+ * one call per environment per minute; a base64 zip holding a real .pfx, encrypted with the
+ * password whose base64 is `CertificateSecretEncoded` (a new one each call, as Doc 3 says), and
+ * its .cer. A scripted `certificate` answer asks for a faulty bundle, or another validity.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { zipSync } from 'fflate';
+import { makeCertificateBundle, type CertificateBundleOptions } from './certificateBundle';
 import type { EmulatorContext, Reply } from './emulatorServer';
 
 export interface LifecycleState {
   /** Last download per environment, for the rate limit. */
   lastDownloadAt: Map<string, number>;
-  /** Every certificate secret handed out, for tests that search logs and storage for them. */
+  /**
+   * Every certificate secret handed out, base64 and decoded, for tests that search logs and
+   * storage for them. A reset keeps them: a run is searched for all it was ever given.
+   */
   issuedSecrets: string[];
+}
+
+/** The service's full-text date, e.g. "Thursday, June 30, 2022 8:52:13 PM" (Doc 3, D). */
+function fullTextDate(date: Date): string {
+  const options: Intl.DateTimeFormatOptions = { timeZone: 'UTC', weekday: 'long', year: 'numeric', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit', second: '2-digit' };
+  return date.toLocaleString('en-US', options).replace(' at ', ' ');
 }
 
 const versionHeaderValue = '2017-09-15';
@@ -21,7 +32,7 @@ function failure(message: string): Reply {
   return { status: 200, body: { Data: null, IsSuccess: false, OperationActivityId: randomUUID(), ErrorMessage: message, VersionEOL: '9999-12-31T23:59:59Z' } };
 }
 
-export function handleLifecycle(context: EmulatorContext, method: string, url: URL, headers: IncomingHttpHeaders): Reply {
+export function handleLifecycle(context: EmulatorContext, method: string, url: URL, headers: IncomingHttpHeaders, bundleOptions: CertificateBundleOptions = {}): Reply {
   const match = /^\/environmentinfo\/v1\/rsatdownload\/project\/([^/]+)\/environment\/([^/]+)$/.exec(url.pathname);
   if (!match || method !== 'GET') return { status: 404 };
   if (headers['x-vendor-version'] !== versionHeaderValue) return failure(`The x-vendor-version header must be ${versionHeaderValue}.`);
@@ -40,22 +51,18 @@ export function handleLifecycle(context: EmulatorContext, method: string, url: U
   // Environments whose id starts with "dead" do not exist, for tests of IsSuccess: false.
   if (environmentId.toLowerCase().startsWith('dead')) return failure('The environment was not found, or you are not its administrator.');
 
-  const certificate = randomBytes(256);
-  const name = `env-${environmentId.slice(0, 8)}`;
-  const zip = zipSync({ [`${name}.pfx`]: randomBytes(512), [`${name}.cer`]: certificate });
-  const expiry = new Date(now + 180 * 24 * 3600_000);
-  const secret = randomBytes(24).toString('base64');
-  context.lifecycle.issuedSecrets.push(secret);
+  const bundle = makeCertificateBundle(`env-${environmentId.slice(0, 8)}`, now, bundleOptions);
+  context.lifecycle.issuedSecrets.push(bundle.secretEncoded, bundle.password);
   return {
     status: 200,
     body: {
       Data: {
-        CertificateZipEncoded: Buffer.from(zip).toString('base64'),
-        CertificateSecretEncoded: secret,
-        CertificateThumbprint: createHash('sha1').update(certificate).digest('hex').toUpperCase(),
-        ExpirationDateTimeUTC: expiry.toUTCString(),
-        ExpirationISODateTimeUTC: expiry.toISOString(),
-        Filename: `${name}.zip`,
+        CertificateZipEncoded: bundle.zip.toString('base64'),
+        CertificateSecretEncoded: bundle.secretEncoded,
+        CertificateThumbprint: bundle.thumbprint,
+        ExpirationDateTimeUTC: fullTextDate(bundle.notAfter),
+        ExpirationISODateTimeUTC: bundle.notAfter.toISOString(),
+        Filename: bundle.filename,
       },
       IsSuccess: true,
       OperationActivityId: randomUUID(),

@@ -8,10 +8,15 @@ import { BlobServiceClient } from '@azure/storage-blob';
 import { zipSync } from 'fflate';
 import { CertificateRefresher, type CertificateEnvironment } from '../../src/certificates/certificateRefresher';
 import { CertificateStore } from '../../src/certificates/certificateStore';
+import { CertificateWatch } from '../../src/certificates/certificateWatch';
 import { DistributedRateLimiter } from '../../src/certificates/rateLimiter';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
-import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
-import { startEmulator, type Emulator } from '../emulator/emulatorServer';
+import { azuriteConnectionString, startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
+import { makeCertificateBundle } from '../emulator/certificateBundle';
+import { startEmulator, type Emulator, type ScriptedAnswer } from '../emulator/emulatorServer';
+import { faultRefusals } from '../helpers/certificateRefusals';
+import { scanForSecrets } from '../helpers/secretScan';
+import { startStallingProxy } from '../helpers/stallingProxy';
 
 const token = 'emulator-token';
 let clock = Date.parse('2026-06-01T00:00:00Z');
@@ -22,6 +27,9 @@ let store: CertificateStore;
 let refresher: CertificateRefresher;
 let secretsContainer: string;
 const logs: string[] = [];
+const warnings: string[] = [];
+const day = 24 * 3600_000;
+const policy = { renewBeforeMs: 14 * day, alertBeforeMs: 7 * day };
 
 const environments: CertificateEnvironment[] = [1, 2, 3].map((index) => ({ projectId: 100 + index, environmentId: randomUUID() }));
 const [first] = environments as [CertificateEnvironment];
@@ -35,11 +43,12 @@ function makeRefresher(bundles: string, secrets: string): CertificateRefresher {
     limiter: new DistributedRateLimiter(bundleContainer, 60_000),
     upstream: new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
     versionHeader: ['x-vendor-version', '2017-09-15'],
-    renewBeforeMs: 14 * 24 * 3600_000,
+    policy,
     maxBundleBytes: 1024 * 1024,
     concurrency: 2,
     now: () => clock,
     log: (line) => logs.push(line),
+    warn: (line) => warnings.push(line),
   });
 }
 
@@ -83,7 +92,17 @@ describe('CertificateRefresher', () => {
     expect(downloads()).toHaveLength(3);
 
     const record = await store.read(first.projectId, first.environmentId);
-    expect(record.current).toMatchObject({ projectId: first.projectId, thumbprint: results[0]!.thumbprint, fetchedBy: 'timer' });
+    // The emulator's certificates run from a day before the download to 180 days after it.
+    expect(record.current).toMatchObject({
+      projectId: first.projectId,
+      thumbprint: results[0]!.thumbprint,
+      fetchedBy: 'timer',
+      notBefore: new Date(clock - 10_000 - day).toISOString(),
+      expiresAt: new Date(clock - 10_000 + 180 * day).toISOString(),
+      subject: `CN=RSAT env-${first.environmentId.slice(0, 8)}`,
+      issuer: `CN=RSAT env-${first.environmentId.slice(0, 8)}`,
+      serviceSaid: { expirationDateTimeUtc: expect.stringMatching(/^\w+day, \w+ \d+, \d{4} \d+:\d\d:\d\d [AP]M$/), expirationIsoDateTimeUtc: expect.any(String) },
+    });
     expect(record.current!.files.map((file) => file.name).sort()).toEqual([expect.stringMatching(/\.cer$/), expect.stringMatching(/\.pfx$/)]);
     expect(await secretBlobs()).toHaveLength(3);
     expect(logs.join('\n')).not.toMatch(/CertificateSecretEncoded|c2VjcmV0/);
@@ -111,23 +130,42 @@ describe('CertificateRefresher', () => {
     expect((await store.read(first.projectId, first.environmentId)).current).toEqual(before);
   });
 
-  it.each([
+  it.each<[string, ScriptedAnswer, string, string | undefined]>([
     ['IsSuccess: false', { kind: 'answer' as const, status: 200, body: { Data: null, IsSuccess: false, ErrorMessage: 'You are not an environment administrator.' } }, 'DownloadFailed', 'You are not an environment administrator.'],
     ['corrupt base64', downloadAnswer({ CertificateZipEncoded: 'UEs*not base64*' }), 'CorruptBase64', 'not valid base64'],
     ['a zip without the .pfx', downloadAnswer({ CertificateZipEncoded: Buffer.from(zipSync({ 'a.cer': new Uint8Array([1]) })).toString('base64') }), 'MissingPfx', 'no .pfx'],
     // 1 MB on the wire, 1 GiB in memory: refused from the zip's directory, before inflating.
     ['a zip bomb', downloadAnswer({ CertificateZipEncoded: zipOf(new Uint8Array(8 * 1024 * 1024)) }), 'BundleTooLarge', 'more than'],
-    // A certificate valid for years must not be replaced by one already expired.
-    ['an expired certificate', downloadAnswer({ CertificateZipEncoded: zipOf(new Uint8Array([1])), ExpirationISODateTimeUTC: '2026-05-31T00:00:00Z' }), 'CertificateExpired', 'expired'],
+    ['a secret that is not base64', downloadAnswer({ CertificateZipEncoded: makeCertificateBundle('x', clock).zip.toString('base64'), CertificateSecretEncoded: 'not base64!' }), 'UpstreamBadResponse', 'secret'],
+    // Issue 13: each bundle a careful operator refuses (an expired one, however valid the current
+    // certificate is, included), built by the emulator with real certificates.
+    // (Each row has all four cells: jest passes `done` in place of a missing one.)
+    ...faultRefusals.map(([fault, code]): [string, ScriptedAnswer, string, string | undefined] => [`a bundle with fault ${fault}`, { kind: 'certificate', certificate: { fault } }, code, undefined]),
   ])('%s leaves the current certificate as it was, with a record', async (_title, answer, code, message) => {
     clock += 10 * 60_000;
     const before = (await store.read(first.projectId, first.environmentId)).current;
     emulator.script({ ...answer, pathPattern: 'rsatdownload' });
     const [result] = await refresher.refreshAll([first], { ...options, force: true });
-    expect(result).toMatchObject({ outcome: 'failed', error: { code, message: expect.stringContaining(message) } });
+    expect(result).toMatchObject({ outcome: 'failed', error: { code, message: message ? expect.stringContaining(message) : expect.any(String) } });
     const after = await store.read(first.projectId, first.environmentId);
     expect(after.current).toEqual(before);
     expect(after.lastAttempt).toMatchObject({ outcome: 'failed', error: { code } });
+  });
+
+  it("stores the certificate's own expiry, not the answer's", async () => {
+    clock += 10 * 60_000;
+    const bundle = makeCertificateBundle('told', clock, { validForDays: 30 });
+    emulator.context.lifecycle.issuedSecrets.push(bundle.secretEncoded, bundle.password);
+    emulator.script({
+      ...downloadAnswer({ CertificateZipEncoded: bundle.zip.toString('base64'), CertificateSecretEncoded: bundle.secretEncoded, CertificateThumbprint: bundle.thumbprint.toLowerCase(), ExpirationISODateTimeUTC: '2099-01-01T00:00:00Z' }),
+      pathPattern: 'rsatdownload',
+    });
+    const [result] = await refresher.refreshAll([first], { ...options, force: true });
+    expect(result).toMatchObject({ outcome: 'downloaded', thumbprint: bundle.thumbprint, expiresAt: bundle.notAfter.toISOString() });
+    expect((await store.read(first.projectId, first.environmentId)).current).toMatchObject({
+      expiresAt: bundle.notAfter.toISOString(),
+      serviceSaid: { expirationIsoDateTimeUtc: '2099-01-01T00:00:00Z' },
+    });
   });
 
   it('a blob write failing midway leaves the current certificate as it was', async () => {
@@ -173,5 +211,83 @@ describe('CertificateRefresher', () => {
     expect(retryAt).toBeLessThanOrEqual(writtenAt + 60_000 + 24 * 3600_000);
     expect(() => new Date(retryAt).toISOString()).not.toThrow();
     expect(await limits.tryAcquire('7/env', retryAt + 1)).toEqual({ allowed: true });
+  });
+
+  describe('watching certificates that run out', () => {
+    const watched = { projectId: 201, environmentId: randomUUID() };
+    // The emulator answers IsSuccess: false for environments whose id starts with "dead".
+    const missing = { projectId: 202, environmentId: `dead${randomUUID().slice(4)}` };
+    const neverTried = { projectId: 203, environmentId: randomUUID() };
+    const fresh = environments[1]!;
+    let watchedExpiresAt: string;
+    const warned = () => warnings.map((line) => JSON.parse(line) as Record<string, unknown>).sort((a, b) => Number(a.projectId) - Number(b.projectId));
+
+    it('warns once per run of each environment whose certificate runs out and whose refresh failed', async () => {
+      clock += 10 * 60_000;
+      emulator.script({ kind: 'certificate', certificate: { validForDays: 10 }, pathPattern: watched.environmentId });
+      const downloaded = await refresher.refresh(watched, options);
+      expect(downloaded.outcome).toBe('downloaded');
+      watchedExpiresAt = downloaded.expiresAt!;
+      expect(warnings).toEqual([]);
+
+      for (const [advanceMs, daysLeft, alert] of [[2 * 60_000, 9, false], [4 * day, 5, true]] as const) {
+        clock += advanceMs;
+        warnings.length = 0;
+        emulator.script({ kind: 'certificate', certificate: { fault: 'wrong-password' }, pathPattern: watched.environmentId });
+        const results = await refresher.refreshAll([watched, missing, fresh], options);
+        expect(results.map((result) => result.outcome)).toEqual(['failed', 'failed', 'fresh']);
+        expect(warned()).toEqual([
+          { event: 'certificate-at-risk', trigger: 'timer', ...watched, expiresAt: watchedExpiresAt, daysLeft, lastErrorCode: 'PfxPasswordInvalid', alert },
+          { event: 'certificate-at-risk', trigger: 'timer', ...missing, expiresAt: null, daysLeft: null, lastErrorCode: 'DownloadFailed', alert: true },
+        ]);
+      }
+      expect(warnings.join('\n')).not.toMatch(/message|Secret/i);
+    });
+
+    it('the watch health uses finds the same environments in the store, and no others', async () => {
+      const watch = new CertificateWatch({ store, environments: [watched, missing, fresh, neverTried], policy, timeoutMs: 2000, concurrency: 2, now: () => clock });
+      expect(await watch.report()).toEqual({
+        environments: 4,
+        atRisk: [
+          { ...watched, expiresAt: watchedExpiresAt, daysLeft: 5, lastErrorCode: 'PfxPasswordInvalid', alert: true },
+          { ...missing, expiresAt: null, daysLeft: null, lastErrorCode: 'DownloadFailed', alert: true },
+        ],
+      });
+    });
+
+    it('the watch answers within its own budget when storage stalls, saying the list is unknown', async () => {
+      const endpoint = new URL(azurite.blobEndpoint);
+      const proxy = await startStallingProxy({ host: endpoint.hostname, port: Number(endpoint.port) });
+      const stalled = BlobServiceClient.fromConnectionString(azuriteConnectionString(`${proxy.origin}/devstoreaccount1`));
+      // Each store call has its own budget (1 s here); the watch's (HEALTH_PROBE_TIMEOUT_MS) bounds the whole look.
+      const stalledStore = new CertificateStore(stalled.getContainerClient('stalled-bundles'), stalled.getContainerClient('stalled-secrets'), 2, 1000);
+      try {
+        proxy.stall();
+        const watch = new CertificateWatch({ store: stalledStore, environments: [watched, missing], policy, timeoutMs: 200, concurrency: 2, now: () => clock });
+        const started = performance.now();
+        expect(await watch.report()).toEqual({ environments: 2, atRisk: [], error: 'StorageUnavailable' });
+        expect(performance.now() - started).toBeLessThan(800);
+      } finally {
+        // Let the held calls through and end, so no SDK retry outlives the test.
+        proxy.resume();
+        await stalledStore.readStatus(watched.projectId, watched.environmentId);
+        await proxy.close();
+      }
+    });
+
+    it('a later successful refresh takes the environment off the list', async () => {
+      clock += 2 * 60_000;
+      warnings.length = 0;
+      expect((await refresher.refresh(watched, options)).outcome).toBe('downloaded');
+      const watch = new CertificateWatch({ store, environments: [watched], policy, timeoutMs: 2000, concurrency: 2, now: () => clock });
+      expect(await watch.report()).toEqual({ environments: 1, atRisk: [] });
+      expect(warnings).toEqual([]);
+    });
+  });
+
+  it('leaves no secret or password anywhere but the secrets container: not in the log, not beside the bundles', async () => {
+    const { issuedSecrets } = emulator.context.lifecycle;
+    expect(issuedSecrets.length).toBeGreaterThan(20);
+    expect(await scanForSecrets({ lines: logs, connectionString: azurite.connectionString, secrets: issuedSecrets, allowedContainers: [secretsContainer] })).toEqual([]);
   });
 });

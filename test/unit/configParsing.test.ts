@@ -18,6 +18,8 @@ describe('parseConfig', () => {
       AzureWebJobsStorage: 'UseDevelopmentStorage=true',
       CERT_ENVIRONMENTS: [],
       CERT_REFRESH_SCHEDULE: '0 0 */6 * * *',
+      CERT_RENEW_BEFORE_DAYS: 14,
+      CERT_ALERT_DAYS: 7,
       ORCHESTRATION_POLL_SCHEDULE: '*/10 * * * * *',
       managementTokenScope: 'https://management.example.com/.default',
       lifecycleTokenScope: 'https://lcs.example.com//.default',
@@ -67,6 +69,8 @@ describe('parseConfig', () => {
     ['a public URL with a query', { APP_PUBLIC_URL: 'https://gw.contoso.com/api?code=x' }, /^APP_PUBLIC_URL must not have a query/],
     ['a public URL with user info', { APP_PUBLIC_URL: 'https://me:pw@gw.contoso.com/api' }, /^APP_PUBLIC_URL must not hold user info/],
     ['a poll floor above the ceiling', { LRO_MIN_POLL_SECONDS: '900', LRO_MAX_POLL_SECONDS: '600' }, /LRO_MIN_POLL_SECONDS \(900\) must not be above LRO_MAX_POLL_SECONDS \(600\)/],
+    ['a certificate alert earlier than the renewal, which health could never raise', { CERT_RENEW_BEFORE_DAYS: '10', CERT_ALERT_DAYS: '11' }, /CERT_ALERT_DAYS \(11\) must not be above CERT_RENEW_BEFORE_DAYS \(10\)/],
+    ['a negative certificate alert', { CERT_ALERT_DAYS: '-1' }, /^CERT_ALERT_DAYS /],
     ['a deadline beyond what a date holds', { LRO_DEADLINE_MINUTES: '{"ContainerGroups_CreateOrUpdate": 1e300}' }, /^LRO_DEADLINE_MINUTES /],
     ['a projectId the routes would refuse', { CERT_ENVIRONMENTS: '[{"projectId": 99999999999, "environmentId": "6f1a2b3c-1234-4abc-9def-0123456789ab"}]' }, /^CERT_ENVIRONMENTS /],
   ])('stops start-up for %s, naming the setting', (_title, settings, message) => {

@@ -25,6 +25,11 @@ describe('checkBundle', () => {
     expect(result.ok && result.files[1]!.content.toString()).toBe('public');
   });
 
+  it('gives the first non-empty .pfx and .cer, in zip order, for the certificate check', async () => {
+    const result = await checkBundle(zipOf({ 'empty.pfx': '', 'a.cer': 'first', 'b.pfx': 'private', 'c.cer': 'second' }), maxBytes);
+    expect(result).toMatchObject({ ok: true, pfx: { name: 'b.pfx' }, cer: { name: 'a.cer' } });
+  });
+
   it.each<[string, string | undefined, string]>([
     ['nothing', undefined, 'EmptyBundle'],
     ['base64 with stray characters', 'UEsDBA*#==', 'CorruptBase64'],
