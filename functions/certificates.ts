@@ -34,7 +34,7 @@ async function lifecycleToken(call: AppCall): Promise<string> {
   return token;
 }
 
-export const refreshCertificates = appHandler(appRoutes.certificatesRefresh.route, async (call) => {
+export const refreshCertificates = appHandler(appRoutes.certificatesRefresh, async (call) => {
   const { config } = call.services;
   const body = parseJsonBody(new Uint8Array(await call.request.arrayBuffer()), call.request.headers.get('content-type'), 64 * 1024, 'body');
   const parsed = refreshRequest.safeParse(body?.value ?? {});
@@ -54,7 +54,7 @@ export const refreshCertificates = appHandler(appRoutes.certificatesRefresh.rout
 
 const certificateParams = z.object({ projectId, environmentId });
 
-export const getCertificate = appHandler(appRoutes.certificatesGet.route, async (call) => {
+export const getCertificate = appHandler(appRoutes.certificatesGet, async (call) => {
   const params = certificateParams.safeParse(call.request.params);
   if (!params.success) throw new GatewayError('InvalidRequest', 'The certificate path is not valid.', { details: detailsFromParameterIssues(params.error.issues, 'InvalidParameter') });
   const environment = { projectId: Number(params.data.projectId), environmentId: params.data.environmentId.toLowerCase() };

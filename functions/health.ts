@@ -6,14 +6,14 @@ import { jsonResponse } from '../src/http/responses';
 import { buildOpenApiDocument } from '../src/openapi/openApiDocument';
 import { appVersion } from '../src/version';
 
-export const getHealth = appHandler(appRoutes.health.route, async (call) => {
+export const getHealth = appHandler(appRoutes.health, async (call) => {
   const report = await call.services.health.report();
   return jsonResponse(report.status === 'Healthy' ? 200 : 503, report, call.correlationId);
 });
 
 let openApiText: string | undefined;
 
-export const getOpenApi = appHandler(appRoutes.openApi.route, async (call) => {
+export const getOpenApi = appHandler(appRoutes.openApi, async (call) => {
   // Built once per process: it depends on the settings only.
   openApiText ??= JSON.stringify(buildOpenApiDocument({ providerNamespace: call.services.config.PROVIDER_NAMESPACE, version: appVersion }));
   return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: openApiText };

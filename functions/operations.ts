@@ -11,6 +11,11 @@ import { createScopeDispatcher, scopeRouteTemplate } from '../src/http/scopeRout
 
 const providerNamespace = getConfig().PROVIDER_NAMESPACE;
 
+if (!getConfig().ACCESS_POLICY) {
+  // eslint-disable-next-line no-console
+  console.log('ACCESS_POLICY is not set: every caller with a function key may call every operation (within ALLOWED_SCOPES) and see every orchestration.');
+}
+
 export const operationHandlers: Record<string, OperationHandler> = Object.fromEntries(
   operations.map((operation) => [operation.name, createOperationHandler(operation, getServices)]),
 );

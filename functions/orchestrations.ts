@@ -12,11 +12,13 @@ import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { operationAnswer, statusDocumentResponse } from '../src/http/orchestrationAnswers';
 import { continuationHeader, listRequestOf, purgeRequestOf, waitSecondsOf } from '../src/http/orchestrationQueries';
+import { maySee } from '../src/http/authorization';
 import { callerReaderOf, waitReaderOf } from '../src/http/pollReader';
 import { rawQueryOf } from '../src/http/requestQuery';
 import { jsonResponse } from '../src/http/responses';
 import { invalidRequest, ProblemList } from '../src/http/validationDetails';
 import type { OrchestrationState } from '../src/orchestration/orchestrationState';
+import type { SummaryFilter } from '../src/orchestration/orchestrationStore';
 import { waitForEnd } from '../src/orchestration/orchestrationWaiter';
 import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
 import { getServices } from '../src/services';
@@ -34,6 +36,21 @@ function orchestrationId(call: AppCall): string {
 }
 
 /**
+ * The orchestration if the caller may see it: its own, or any with `admin` (ACCESS_POLICY).
+ * Another caller's answers 404, as one that does not exist, so ids reveal nothing.
+ */
+async function visibleOrchestration(call: AppCall, id: string): Promise<OrchestrationState> {
+  const state = await call.services.orchestrations.get(id);
+  if (!state || !maySee(call.services, call.caller, state.startedBy)) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
+  return state;
+}
+
+/** A list or purge filter held to the caller's own orchestrations unless it has `admin`. */
+function ownFilter(call: AppCall, filter: SummaryFilter): SummaryFilter {
+  return call.services.access.policy.isAdmin(call.caller) ? filter : { ...filter, startedBy: call.caller.primary };
+}
+
+/**
  * The orchestration, read after the caller's request drove it where it may: in passthrough
  * mode the timer holds no token, so the caller's read makes a due poll with the caller's token;
  * with `gateway-wait`, the answer is held until the end or the wait runs out.
@@ -43,6 +60,7 @@ async function readOrchestration(call: AppCall): Promise<OrchestrationState> {
   const { services } = call;
   const waitSeconds = waitSecondsOf(rawQueryOf(call.request), services.config.GATEWAY_WAIT_MAX_SECONDS);
   if (typeof waitSeconds === 'object') throw invalidRequest(ProblemList.of([waitSeconds]));
+  await visibleOrchestration(call, id);
   const authorization = call.request.headers.get('authorization') ?? undefined;
   let state: OrchestrationState | undefined;
   if (waitSeconds) {
@@ -56,11 +74,11 @@ async function readOrchestration(call: AppCall): Promise<OrchestrationState> {
   return state;
 }
 
-export const getOrchestration = appHandler(appRoutes.orchestrationsGet.route, async (call) =>
+export const getOrchestration = appHandler(appRoutes.orchestrationsGet, async (call) =>
   statusDocumentResponse(await readOrchestration(call), call.appBase, call.correlationId, call.services.now()),
 );
 
-export const getOperation = appHandler(appRoutes.operationsGet.route, async (call) =>
+export const getOperation = appHandler(appRoutes.operationsGet, async (call) =>
   operationAnswer(await readOrchestration(call), call.appBase, call.correlationId, call.services.now()),
 );
 
@@ -68,9 +86,9 @@ export const getOperation = appHandler(appRoutes.operationsGet.route, async (cal
  * A page of orchestrations from blob metadata alone (no input or output unless `showInput`),
  * so the answer stays small whatever is stored; `x-ms-continuation-token` reads on.
  */
-export const listOrchestrations = appHandler(appRoutes.orchestrationsList.route, async (call) => {
+export const listOrchestrations = appHandler(appRoutes.orchestrationsList, async (call) => {
   const { filter, top, showInput, continuationToken } = listRequestOf(rawQueryOf(call.request), call.request.headers);
-  const page = await call.services.orchestrations.query({ ...filter, top, continuationToken, ...scanBounds });
+  const page = await call.services.orchestrations.query({ ...ownFilter(call, filter), top, continuationToken, ...scanBounds });
   let inputBytes = 0;
   const value = [];
   for (const summary of page.summaries) {
@@ -91,26 +109,29 @@ export const listOrchestrations = appHandler(appRoutes.orchestrationsList.route,
   return jsonResponse(200, { value }, call.correlationId, page.continuationToken ? { [continuationHeader]: page.continuationToken } : {});
 });
 
-export const terminateOrchestration = appHandler(appRoutes.orchestrationsTerminate.route, async (call) => {
+export const terminateOrchestration = appHandler(appRoutes.orchestrationsTerminate, async (call) => {
   const id = orchestrationId(call);
+  await visibleOrchestration(call, id);
   const reason = call.request.query.get('reason') ?? 'Terminated by a caller.';
   const state = await call.services.orchestrations.terminate(id, reason);
   return jsonResponse(202, statusDocument(state, call.appBase), call.correlationId);
 });
 
 /** Durable's purge of one instance: 200 `{ instancesDeleted: 1 }`, 404 if there is none, 409 while it runs. */
-export const purgeOrchestration = appHandler(appRoutes.orchestrationsPurge.route, async (call) => {
+export const purgeOrchestration = appHandler(appRoutes.orchestrationsPurge, async (call) => {
   const id = orchestrationId(call);
+  await visibleOrchestration(call, id);
   const outcome = await call.services.orchestrations.purge(id);
   if (outcome === 'missing') throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
   if (outcome === 'running') throw new GatewayError('OrchestrationRunning', `Orchestration ${id} is still running: terminate it before purging it.`, { target: 'id' });
+  if (outcome === 'notifying') throw new GatewayError('NotificationsPending', `Orchestration ${id} still has notifications of its end to deliver; purge it once they are delivered or given up.`, { target: 'id' });
   return jsonResponse(200, { instancesDeleted: 1 }, call.correlationId);
 });
 
 /** Durable's purge by filter, bounded per request: `x-ms-continuation-token` goes on purging. */
-export const purgeOrchestrations = appHandler(appRoutes.orchestrationsPurgeMany.route, async (call) => {
+export const purgeOrchestrations = appHandler(appRoutes.orchestrationsPurgeMany, async (call) => {
   const { filter, continuationToken } = purgeRequestOf(rawQueryOf(call.request), call.request.headers);
-  const purged = await call.services.orchestrations.purgeMatching(filter, { top: call.services.config.ORCHESTRATION_PURGE_BATCH, continuationToken, ...scanBounds });
+  const purged = await call.services.orchestrations.purgeMatching(ownFilter(call, filter), { top: call.services.config.ORCHESTRATION_PURGE_BATCH, continuationToken, ...scanBounds });
   return jsonResponse(200, { instancesDeleted: purged.instancesDeleted }, call.correlationId, purged.continuationToken ? { [continuationHeader]: purged.continuationToken } : {});
 });
 

@@ -1,6 +1,6 @@
 /** Validation of Doc 3 declarations and the gateway custom properties. Glue only: the rules are in src/templates. */
 import { app } from '@azure/functions';
-import { appRoutes, registrationOf } from '../src/appRoutes';
+import { appRoutes, registrationOf, type AppRoute } from '../src/appRoutes';
 import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { parseJsonBody } from '../src/http/jsonBody';
@@ -17,13 +17,13 @@ async function jsonBodyOf(call: AppCall): Promise<unknown> {
   return body.value;
 }
 
-const validator = (route: string, kind: DeclarationKind) =>
+const validator = (route: AppRoute, kind: DeclarationKind) =>
   appHandler(route, async (call) => jsonResponse(200, validateDeclarations(await jsonBodyOf(call), kind), call.correlationId));
 
-export const validateGalleryImageVersions = validator(appRoutes.validateGalleryImageVersions.route, galleryImageVersionKind);
-export const validateApis = validator(appRoutes.validateApis.route, apiDefinitionKind);
+export const validateGalleryImageVersions = validator(appRoutes.validateGalleryImageVersions, galleryImageVersionKind);
+export const validateApis = validator(appRoutes.validateApis, apiDefinitionKind);
 
-export const buildGatewayProperties = appHandler(appRoutes.buildGatewayProperties.route, async (call) => {
+export const buildGatewayProperties = appHandler(appRoutes.buildGatewayProperties, async (call) => {
   const parsed = gatewaySettingsRequest.safeParse(await jsonBodyOf(call));
   if (!parsed.success) throw invalidRequest(ProblemList.ofIssues(parsed.error.issues, 'InvalidRequestBody'), 'The settings are not valid.');
   const built = buildCustomProperties(parsed.data, call.services.config.GATEWAY_PROPERTY_PREFIX);
@@ -33,7 +33,7 @@ export const buildGatewayProperties = appHandler(appRoutes.buildGatewayPropertie
   return jsonResponse(200, { customProperties: built.customProperties }, call.correlationId);
 });
 
-export const validateGatewayProperties = appHandler(appRoutes.validateGatewayProperties.route, async (call) => {
+export const validateGatewayProperties = appHandler(appRoutes.validateGatewayProperties, async (call) => {
   const { errors, warnings } = validateCustomProperties(await jsonBodyOf(call), call.services.config.GATEWAY_PROPERTY_PREFIX);
   return jsonResponse(200, { ...errors.result(1), warnings }, call.correlationId);
 });

@@ -11,6 +11,8 @@ export interface AppRoute {
   method: HttpMethod;
   route: string;
   authLevel: 'function' | 'anonymous';
+  /** For ACCESS_POLICY: `read` (status, lists, validation, metadata) or `write` (terminate, purge, refresh). */
+  access: 'read' | 'write';
   summary: string;
   tag: string;
   params?: z.ZodObject;
@@ -72,14 +74,14 @@ const declarationBody = z.looseObject({}).describe('One resource declaration, or
 
 export const appRoutes = {
   orchestrationsGet: {
-    name: 'orchestrations-get', method: 'GET', route: 'orchestrations/{id}', authLevel: 'function', tag: 'orchestrations',
+    name: 'orchestrations-get', method: 'GET', route: 'orchestrations/{id}', authLevel: 'function', access: 'read', tag: 'orchestrations',
     summary: 'Status document of an orchestration (202 with Retry-After while it runs)',
     params: orchestrationId,
     query: waitQuery,
     responses: { 200: { description: 'Finished', schema: statusDocument }, 202: { description: 'Still running', schema: statusDocument } },
   },
   orchestrationsList: {
-    name: 'orchestrations-list', method: 'GET', route: 'orchestrations', authLevel: 'function', tag: 'orchestrations',
+    name: 'orchestrations-list', method: 'GET', route: 'orchestrations', authLevel: 'function', access: 'read', tag: 'orchestrations',
     summary: 'A page of orchestrations (no input or output unless showInput=true), filtered; x-ms-continuation-token reads on',
     query: purgeFilter.extend({
       top: z.string().regex(/^[1-9][0-9]*$/).optional().describe('Most entries answered: 1 to 1000, default 100'),
@@ -93,74 +95,74 @@ export const appRoutes = {
     },
   },
   orchestrationsPurge: {
-    name: 'orchestrations-purge', method: 'DELETE', route: 'orchestrations/{id}', authLevel: 'function', tag: 'orchestrations',
+    name: 'orchestrations-purge', method: 'DELETE', route: 'orchestrations/{id}', authLevel: 'function', access: 'write', tag: 'orchestrations',
     summary: 'Purge an ended orchestration (409 while it runs)',
     params: orchestrationId,
     responses: { 200: { description: 'Purged', schema: purgeResult }, 404: { description: 'No such orchestration' }, 409: { description: 'Still running (OrchestrationRunning)' } },
   },
   orchestrationsPurgeMany: {
-    name: 'orchestrations-purge-many', method: 'DELETE', route: 'orchestrations', authLevel: 'function', tag: 'orchestrations',
+    name: 'orchestrations-purge-many', method: 'DELETE', route: 'orchestrations', authLevel: 'function', access: 'write', tag: 'orchestrations',
     summary: 'Purge the ended orchestrations matching a filter (at least one filter; a bounded batch per request, x-ms-continuation-token goes on)',
     query: purgeFilter,
     responses: { 200: { description: 'How many were purged; x-ms-continuation-token, when present, purges on', schema: purgeResult } },
   },
   orchestrationsTerminate: {
-    name: 'orchestrations-terminate', method: 'POST', route: 'orchestrations/{id}/terminate', authLevel: 'function', tag: 'orchestrations',
+    name: 'orchestrations-terminate', method: 'POST', route: 'orchestrations/{id}/terminate', authLevel: 'function', access: 'write', tag: 'orchestrations',
     summary: 'Stop tracking an orchestration',
     params: orchestrationId,
     query: z.object({ reason: z.string().optional() }),
     responses: { 202: { description: 'Terminated (or already finished)', schema: statusDocument } },
   },
   operationsGet: {
-    name: 'operations-get', method: 'GET', route: 'operations/{id}', authLevel: 'function', tag: 'orchestrations',
+    name: 'operations-get', method: 'GET', route: 'operations/{id}', authLevel: 'function', access: 'read', tag: 'orchestrations',
     summary: "The operation in the upstream's polling protocol: 202 + Retry-After while running, then its final status and body",
     params: orchestrationId,
     query: waitQuery,
     responses: { 200: { description: 'The final resource or result' }, 202: { description: 'Still running; follow Location after Retry-After' } },
   },
   certificatesRefresh: {
-    name: 'certificates-refresh', method: 'POST', route: 'certificates/refresh', authLevel: 'function', tag: 'certificates',
+    name: 'certificates-refresh', method: 'POST', route: 'certificates/refresh', authLevel: 'function', access: 'write', tag: 'certificates',
     summary: 'Refresh one configured environment, or all, under the rate limit',
     body: z.object({ projectId: z.number().int().optional(), environmentId: z.guid().optional(), force: z.boolean().optional() }),
     responses: { 200: { description: 'What happened per environment', schema: z.object({ results: z.array(refreshOutcome) }) } },
   },
   certificatesGet: {
-    name: 'certificates-get', method: 'GET', route: 'certificates/{projectId}/{environmentId}', authLevel: 'function', tag: 'certificates',
+    name: 'certificates-get', method: 'GET', route: 'certificates/{projectId}/{environmentId}', authLevel: 'function', access: 'read', tag: 'certificates',
     summary: 'Metadata of the stored certificate (never the secret) and the last attempt',
     params: z.object({ projectId, environmentId }),
     responses: { 200: { description: 'Metadata' } },
   },
   validateGalleryImageVersions: {
-    name: 'templates-galleryImageVersions-validate', method: 'POST', route: 'templates/galleryImageVersions/validate', authLevel: 'function', tag: 'templates',
+    name: 'templates-galleryImageVersions-validate', method: 'POST', route: 'templates/galleryImageVersions/validate', authLevel: 'function', access: 'read', tag: 'templates',
     summary: 'Validate gallery image version declarations (Doc 3, A)',
     body: declarationBody,
     responses: { 200: { description: 'The verdict, with the JSON path and code of each problem', schema: validationResult } },
   },
   validateApis: {
-    name: 'templates-apis-validate', method: 'POST', route: 'templates/apis/validate', authLevel: 'function', tag: 'templates',
+    name: 'templates-apis-validate', method: 'POST', route: 'templates/apis/validate', authLevel: 'function', access: 'read', tag: 'templates',
     summary: 'Validate API definition declarations (Doc 3, B)',
     body: declarationBody,
     responses: { 200: { description: 'The verdict, with the JSON path and code of each problem', schema: validationResult } },
   },
   buildGatewayProperties: {
-    name: 'templates-gatewayCustomProperties-build', method: 'POST', route: 'templates/gatewayCustomProperties/build', authLevel: 'function', tag: 'templates',
+    name: 'templates-gatewayCustomProperties-build', method: 'POST', route: 'templates/gatewayCustomProperties/build', authLevel: 'function', access: 'read', tag: 'templates',
     summary: 'The complete set of gateway TLS and cipher custom properties for the wanted settings (Doc 3, C)',
     body: z.looseObject({}).describe('{ serviceCreatedOnOrBefore20180401?, clientProtocols?, backendProtocols?, tripleDes168?, http2?, ciphers? }'),
     responses: { 200: { description: 'customProperties with every key', schema: z.object({ customProperties: z.record(z.string(), z.string()) }) } },
   },
   validateGatewayProperties: {
-    name: 'templates-gatewayCustomProperties-validate', method: 'POST', route: 'templates/gatewayCustomProperties/validate', authLevel: 'function', tag: 'templates',
+    name: 'templates-gatewayCustomProperties-validate', method: 'POST', route: 'templates/gatewayCustomProperties/validate', authLevel: 'function', access: 'read', tag: 'templates',
     summary: "Check a service resource's customProperties (Doc 3, C)",
     body: z.looseObject({}).describe('A service resource, or { customProperties }'),
     responses: { 200: { description: 'Errors, and warnings for keys a PATCH would reset', schema: validationResult } },
   },
   health: {
-    name: 'health', method: 'GET', route: 'health', authLevel: 'anonymous', tag: 'app',
+    name: 'health', method: 'GET', route: 'health', authLevel: 'anonymous', access: 'read', tag: 'app',
     summary: "Liveness: the app's version, whether storage and each upstream answer, and which configured certificates run out",
     responses: { 200: { description: 'Healthy' }, 503: { description: 'A dependency does not answer, or a certificate is within CERT_ALERT_DAYS of expiry with its refresh failing' } },
   },
   openApi: {
-    name: 'openapi', method: 'GET', route: 'openapi.json', authLevel: 'function', tag: 'app',
+    name: 'openapi', method: 'GET', route: 'openapi.json', authLevel: 'function', access: 'read', tag: 'app',
     summary: 'This document',
     responses: { 200: { description: 'OpenAPI 3.1' } },
   },

@@ -4,6 +4,9 @@
  */
 import { Cron } from 'croner';
 import { z } from 'zod';
+import { accessClasses } from './access/accessPolicy';
+import { appRoutes } from './appRoutes';
+import { operations } from './spec/catalogue';
 
 /** Why `text` is not a plain absolute http(s) base URL, or undefined when it is one. */
 export function baseUrlProblem(text: string): string | undefined {
@@ -112,6 +115,22 @@ const signingSecret = z.string().refine((value) => {
   return bytes >= 24 && bytes <= 64;
 }, 'must be whsec_ followed by the base64 of 24 to 64 random bytes');
 
+/** What a rule may allow: an operation id or function name, an app route's name, or a class. */
+const allowable = new Set<string>([...operations.flatMap((operation) => [operation.operationId, operation.name]), ...Object.values(appRoutes).map((route) => route.name), ...accessClasses]);
+
+const accessRule = z.strictObject({
+  callers: z
+    .array(z.string().regex(/^(\*|key:[0-9a-fA-F]{12}|principal:[\w.@-]{1,128}|role:[\w.:/ -]{1,128})$/, 'each caller must be key:<12 hex digits>, principal:<object id>, role:<app role> or *'))
+    .min(1)
+    .max(100),
+  allow: z
+    .array(z.string().refine((entry) => allowable.has(entry), 'each allow entry must be an operation id, an app route name, or read, write, secrets, admin'))
+    .min(1)
+    .max(100),
+  scopes: z.array(scopePrefix).min(1).max(100).optional(),
+  rate: z.strictObject({ readsPerMinute: z.number().int().min(0).max(1_000_000).optional(), writesPerMinute: z.number().int().min(0).max(1_000_000).optional() }).optional(),
+});
+
 const certificateEnvironment = z.object({
   // What the routes accept (src/spec/lifecycle.ts): an environment they would refuse could
   // never be read or refreshed on demand.
@@ -138,6 +157,7 @@ const settingsSchema = z.object({
   /** Set by the platform when App Service Authentication is on; only then are principal headers trusted. */
   WEBSITE_AUTH_ENABLED: z.stringbool().default(false),
   ALLOWED_SCOPES: jsonText(z.array(scopePrefix), '["/subscriptions/<id>"]').optional(),
+  ACCESS_POLICY: jsonText(z.array(accessRule).max(200), '[{"callers":["key:0123456789ab"],"allow":["read"]}]').optional(),
   AzureWebJobsStorage: z
     .string()
     .min(1)
@@ -216,7 +236,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     const problems = result.error.issues.map((issue) => {
       const name = String(issue.path[0] ?? '(settings)');
       const detail = issue.code === 'invalid_type' && present[name] === undefined ? 'is required' : issue.message;
-      return `${name} ${detail}`;
+      // Inside a JSON setting, where: `ACCESS_POLICY [2].allow[0] …` names the rule and the entry.
+      const where = issue.path.slice(1).map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('').replace(/^\./, '');
+      return `${name}${where ? ` ${where}` : ''} ${detail}`;
     });
     throw new ConfigError(problems);
   }

@@ -25,6 +25,8 @@ export interface HealthReport {
   checkedAt: string;
   dependencies: Record<DependencyName, DependencyStatus>;
   certificates?: CertificateWatchReport;
+  /** The management service's last remaining-request counts (x-ms-ratelimit-remaining-*). */
+  upstreamBudget?: Record<string, { remaining: number; seenAt: string }>;
 }
 
 /** One check per dependency: resolves with a short detail, or throws when it does not answer. */
@@ -34,6 +36,7 @@ export interface HealthMonitorOptions {
   checks: HealthChecks;
   /** The certificate watch, inside the same shared and cached probe; bounded by its own storage budget. */
   certificates?: () => Promise<CertificateWatchReport>;
+  upstreamBudget?: () => Record<string, { remaining: number; seenAt: string }>;
   version: string;
   /** How long a finished report is answered again without probing. */
   cacheMs: number;
@@ -77,6 +80,7 @@ export class HealthMonitor {
       checkedAt: new Date(now()).toISOString(),
       dependencies,
       ...(certificateReport && { certificates: certificateReport }),
+      ...(this.options.upstreamBudget && { upstreamBudget: this.options.upstreamBudget() }),
     };
     this.#last = { report, at: now() };
     return report;

@@ -14,11 +14,14 @@ import { getConfig, type Config } from './config';
 import { NotificationSender } from './orchestration/notificationSender';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
 import { HealthMonitor, type HealthChecks, type HealthMonitorOptions } from './health';
+import { AccessPolicy } from './access/accessPolicy';
+import { CallerRateLimiter } from './access/callerRateLimiter';
+import { UpstreamBudget } from './upstream/upstreamBudget';
 import { StorageBudget } from './storage/storageBudget';
 import { appVersion } from './version';
 import { defaultRetryPolicy } from './upstream/retryStrategy';
 import { credentialTokenSource, passthroughTokenSource, staticTokenSource, type TokenSource, type UpstreamName } from './upstream/tokenSource';
-import { createUpstreamAgent, UpstreamClient } from './upstream/upstreamClient';
+import { createUpstreamAgent, UpstreamClient, type UpstreamClientOptions } from './upstream/upstreamClient';
 
 export interface Services {
   config: Config;
@@ -29,6 +32,10 @@ export interface Services {
   orchestrations: OrchestrationEngine;
   certificates: { refresher: CertificateRefresher; store: CertificateStore; downloadGuard: DownloadGuard };
   health: HealthMonitor;
+  /** ACCESS_POLICY and the per-caller shares of the upstream (DESIGN.md section 8). */
+  access: { policy: AccessPolicy; rates: CallerRateLimiter };
+  /** The management service's last remaining-request counts. */
+  upstreamBudget: UpstreamBudget;
   now: () => number;
 }
 
@@ -122,13 +129,14 @@ function certificateWatchOf(config: Config, store: CertificateStore, policy: Wat
 export function createServices(config: Config): Services {
   const dispatcher = createUpstreamAgent();
   const retryPolicy = { ...defaultRetryPolicy, maxRetries: config.UPSTREAM_MAX_RETRIES };
-  const client = (baseUrl: string, maxRetries: number, maxResponseBytes?: number) =>
-    new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy: { ...retryPolicy, maxRetries }, maxResponseBytes });
+  const upstreamBudget = new UpstreamBudget();
+  const client = (baseUrl: string, maxRetries: number, options: Pick<UpstreamClientOptions, 'maxResponseBytes' | 'observe'> = {}) =>
+    new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy: { ...retryPolicy, maxRetries }, ...options });
   const upstreams = {
-    management: client(config.MANAGEMENT_BASE_URL, config.UPSTREAM_MAX_RETRIES),
+    management: client(config.MANAGEMENT_BASE_URL, config.UPSTREAM_MAX_RETRIES, { observe: (response) => upstreamBudget.observe(response.headers) }),
     // One download per environment per minute: a repeated call could only earn a 429. Its answer
     // carries one bundle in base64 (4/3 of the zip, which is at most about the bundle's size).
-    lifecycle: client(config.LIFECYCLE_BASE_URL, 0, 2 * config.CERT_MAX_BUNDLE_BYTES + 64 * 1024),
+    lifecycle: client(config.LIFECYCLE_BASE_URL, 0, { maxResponseBytes: 2 * config.CERT_MAX_BUNDLE_BYTES + 64 * 1024 }),
   };
   const blobService = BlobServiceClient.fromConnectionString(config.AzureWebJobsStorage);
   const tokens = createTokenSource(config);
@@ -169,9 +177,12 @@ export function createServices(config: Config): Services {
       // eslint-disable-next-line no-console
       log: (line) => console.log(line),
     }),
+    access: { policy: new AccessPolicy(config.ACCESS_POLICY), rates: new CallerRateLimiter() },
+    upstreamBudget,
     health: new HealthMonitor({
       checks: healthChecks(config, blobService),
       certificates: certificateWatchOf(config, certificateStore, watchPolicy),
+      upstreamBudget: () => upstreamBudget.snapshot(),
       version: appVersion,
       cacheMs: config.HEALTH_CACHE_SECONDS * 1000,
       now: Date.now,

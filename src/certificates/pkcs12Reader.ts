@@ -44,6 +44,20 @@ export const maxPfxIterations = 100_000;
 /** Bags one file may hold: a key, its certificate and a short chain. */
 export const maxPfxBags = 32;
 
+/**
+ * Key derivations one file may ask for (a MAC and a few encrypted contents and keys), however
+ * few rounds each: an encrypted content may hold no bag at all, so bags alone do not bound them.
+ */
+export const maxPfxDerivations = 8;
+
+/**
+ * Longest password and salt a derivation takes: the PKCS#12 derivation costs in proportion to
+ * their length as well as to its rounds (a 20 KB password made each take 18 ms). Real ones are
+ * tens of characters and 8 to 20 bytes.
+ */
+export const maxPfxPasswordLength = 256;
+export const maxPfxSaltBytes = 64;
+
 const oids = {
   data: '1.2.840.113549.1.7.1',
   encryptedData: '1.2.840.113549.1.7.6',
@@ -147,20 +161,26 @@ function countOf(node: Node | undefined, what: string): number {
   return digits.length > 6 ? Infinity : [...digits].reduce((sum, digit) => sum * 256 + digit.charCodeAt(0), 0);
 }
 
-/** Key-derivation rounds left for the rest of the file. */
-class IterationBudget {
-  #left = maxPfxIterations;
+const tooCostly = (what: string) => new Refused('PfxTooCostly', `The .pfx asks for ${what}; it is refused before deriving.`);
 
-  spend(count: number): void {
+/** What key derivation the rest of the file may still cost: rounds, derivations, and the size of each. */
+class DerivationBudget {
+  #roundsLeft = maxPfxIterations;
+  #derivationsLeft = maxPfxDerivations;
+
+  spend(count: number, salt: string): void {
     if (!(count >= 1)) throw unreadable('an iteration count below 1');
-    if (count > this.#left) throw new Refused('PfxTooCostly', `The .pfx asks for more than ${maxPfxIterations} key-derivation rounds in all; it is refused before deriving.`);
-    this.#left -= count;
+    if (count > this.#roundsLeft) throw tooCostly(`more than ${maxPfxIterations} key-derivation rounds in all`);
+    if (this.#derivationsLeft === 0) throw tooCostly(`more than ${maxPfxDerivations} key derivations`);
+    if (salt.length > maxPfxSaltBytes) throw tooCostly(`a salt longer than ${maxPfxSaltBytes} bytes`);
+    this.#roundsLeft -= count;
+    this.#derivationsLeft -= 1;
   }
 }
 
 interface Opening {
   password: string;
-  budget: IterationBudget;
+  budget: DerivationBudget;
   bags: number;
   contents: Pkcs12Contents;
 }
@@ -181,8 +201,9 @@ function decryptPbes2(params: Node, encrypted: string, opening: Opening): string
   const cipher = pbes2Ciphers[oidOf(child(scheme, 0, 'the PBES2 encryption'), 'the PBES2 encryption')];
   if (!digest || !cipher) throw unreadable('a PBES2 function or cipher that is not supported');
   const iterations = countOf(count, 'the PBKDF2 iteration count');
-  opening.budget.spend(iterations);
-  const key = pbkdf2Sync(Buffer.from(opening.password, 'utf8'), Buffer.from(octetsOf(salt, 'the PBKDF2 salt'), 'binary'), iterations, cipher.keyBytes, digest);
+  const saltBytes = octetsOf(salt, 'the PBKDF2 salt');
+  opening.budget.spend(iterations, saltBytes);
+  const key = pbkdf2Sync(Buffer.from(opening.password, 'utf8'), Buffer.from(saltBytes, 'binary'), iterations, cipher.keyBytes, digest);
   try {
     const decipher = createDecipheriv(cipher.name, key, Buffer.from(octetsOf(child(scheme, 1, 'the PBES2 IV'), 'the PBES2 IV'), 'binary'));
     return Buffer.concat([decipher.update(Buffer.from(encrypted, 'binary')), decipher.final()]).toString('binary');
@@ -197,7 +218,7 @@ function decryptPbes2(params: Node, encrypted: string, opening: Opening): string
  * (appendix B.1), which forge writes from the string's UTF-16 code units.
  */
 function decryptPkcs12Pbe(algorithm: string, params: Node, encrypted: string, opening: Opening): string {
-  opening.budget.spend(countOf(child(params, 1, 'the PBE iteration count'), 'the PBE iteration count'));
+  opening.budget.spend(countOf(child(params, 1, 'the PBE iteration count'), 'the PBE iteration count'), octetsOf(child(params, 0, 'the PBE salt'), 'the PBE salt'));
   let cipher: forge.cipher.BlockCipher;
   try {
     cipher = pbe.getCipher(algorithm, params, opening.password);
@@ -225,8 +246,9 @@ function verifyMac(macData: Node, authSafe: string, opening: Opening): void {
   const iterationsNode = children(macData, 'the MAC data')[2];
   // RFC 7292: iterations INTEGER DEFAULT 1.
   const iterations = iterationsNode ? countOf(iterationsNode, 'the MAC iteration count') : 1;
-  opening.budget.spend(iterations);
-  const salt = forge.util.createBuffer(octetsOf(child(macData, 1, 'the MAC salt'), 'the MAC salt'));
+  const saltBytes = octetsOf(child(macData, 1, 'the MAC salt'), 'the MAC salt');
+  opening.budget.spend(iterations, saltBytes);
+  const salt = forge.util.createBuffer(saltBytes);
   const key = forge.pkcs12.generateKey(opening.password, salt, 3, iterations, digest.keyBytes, digest.md);
   const hmac = forge.hmac.create();
   hmac.start(digest.md, key);
@@ -266,8 +288,9 @@ function readContentInfo(contentInfo: Node, opening: Opening): void {
 }
 
 export function readPkcs12(pfx: Buffer, password: string): Pkcs12Contents | Pkcs12Refusal {
-  const opening: Opening = { password, budget: new IterationBudget(), bags: 0, contents: { ok: true, privateKeys: [], certificates: [] } };
+  const opening: Opening = { password, budget: new DerivationBudget(), bags: 0, contents: { ok: true, privateKeys: [], certificates: [] } };
   try {
+    if (password.length > maxPfxPasswordLength) throw tooCostly(`a password longer than ${maxPfxPasswordLength} characters`);
     // PFX ::= SEQUENCE { version INTEGER (3), authSafe ContentInfo, macData MacData OPTIONAL }
     const pfxNode = parse(pfx.toString('binary'), 'the file');
     if (countOf(child(pfxNode, 0, 'the version'), 'the version') !== 3) throw unreadable('a version other than 3');

@@ -1,12 +1,15 @@
 /**
- * The adapter of the app's own routes: it gives the handler the services, the correlation id
- * and the app's base URL, and turns anything thrown into the documented error answer.
+ * The adapter of the app's own routes: it applies the access policy to the route, gives the
+ * handler the services, the caller, the correlation id and the app's base URL, and turns
+ * anything thrown into the documented error answer.
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import type { AppRoute } from '../appRoutes';
 import { toGatewayError } from '../errors';
 import { getServices, type Services } from '../services';
 import { errorCodeOf, formatCallRecord } from './callLog';
-import { callerOf } from './caller';
+import { grantFor, refusalCodes } from './authorization';
+import { callerLogFields, callerOf, type CallerIdentity } from './caller';
 import { fillPath } from '../spec/catalogue';
 import { appBaseOf } from './appBase';
 import { correlationIdOf } from './correlation';
@@ -23,20 +26,29 @@ export interface AppCall {
   appBase: string;
   /** When the request arrived (ms since the epoch): waits are counted from it. */
   startedMs: number;
+  caller: CallerIdentity;
 }
 
-/** `route` is the function's own route template, e.g. `orchestrations/{id}`. */
-export function appHandler(route: string, handle: (call: AppCall) => Promise<HttpResponseInit>) {
+/** `route` is the declared route (src/appRoutes.ts): its template, name and access class. */
+export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<HttpResponseInit>) {
   return async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
     const correlationId = correlationIdOf(request.headers);
     const startedMs = Date.now();
     let response: HttpResponseInit;
     let services: Services | undefined;
+    let caller: CallerIdentity | undefined;
+    let decision: string | undefined;
     try {
       services = getServices();
-      response = await handle({ request, context, services, correlationId, appBase: appBaseOf(request.url, fillPath(route, request.params), services.config.APP_PUBLIC_URL), startedMs });
+      caller = callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED);
+      // An anonymous route (health) is open to all: there is no caller to judge.
+      if (route.authLevel !== 'anonymous') grantFor(services, caller, { names: [route.name], access: route.access });
+      decision = 'allowed';
+      const appBase = appBaseOf(request.url, fillPath(route.route, request.params), services.config.APP_PUBLIC_URL);
+      response = await handle({ request, context, services, correlationId, appBase, startedMs, caller });
     } catch (thrown) {
       const error = toGatewayError(thrown);
+      if (refusalCodes.has(error.code)) decision = error.code;
       if (error.status >= 500) context.error(sanitizeText(`${context.functionName} failed (${error.code}): ${String((thrown as Error)?.stack ?? thrown)}`));
       response = errorResponse(error, correlationId);
     }
@@ -45,7 +57,8 @@ export function appHandler(route: string, handle: (call: AppCall) => Promise<Htt
       formatCallRecord({
         operation: context.functionName,
         target: new URL(request.url).pathname,
-        ...callerOf(request.headers, rawQueryOf(request), services?.config.WEBSITE_AUTH_ENABLED ?? false),
+        ...callerLogFields(caller ?? callerOf(request.headers, rawQueryOf(request), false)),
+        decision,
         status: response.status ?? 200,
         durationMs: Date.now() - startedMs,
         correlationId,

@@ -4,20 +4,25 @@
  * can reach it.
  */
 import type { HttpResponseInit } from '@azure/functions';
+import type { RemainingBudget } from '../upstream/upstreamBudget';
 
 export interface CallRecord {
   operation: string;
   target: string;
   caller: string;
+  principalName?: string;
   unverifiedTokenSubject?: string;
+  /** What ACCESS_POLICY decided: `allowed`, or the refusal's code; absent when the request was refused before (bad input). */
+  decision?: string;
   status: number;
   upstreamStatus?: number;
   attempts?: number;
+  /** The management service's remaining-request counts its answer gave (x-ms-ratelimit-remaining-*). */
+  upstreamRemaining?: RemainingBudget;
   durationMs: number;
   correlationId: string;
   errorCode?: string;
 }
-
 
 export function formatCallRecord(record: CallRecord): string {
   return JSON.stringify({ event: 'call', ...record });

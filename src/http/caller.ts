@@ -1,22 +1,26 @@
 /**
- * Who is calling, for the call log: never a secret, and never a name the caller chose.
- * - A principal header counts only where the platform sets it: with App Service
- *   Authentication on (`WEBSITE_AUTH_ENABLED=true`) the platform strips client-sent copies of
- *   `x-ms-client-principal-*`; without it anyone can send them.
+ * Who is calling, for the access policy and the call log: never a secret, and never a name the
+ * caller chose.
  * - A function key is named by a short fingerprint of its hash (the host does not tell a Node
  *   worker the key's name).
+ * - A principal counts only where the platform vouches for it: with App Service Authentication
+ *   on (`WEBSITE_AUTH_ENABLED=true`) the platform strips client-sent copies of
+ *   `x-ms-client-principal*` and sets its own; without it anyone can send them, and they grant
+ *   and name nothing.
  * - A bearer token's subject is read without verification (the upstream verifies), so it is
- *   logged apart from the caller and marked unverified.
+ *   logged apart from the caller and marked unverified, and grants nothing.
  */
 import { createHash } from 'node:crypto';
+import type { Caller } from '../access/accessPolicy';
 import { identifierClaim, unverifiedClaimsOf } from '../upstream/tokenClaims';
 import { bearerTokenOf } from '../upstream/tokenSource';
 import { appParameterOf } from './requestQuery';
 
 type HeaderGetter = { get(name: string): string | null };
 
-export interface CallerIdentity {
-  caller: string;
+export interface CallerIdentity extends Caller {
+  /** The platform's name for the principal (only with App Service Authentication), for the log. */
+  principalName?: string;
   /** The `oid`/`sub`/`appid` of a bearer token, as the token claims it: a label, not an identity. */
   unverifiedTokenSubject?: string;
 }
@@ -25,13 +29,64 @@ export function keyFingerprintOf(key: string): string {
   return `key:${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
 }
 
+/** Largest `x-ms-client-principal` read, and most roles taken from it. */
+const maxPrincipalHeaderLength = 16 * 1024;
+const maxRoles = 100;
+const objectIdClaims = ['http://schemas.microsoft.com/identity/claims/objectidentifier', 'oid'];
+const roleClaims = ['roles', 'http://schemas.microsoft.com/ws/2008/06/identity/claims/role'];
+
+interface PlatformPrincipal {
+  id?: string;
+  name?: string;
+  roles: string[];
+}
+
+/**
+ * The principal App Service Authentication signed in: its object id (`x-ms-client-principal-id`,
+ * or the claim), name, and app roles (the `x-ms-client-principal` header: base64 of
+ * `{ claims: [{ typ, val }], role_typ }`).
+ */
+export function platformPrincipalOf(headers: HeaderGetter): PlatformPrincipal {
+  const encoded = headers.get('x-ms-client-principal');
+  let claims: { typ?: unknown; val?: unknown }[] = [];
+  let roleType: unknown;
+  if (encoded && encoded.length <= maxPrincipalHeaderLength) {
+    try {
+      const principal = JSON.parse(Buffer.from(encoded, 'base64').toString('utf8')) as { claims?: unknown; role_typ?: unknown };
+      if (Array.isArray(principal.claims)) claims = principal.claims as typeof claims;
+      roleType = principal.role_typ;
+    } catch {
+      // An unreadable header names nobody.
+    }
+  }
+  const valuesOf = (types: unknown[]) => claims.filter((claim) => types.includes(claim.typ) && typeof claim.val === 'string').map((claim) => claim.val as string);
+  const plain = (value: string | null | undefined) => (value && /^[\w.@:/ -]{1,128}$/.test(value) ? value : undefined);
+  const id = plain(headers.get('x-ms-client-principal-id')) ?? plain(valuesOf(objectIdClaims)[0]);
+  const roles = valuesOf([...roleClaims, roleType]).map(plain).filter((role): role is string => role !== undefined).slice(0, maxRoles);
+  return { id, name: plain(headers.get('x-ms-client-principal-name')?.slice(0, 128)), roles };
+}
+
 export function callerOf(headers: HeaderGetter, query: URLSearchParams, platformAuthEnabled: boolean): CallerIdentity {
   const claims = unverifiedClaimsOf(bearerTokenOf(headers.get('authorization') ?? undefined));
   const subject = identifierClaim(claims, 'oid') ?? identifierClaim(claims, 'sub') ?? identifierClaim(claims, 'appid');
-  const labels = subject === undefined ? {} : { unverifiedTokenSubject: subject };
-  const principal = platformAuthEnabled ? headers.get('x-ms-client-principal-name') : null;
-  if (principal) return { caller: `principal:${principal.slice(0, 128)}`, ...labels };
   const key = headers.get('x-functions-key') ?? appParameterOf(query, 'code');
-  if (key) return { caller: keyFingerprintOf(key), ...labels };
-  return { caller: 'anonymous', ...labels };
+  const keySelector = key ? keyFingerprintOf(key) : undefined;
+  const principal = platformAuthEnabled ? platformPrincipalOf(headers) : { roles: [] };
+  const principalSelector = principal.id ? `principal:${principal.id.toLowerCase()}` : undefined;
+  const selectors = [principalSelector, keySelector, ...principal.roles.map((role) => `role:${role}`)].filter((selector): selector is string => selector !== undefined);
+  return {
+    primary: principalSelector ?? keySelector ?? 'anonymous',
+    selectors,
+    ...(principal.name === undefined ? {} : { principalName: principal.name }),
+    ...(subject === undefined ? {} : { unverifiedTokenSubject: subject }),
+  };
+}
+
+/** The caller as the call log names it: its most specific name, never a secret. */
+export function callerLogFields(identity: CallerIdentity): { caller: string; principalName?: string; unverifiedTokenSubject?: string } {
+  return {
+    caller: identity.primary,
+    ...(identity.principalName === undefined ? {} : { principalName: identity.principalName }),
+    ...(identity.unverifiedTokenSubject === undefined ? {} : { unverifiedTokenSubject: identity.unverifiedTokenSubject }),
+  };
 }

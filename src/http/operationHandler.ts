@@ -17,7 +17,10 @@ import { waitForEnd } from '../orchestration/orchestrationWaiter';
 import { notifyHeader, notifyTargetsOf } from './notifyTarget';
 import { operationAnswer, startAnswer } from './orchestrationAnswers';
 import { waitReaderOf } from './pollReader';
-import { callerOf } from './caller';
+import type { CallKind } from '../access/callerRateLimiter';
+import { remainingBudgetOf } from '../upstream/upstreamBudget';
+import { assertWithinGrant, grantFor, refusalCodes, takeCallerRate } from './authorization';
+import { callerLogFields, callerOf, type CallerIdentity } from './caller';
 import { correlationIdOf } from './correlation';
 import { validateOperationCall, type OperationCall } from './operationRequest';
 import { rawQueryOf } from './requestQuery';
@@ -44,6 +47,9 @@ export interface PreparedCall {
   limits: { deadlineAt: number; maxItems: number; maxBytes: number };
   /** Where to tell of a long-running operation's end (`x-gateway-notify`). */
   notifyTargets?: string[];
+  caller: CallerIdentity;
+  /** Takes one more upstream read from the caller's share (ACCESS_POLICY), or throws 429. */
+  takeRead: () => void;
 }
 
 export function createOperationHandler(operation: OperationSpec, getServices: () => Services): OperationHandler {
@@ -51,11 +57,14 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
     const services = getServices();
     const startedMs = services.now();
     const correlationId = correlationIdOf(request.headers);
+    const caller = callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED);
     let targetPath = '';
+    let decision: string | undefined;
     let response: HttpResponseInit;
     let upstream = undefined as UpstreamResponse | undefined;
     try {
-      const prepared = await prepareCall(operation, request, params, services, correlationId);
+      const prepared = await prepareCall(operation, request, params, services, correlationId, caller);
+      decision = 'allowed';
       targetPath = prepared.targetPath;
       const appBase = appBaseOf(request.url, prepared.targetPath, services.config.APP_PUBLIC_URL);
       const { downloadGuard } = services.certificates;
@@ -82,6 +91,9 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
             bodyValue: prepared.call.body?.value,
             resourceUrl: prepared.url,
             actor: services.tokens.mode === 'passthrough' ? actorOf(prepared.token) : undefined,
+            startedBy: caller.primary,
+            // With a policy, orchestrations belong to their starters: another caller's same request is its own.
+            duplicatesPerCaller: services.access.policy.enforced,
             appBase,
             notifyTargets: prepared.notifyTargets,
           },
@@ -93,6 +105,7 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
       }
     } catch (thrown) {
       const error = toGatewayError(thrown);
+      if (refusalCodes.has(error.code)) decision = error.code;
       if (error.code === 'InternalError') context.error(sanitizeText(`${operation.name} failed: ${String((thrown as Error)?.stack ?? thrown)}`));
       response = errorResponse(error, correlationId);
     }
@@ -100,10 +113,12 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
       formatCallRecord({
         operation: operation.operationId,
         target: targetPath ? `/${targetPath}` : '(invalid)',
-        ...callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED),
+        ...callerLogFields(caller),
+        decision,
         status: response.status ?? 200,
         upstreamStatus: upstream?.status,
         attempts: upstream?.attempts,
+        upstreamRemaining: upstream && remainingBudgetOf(upstream.headers),
         durationMs: services.now() - startedMs,
         correlationId,
         errorCode: errorCodeOf(response),
@@ -136,6 +151,11 @@ async function answerStart(
   return operationAnswer(state, at.appBase, at.correlationId, services.now());
 }
 
+/** The management service counts GETs as reads and everything else as writes; so does a caller's share. */
+function callKindOf(method: string): CallKind {
+  return method === 'GET' ? 'reads' : 'writes';
+}
+
 /** Everything checked and resolved before the first byte goes upstream. */
 export async function prepareCall(
   operation: OperationSpec,
@@ -143,8 +163,10 @@ export async function prepareCall(
   params: Record<string, string>,
   services: Services,
   correlationId: string,
+  caller: CallerIdentity,
 ): Promise<PreparedCall> {
   const { config } = services;
+  const grant = grantFor(services, caller, { names: [operation.operationId, operation.name], access: operation.access });
   const call = validateOperationCall(
     operation,
     {
@@ -157,7 +179,11 @@ export async function prepareCall(
   );
   const notifyTargets = notifyTargetsOf(request.headers.get(notifyHeader), config.NOTIFY_ALLOWED_ORIGINS, operation.longRunning !== undefined);
   const targetPath = fillPath(resolvePathTemplate(operation, config.PROVIDER_NAMESPACE), call.params);
-  if (operation.upstream === 'management') assertScopeAllowed(targetPath, config.ALLOWED_SCOPES);
+  if (operation.upstream === 'management') {
+    assertScopeAllowed(targetPath, config.ALLOWED_SCOPES);
+    assertWithinGrant(targetPath, grant);
+  }
+  takeCallerRate(services, caller, grant, callKindOf(operation.method));
 
   const client = services.upstreams[operation.upstream];
   const token = await services.tokens.getToken({ upstream: operation.upstream, callerAuthorization: request.headers.get('authorization') ?? undefined });
@@ -175,7 +201,8 @@ export async function prepareCall(
     headers[config.LIFECYCLE_VERSION_HEADER] = config.LIFECYCLE_API_VERSION;
   }
   const limits = { deadlineAt: services.now() + config.UPSTREAM_TIMEOUT_MS, maxItems: config.MAX_MERGED_ITEMS, maxBytes: config.MAX_MERGED_BYTES };
-  return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId, limits, notifyTargets };
+  const takeRead = () => takeCallerRate(services, caller, grant, 'reads');
+  return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId, limits, notifyTargets, caller, takeRead };
 }
 
 async function shapeResponse(prepared: PreparedCall, response: UpstreamResponse, appBase: string): Promise<HttpResponseInit> {
@@ -196,6 +223,8 @@ function mergePages(prepared: PreparedCall, first: ListPage, firstBytes: number,
   const { limits } = prepared;
   const { deadlineAt } = limits;
   const fetchPage = async (nextLink: string): Promise<FetchedPage> => {
+    // Each later page is one more upstream read of the caller's share; an empty share ends the merge like a bound.
+    prepared.takeRead();
     // The client refuses a nextLink off the upstream's origin before the token leaves.
     const response = await prepared.client.send({ method: 'GET', url: nextLink, headers: prepared.headers, token: prepared.token, timeoutMs: deadlineAt - Date.now() });
     if (response.status !== 200) {

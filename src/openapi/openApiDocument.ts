@@ -65,7 +65,8 @@ const errorSchema: JsonSchema = {
 const appErrors = {
   '400': { description: 'Bad input: one details entry per problem', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
   '401': { description: 'No valid function key, or no bearer token in passthrough mode' },
-  '403': { description: 'Outside ALLOWED_SCOPES', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  '403': { description: 'OperationNotAllowed (ACCESS_POLICY), or ScopeNotAllowed (ALLOWED_SCOPES or the caller\'s scopes)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  '429': { description: "CallerRateLimited: the caller's share of upstream calls is used (ACCESS_POLICY); Retry-After says when. An upstream's own 429 is passed back as it came", content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
   '502': { description: 'The upstream answered with something unusable', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
   '504': { description: 'The upstream did not answer in time', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
 };
@@ -117,7 +118,12 @@ function appRouteEntry(registry: SchemaRegistry, route: AppRoute): [string, stri
       tags: [route.tag],
       parameters: [...parameters(registry, 'path', route.params?.shape as Record<string, z.ZodType>), ...parameters(registry, 'query', route.query?.shape as Record<string, z.ZodType>)],
       ...(route.body ? { requestBody: { required: true, ...jsonContent(registry, route.body) } } : {}),
-      responses: { ...responses, '400': appErrors['400'], '404': { description: 'No such resource', content: appErrors['400'].content } },
+      responses: {
+        ...responses,
+        '400': appErrors['400'],
+        ...(route.authLevel === 'anonymous' ? {} : { '403': { description: 'OperationNotAllowed (ACCESS_POLICY)', content: appErrors['400'].content } }),
+        '404': { description: 'No such resource (or an orchestration the caller may not see)', content: appErrors['400'].content },
+      },
       ...(route.authLevel === 'anonymous' ? { security: [] } : {}),
     },
   ];

@@ -38,6 +38,12 @@ export interface OrchestrationSettings {
   pendingTimeoutMs: number;
   /** Polls, and deliveries, made at once by one sweep. */
   concurrency: number;
+  /** How long a start's own two first writes may take (a few storage budgets): see #takeKeyOrFindRunning. */
+  startWritesMs: number;
+  /** Most orchestrations whose deliveries one sweep makes. */
+  deliveryBatch: number;
+  /** Most targets one orchestration tells of its end (a duplicate start may add its own). */
+  maxNotifyTargets: number;
   outbox: OutboxPolicy;
   /** Told of every orchestration's end (`NOTIFY_URL`). */
   notifyUrl?: string;
@@ -57,6 +63,9 @@ export const defaultOrchestrationSettings: OrchestrationSettings = {
   retentionMs: 7 * 24 * 3600_000,
   pendingTimeoutMs: 10 * 60_000,
   concurrency: 8,
+  startWritesMs: 30_000,
+  deliveryBatch: 100,
+  maxNotifyTargets: 10,
   outbox: { maxAttempts: 8, firstRetryMs: 5000, maxRetryMs: 10 * 60_000, claimMs: 60_000 },
   purgeBatch: 500,
   housekeepingBudgetMs: 5000,
@@ -96,6 +105,10 @@ export interface StartRequest {
   appBase?: string;
   /** Where to tell of the end (`x-gateway-notify`), already checked against the allow-list. */
   notifyTargets?: string[];
+  /** Who started it (the caller's most specific name): with ACCESS_POLICY, only they and admins see it. */
+  startedBy?: string;
+  /** Whether only the same starter's repeat is a duplicate (with ACCESS_POLICY: each caller's own). */
+  duplicatesPerCaller?: boolean;
 }
 
 /**
@@ -123,10 +136,11 @@ export interface SweepResult {
   janitorScanned: number;
 }
 
-export function requestKeyOf(request: Pick<StartRequest, 'method' | 'path' | 'query' | 'bodyText' | 'actor'>): string {
+export function requestKeyOf(request: Pick<StartRequest, 'method' | 'path' | 'query' | 'bodyText' | 'actor' | 'startedBy' | 'duplicatesPerCaller'>): string {
   const query = [...request.query].sort(([a], [b]) => a.localeCompare(b));
+  const starter = request.duplicatesPerCaller ? (request.startedBy ?? '') : '';
   return createHash('sha256')
-    .update(JSON.stringify([request.method.toUpperCase(), request.path.toLowerCase(), query, request.bodyText ?? '', request.actor ?? '']))
+    .update(JSON.stringify([request.method.toUpperCase(), request.path.toLowerCase(), query, request.bodyText ?? '', request.actor ?? '', starter]))
     .digest('hex');
 }
 
@@ -240,6 +254,7 @@ export class OrchestrationEngine {
       input: { method: request.method, path: request.path, query: request.query, body: redactSecrets(request.bodyValue) },
       requestKey,
       actor: request.actor,
+      startedBy: request.startedBy,
       appBase: request.appBase,
       notifyTargets: request.notifyTargets,
       createdTime: this.#iso(now),
@@ -318,8 +333,8 @@ export class OrchestrationEngine {
    * instance died before the upstream answered) is failed first, so it never blocks a retry.
    */
   async #takeKeyOrFindRunning(requestKey: string, id: string, schedule: KeySchedule): Promise<{ running: OrchestrationState } | { etag: string }> {
-    const { store, index } = this.#deps;
-    for (let attempt = 0; attempt < 3; attempt += 1) {
+    const { store, index, settings } = this.#deps;
+    for (let attempt = 0; attempt < 10; attempt += 1) {
       const holder = await index.keyHolder(requestKey);
       if (!holder) {
         const etag = await index.claimKey(requestKey, id, schedule);
@@ -327,6 +342,13 @@ export class OrchestrationEngine {
         continue;
       }
       const stored = await store.read(holder.id);
+      if (!stored && this.#deps.now() - holder.writtenAt < settings.startWritesMs) {
+        // The holder claimed the key and is still writing its document (the two writes go at
+        // once): taking the key from a live start would send the same request twice. A start
+        // that died between the two made no upstream call, so after the window it may go.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        continue;
+      }
       if (stored && isActive(stored.state)) {
         if (!(await this.#failStalePending(stored, this.#deps.now()))) return { running: stored.state };
         continue;
@@ -344,7 +366,8 @@ export class OrchestrationEngine {
    */
   async #joinDuplicate(first: OrchestrationState, notifyTargets: readonly string[] = []): Promise<OrchestrationState> {
     let current = first;
-    const added = notifyTargets.filter((target) => !(first.notifyTargets ?? []).includes(target));
+    const room = Math.max(0, this.#deps.settings.maxNotifyTargets - (first.notifyTargets ?? []).length);
+    const added = notifyTargets.filter((target) => !(first.notifyTargets ?? []).includes(target)).slice(0, room);
     if (added.length > 0) {
       const stored = await this.#deps.store.read(first.id);
       if (stored) {
@@ -376,11 +399,15 @@ export class OrchestrationEngine {
     return this.#end(stored, { runtimeStatus: 'Terminated', failure: { code: 'Terminated', message: reason.slice(0, 500) } });
   }
 
-  /** Removes an ended orchestration and everything the index holds of it. */
-  async purge(id: string): Promise<'purged' | 'running' | 'missing'> {
+  /**
+   * Removes an ended orchestration and everything the index holds of it; not while it runs,
+   * nor while a notification of its end is still to be delivered (at least once means that).
+   */
+  async purge(id: string): Promise<'purged' | 'running' | 'notifying' | 'missing'> {
     const stored = await this.#deps.store.read(id);
     if (!stored) return 'missing';
     if (isActive(stored.state)) return 'running';
+    if (nextDeliveryAt(stored.state.deliveries) !== undefined) return 'notifying';
     await this.#purgeEnded(stored.state);
     return 'purged';
   }
@@ -405,7 +432,8 @@ export class OrchestrationEngine {
     const statuses = (filter.statuses ?? endedStatuses).filter((status) => (endedStatuses as readonly string[]).includes(status));
     const page = await this.query({ ...filter, ...bounds, statuses });
     let instancesDeleted = 0;
-    await eachLimited(page.summaries, this.#deps.settings.concurrency, async (summary) => {
+    const deliveredAll = page.summaries.filter((summary) => summary.nextDeliveryAt === undefined);
+    await eachLimited(deliveredAll, this.#deps.settings.concurrency, async (summary) => {
       if ((await this.purge(summary.id)) === 'purged') instancesDeleted += 1;
     });
     return { instancesDeleted, continuationToken: page.continuationToken };
@@ -419,13 +447,17 @@ export class OrchestrationEngine {
    * reader, a due poll is claimed with a conditional write, the upstream read once, and what
    * was read recorded. Returns false when there was nothing to do here.
    */
-  async advance(id: string, reader?: PollReader): Promise<boolean> {
+  async advance(id: string, reader?: PollReader, budgetEndsAt?: number): Promise<boolean> {
     const stored = await this.#deps.store.read(id);
     if (!stored || !isActive(stored.state)) return false;
-    return this.#step(stored, reader);
+    return this.#step(stored, reader, budgetEndsAt);
   }
 
-  async #step(stored: StoredState, reader: PollReader | undefined): Promise<boolean> {
+  /**
+   * `budgetEndsAt` bounds a poll made for a waiting caller: its reads get the time left, and
+   * none is begun with less than a second left, so a wait never outlasts what it was given.
+   */
+  async #step(stored: StoredState, reader: PollReader | undefined, budgetEndsAt?: number): Promise<boolean> {
     const now = this.#deps.now();
     const { state } = stored;
     if (state.runtimeStatus === 'Pending') return this.#failStalePending(stored, now);
@@ -437,13 +469,15 @@ export class OrchestrationEngine {
       return true;
     }
     if (!reader || poll.nextPollAt > now || (poll.claimedUntil ?? 0) > now) return false;
+    if (budgetEndsAt !== undefined && budgetEndsAt - now < 1000) return false;
     // Another caller's token is not used for this caller's operation (passthrough mode).
     if (state.actor !== undefined && state.actor !== reader.actor) return false;
     const claimedState = claimed(state, now, this.#deps.settings.claimMs);
     const etag = await this.#deps.store.replace(claimedState, stored.etag);
     if (etag === undefined) return false;
-    const reading = await this.#readUpstream(poll.mode, poll.url, state.input.method, reader.token);
-    await this.#record({ state: claimedState, etag }, reading, reader.token);
+    const timeoutMs = budgetEndsAt === undefined ? undefined : budgetEndsAt - now;
+    const reading = await this.#readUpstream(poll.mode, poll.url, state.input.method, reader.token, timeoutMs);
+    await this.#record({ state: claimedState, etag }, reading, reader.token, budgetEndsAt);
     return true;
   }
 
@@ -456,10 +490,10 @@ export class OrchestrationEngine {
     return true;
   }
 
-  async #readUpstream(mode: PollingMode, url: string, method: string, token: string): Promise<PollReading & { answer?: UpstreamAnswer }> {
+  async #readUpstream(mode: PollingMode, url: string, method: string, token: string, timeoutMs?: number): Promise<PollReading & { answer?: UpstreamAnswer }> {
     try {
       // A status is small; a runaway answer must not be held (8 polls run at once).
-      const response = await this.#deps.upstream.send({ method: 'GET', url, token, maxResponseBytes: 8 * 1024 * 1024 });
+      const response = await this.#deps.upstream.send({ method: 'GET', url, token, maxResponseBytes: 8 * 1024 * 1024, timeoutMs });
       const answer = answerOf(response);
       return { ...readPoll(mode, method, answer), answer };
     } catch (error) {
@@ -469,12 +503,13 @@ export class OrchestrationEngine {
     }
   }
 
-  async #record(stored: StoredState, reading: PollReading & { answer?: UpstreamAnswer }, token: string): Promise<void> {
+  async #record(stored: StoredState, reading: PollReading & { answer?: UpstreamAnswer }, token: string, budgetEndsAt?: number): Promise<void> {
     const lastPolledTime = this.#iso();
     if (reading.kind === 'succeeded') {
       let output = { status: reading.answer?.status ?? 200, body: redactSecrets(reading.answer?.body) };
       if (reading.needsFinalGet && stored.state.poll) {
-        const final = await this.#readUpstream('resource', stored.state.poll.resourceUrl, 'GET', token);
+        const timeoutMs = budgetEndsAt === undefined ? undefined : Math.max(1, budgetEndsAt - this.#deps.now());
+        const final = await this.#readUpstream('resource', stored.state.poll.resourceUrl, 'GET', token, timeoutMs);
         if (final.kind === 'failed') return this.#record(stored, final, token);
         if (final.kind !== 'succeeded' || !final.answer) return this.#record(stored, { kind: 'read-failed', status: final.answer?.status ?? 0 }, token);
         output = { status: 200, body: redactSecrets(final.answer.body) };
@@ -609,15 +644,19 @@ export class OrchestrationEngine {
       }
     });
 
-    await eachLimited(await index.dueOutboxes(this.#deps.now()), settings.concurrency, async (id) => {
+    // Deliveries, purges and the janitor share one budget: a backlog of any waits for the next run.
+    const housekeepingEndsAt = this.#deps.now() + settings.housekeepingBudgetMs;
+    const outboxes = (await index.dueOutboxes(this.#deps.now())).slice(0, settings.deliveryBatch);
+    await eachLimited(outboxes, settings.concurrency, async (id) => {
+      if (this.#deps.now() >= housekeepingEndsAt) return;
       try {
-        result.delivered += await this.deliver(id);
+        const attempts = await this.deliver(id);
+        result.delivered += attempts;
       } catch (error) {
         this.#log({ id, step: 'delivery-error', code: (error as GatewayError).code ?? 'InternalError' });
       }
     });
 
-    const housekeepingEndsAt = this.#deps.now() + settings.housekeepingBudgetMs;
     result.purged = await this.#purgeExpired(housekeepingEndsAt);
     if (this.#deps.now() < housekeepingEndsAt) {
       const janitor = await this.#janitorTurn();
@@ -712,5 +751,6 @@ export class OrchestrationEngine {
 /** An engine whose documents and index live in one blob container, under one storage budget. */
 export function engineOnContainer(container: ContainerClient, dependencies: Omit<EngineDependencies, 'store' | 'index'> & { storageTimeoutMs: number }): OrchestrationEngine {
   const budget = new StorageBudget(dependencies.storageTimeoutMs, 'Orchestration storage');
-  return new OrchestrationEngine({ ...dependencies, store: new OrchestrationStore(container, budget), index: new OrchestrationIndex(container, budget) });
+  const settings = { ...dependencies.settings, startWritesMs: 3 * dependencies.storageTimeoutMs };
+  return new OrchestrationEngine({ ...dependencies, settings, store: new OrchestrationStore(container, budget), index: new OrchestrationIndex(container, budget) });
 }

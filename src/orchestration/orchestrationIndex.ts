@@ -79,10 +79,10 @@ export class OrchestrationIndex {
     return written && (written.etag ?? '');
   }
 
-  /** Who holds a request key, with the ETag to take it over. */
-  async keyHolder(requestKey: string): Promise<{ id: string; etag: string } | undefined> {
+  /** Who holds a request key, with the ETag to take it over and when it was last written. */
+  async keyHolder(requestKey: string): Promise<{ id: string; etag: string; writtenAt: number } | undefined> {
     const blob = await this.budget.call('read a request key', (abortSignal) => downloadText(this.#key(requestKey), abortSignal));
-    return blob && { id: blob.text, etag: blob.etag };
+    return blob && { id: blob.text, etag: blob.etag, writtenAt: blob.lastModified?.getTime() ?? 0 };
   }
 
   /** Moves a request key from an orchestration that ended to `id`: its new ETag, or undefined if it changed meanwhile. */

@@ -28,6 +28,8 @@ export interface OrchestrationState {
   requestKey: string;
   /** A digest of the caller's token in passthrough mode: only that caller's reads advance it. */
   actor?: string;
+  /** The caller that started it (`principal:…`, `key:…`): with ACCESS_POLICY, only it and admins see it. */
+  startedBy?: string;
   /** The upstream's first answer, as the caller got it. */
   initial?: { status: number; body?: unknown };
   /** The final answer: the resource, or the upstream's error. */

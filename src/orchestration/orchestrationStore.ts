@@ -29,6 +29,7 @@ export interface OrchestrationSummary {
   /** For the janitor: the request key an active one holds, and when a delivery is next due. */
   requestKey?: string;
   nextDeliveryAt?: number;
+  startedBy?: string;
 }
 
 export interface SummaryFilter {
@@ -39,6 +40,8 @@ export interface SummaryFilter {
   createdTo?: string;
   /** A prefix of the id: read straight from the listing's own prefix. */
   idPrefix?: string;
+  /** Only those this caller started (a caller without `admin` sees its own). */
+  startedBy?: string;
 }
 
 export interface SummaryQuery extends SummaryFilter {
@@ -106,6 +109,7 @@ function summaryOf(blob: BlobItem): OrchestrationSummary {
     endedTime: metadata.endedtime || undefined,
     requestKey: metadata.requestkey || undefined,
     nextDeliveryAt: optionalNumber(metadata.nextdeliveryat),
+    startedBy: metadata.startedby || undefined,
   };
 }
 
@@ -114,6 +118,7 @@ export function matchesFilter(summary: OrchestrationSummary, filter: SummaryFilt
   if (filter.names && !filter.names.includes(summary.name)) return false;
   if (filter.createdFrom && summary.createdTime < filter.createdFrom) return false;
   if (filter.createdTo && summary.createdTime > filter.createdTo) return false;
+  if (filter.startedBy !== undefined && summary.startedBy !== filter.startedBy) return false;
   return true;
 }
 
@@ -153,6 +158,7 @@ export class OrchestrationStore {
           endedtime: state.endedTime ?? '',
           requestkey: state.requestKey,
           nextdeliveryat: String(nextDeliveryAt(state.deliveries) ?? ''),
+          startedby: state.startedBy ?? '',
         },
       }),
     );

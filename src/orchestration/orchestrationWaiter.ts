@@ -22,16 +22,25 @@ const maxPauseMs = 1000;
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** The document when it ended, or as it was when the wait ran out; undefined if there is none. */
+/**
+ * The document when it ended, or as it was when the wait ran out; undefined if there is none.
+ * The polls it makes get only the time left; and once the upstream refuses the reader's token
+ * (401/403), the waiter only watches, rather than reading again with a token that cannot pass.
+ */
 export async function waitForEnd(engine: Pick<OrchestrationEngine, 'get' | 'advance'>, id: string, options: WaitOptions): Promise<OrchestrationState | undefined> {
   const sleep = options.sleep ?? defaultSleep;
+  let reader = options.reader;
   for (;;) {
     const state = await engine.get(id);
     if (!state || !isActive(state)) return state;
-    if (options.reader && (await engine.advance(id, options.reader))) continue;
     const now = options.now();
     const remainingMs = options.untilMs - now;
     if (remainingMs <= 0) return state;
+    if (reader && (await engine.advance(id, reader, options.untilMs))) {
+      const after = await engine.get(id);
+      if (after && isActive(after) && [401, 403].includes(after.customStatus?.lastReadStatus ?? 0)) reader = undefined;
+      continue;
+    }
     // Until the poll falls due, sleep to it; once due (another instance may hold it), look often.
     const untilPollMs = (state.poll?.nextPollAt ?? now) - now;
     const pauseMs = Math.min(maxPauseMs, Math.max(minPauseMs, untilPollMs > 0 ? untilPollMs : minPauseMs * 3));

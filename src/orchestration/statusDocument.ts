@@ -23,6 +23,7 @@ export function statusDocument(state: OrchestrationState, appBase: string) {
     output: state.output ?? null,
     customStatus: state.customStatus ?? null,
     failure: state.failure ?? null,
+    startedBy: state.startedBy ?? null,
     createdTime: state.createdTime,
     lastUpdatedTime: state.lastUpdatedTime,
     endedTime: state.endedTime ?? null,

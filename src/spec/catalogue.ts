@@ -20,12 +20,20 @@ export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
  */
 export type LongRunningKind = 'put' | 'post';
 
+/**
+ * What calling an operation amounts to, for ACCESS_POLICY (DESIGN.md section 8): `read` (lists,
+ * event details), `write` (creates, updates, the migration), `secrets` (the certificate download,
+ * whose answer holds the secret).
+ */
+export type OperationAccess = 'read' | 'write' | 'secrets';
+
 export interface OperationSpec {
   /** Function name, unique in the app. */
   name: string;
   operationId: string;
   summary: string;
   method: HttpMethod;
+  access: OperationAccess;
   /** Path under the upstream base, `{P}` standing for PROVIDER_NAMESPACE; `{scope}` may hold slashes. */
   pathTemplate: string;
   /** The api-version the spec documents (the caller's own is forwarded as given). */
@@ -67,6 +75,7 @@ export const operations: readonly OperationSpec[] = [
     operationId: 'RoleAssignmentScheduleInstances_ListForScope',
     summary: 'List role assignment schedule instances for a scope',
     method: 'GET',
+    access: 'read',
     pathTemplate: '{scope}/providers/{P}.Authorization/roleAssignmentScheduleInstances',
     apiVersion: '2020-10-01',
     upstream: 'management',
@@ -82,6 +91,7 @@ export const operations: readonly OperationSpec[] = [
     operationId: 'RoleAssignmentSchedules_ListForScope',
     summary: 'List role assignment schedules for a scope',
     method: 'GET',
+    access: 'read',
     pathTemplate: '{scope}/providers/{P}.Authorization/roleAssignmentSchedules',
     apiVersion: '2020-10-01',
     upstream: 'management',
@@ -97,6 +107,7 @@ export const operations: readonly OperationSpec[] = [
     operationId: 'Event_fetchDetailsByTenantIdAndTrackingId',
     summary: 'Fetch the details of a service-health event by tracking id',
     method: 'POST',
+    access: 'read',
     pathTemplate: 'providers/{P}.ResourceHealth/events/{eventTrackingId}/fetchEventDetails',
     apiVersion: '2025-05-01',
     upstream: 'management',
@@ -112,6 +123,7 @@ export const operations: readonly OperationSpec[] = [
     operationId: 'PrivateEndpointConnections_CreateOrUpdate',
     summary: 'Create or update a private endpoint connection of a namespace',
     method: 'PUT',
+    access: 'write',
     pathTemplate:
       'subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{P}.EventHub/namespaces/{namespaceName}/privateEndpointConnections/{privateEndpointConnectionName}',
     apiVersion: '2026-01-01',
@@ -136,6 +148,7 @@ export const operations: readonly OperationSpec[] = [
     operationId: 'ContainerGroups_CreateOrUpdate',
     summary: 'Create or update a container group',
     method: 'PUT',
+    access: 'write',
     pathTemplate:
       'subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{P}.ContainerInstance/containerGroups/{containerGroupName}',
     apiVersion: '2025-09-01',
@@ -154,6 +167,7 @@ export const operations: readonly OperationSpec[] = [
     operationId: 'Location_ListUsage',
     summary: 'List container group usage for a location',
     method: 'GET',
+    access: 'read',
     pathTemplate: 'subscriptions/{subscriptionId}/providers/{P}.ContainerInstance/locations/{location}/usages',
     apiVersion: '2026-07-01',
     upstream: 'management',
@@ -169,6 +183,7 @@ export const operations: readonly OperationSpec[] = [
     operationId: 'Location_ListCachedImages',
     summary: 'List cached images for a location',
     method: 'GET',
+    access: 'read',
     pathTemplate: 'subscriptions/{subscriptionId}/providers/{P}.ContainerInstance/locations/{location}/cachedImages',
     apiVersion: '2026-07-01',
     upstream: 'management',
@@ -184,6 +199,7 @@ export const operations: readonly OperationSpec[] = [
     operationId: 'ApiManagementService_MigrateToStv2',
     summary: 'Migrate a gateway-management service to the second platform generation',
     method: 'POST',
+    access: 'write',
     pathTemplate:
       'subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{P}.ApiManagement/service/{serviceName}/migrateToStv2',
     apiVersion: '2024-05-01',
@@ -202,6 +218,7 @@ export const operations: readonly OperationSpec[] = [
     operationId: 'EnvironmentCertificate_Download',
     summary: 'Download the certificate bundle of an environment',
     method: 'GET',
+    access: 'secrets',
     pathTemplate: 'environmentinfo/v1/rsatdownload/project/{projectId}/environment/{environmentId}',
     apiVersion: '2017-09-15',
     upstream: 'lifecycle',

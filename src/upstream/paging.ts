@@ -42,7 +42,7 @@ export interface FetchedPage {
 export interface MergedPages {
   page: ListPage;
   /** Which bound ended the merge early, if one did; the page then keeps a `nextLink`. */
-  stoppedBy?: 'pages' | 'items' | 'bytes' | 'time';
+  stoppedBy?: 'pages' | 'items' | 'bytes' | 'time' | 'rate';
 }
 
 /**
@@ -72,8 +72,9 @@ export async function collectPages(
     try {
       fetched = await fetchPage(nextLink);
     } catch (error) {
-      if (error instanceof GatewayError && error.code === 'UpstreamTimeout') {
-        stoppedBy = 'time';
+      // Out of time, or out of the caller's share of upstream reads: the merged part is answered.
+      if (error instanceof GatewayError && (error.code === 'UpstreamTimeout' || error.code === 'CallerRateLimited')) {
+        stoppedBy = error.code === 'UpstreamTimeout' ? 'time' : 'rate';
         break;
       }
       throw error;

@@ -40,6 +40,8 @@ export interface UpstreamClientOptions {
   random?: () => number;
   /** Largest answer body read, so a runaway upstream cannot exhaust memory. */
   maxResponseBytes?: number;
+  /** Sees every answer (the throttling budget headers, say). */
+  observe?: (response: UpstreamResponse) => void;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -79,6 +81,7 @@ export class UpstreamClient {
       try {
         outcome = await this.#attempt(request, headers, remainingMs);
         outcome.attempts = attempt + 1;
+        this.#options.observe?.(outcome);
       } catch (error) {
         if (isAbort(error)) throw timeoutError(error);
         if (error instanceof GatewayError) throw error;

@@ -193,6 +193,16 @@ describe('passthrough orchestrations over an operation longer than a token lives
     throw new Error('The orchestration never completed with the refreshed token');
   });
 
+  it('answers gateway-wait with the final resource: the waiting caller\'s token makes the polls the timer cannot', async () => {
+    const response = await request(gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/waited?api-version=2025-09-01&gateway-wait=20`), {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${started}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
+    });
+    expect(response.statusCode).toBe(200);
+    expect(await response.body.json()).toMatchObject({ name: 'waited', properties: { provisioningState: 'Succeeded' } });
+  });
+
   it('without any reader, the poller still fails an operation past its deadline, then purges it', async () => {
     const response = await request(gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2?api-version=2024-05-01`), {
       method: 'POST',

@@ -145,6 +145,14 @@ function cryptoId(): string {
   return `00000000-0000-4000-8000-${idCounter.toString(16).padStart(12, '0')}`;
 }
 
+/** ARM's throttling headers: what is left of the caller's reads or writes, one less each call. */
+function withRemainingBudget(context: EmulatorContext, method: string, reply: Reply): Reply {
+  const { remaining } = context.management;
+  const kind = method === 'GET' ? 'reads' : 'writes';
+  remaining[kind] = Math.max(0, remaining[kind] - 1);
+  return { ...reply, headers: { ...reply.headers, [`x-ms-ratelimit-remaining-subscription-${kind}`]: String(remaining[kind]) } };
+}
+
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const resolved = defaultEmulatorOptions(options);
   const requests: RecordedRequest[] = [];
@@ -153,7 +161,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const context: EmulatorContext = {
     options: resolved,
     baseUrl: '',
-    management: { resources: new Map(), operations: new Map() },
+    management: { resources: new Map(), operations: new Map(), remaining: { reads: 12_000, writes: 1200 } },
     lifecycle: { lastDownloadAt: new Map(), issuedSecrets: [] },
   };
 
@@ -243,7 +251,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     }
     const reply = isLifecycle
       ? handleLifecycle(context, method, url, request.headers, answer?.kind === 'certificate' ? answer.certificate : undefined)
-      : handleManagement(context, method, url, body);
+      : withRemainingBudget(context, method, handleManagement(context, method, url, body));
     send(response, reply);
   };
 
@@ -266,6 +274,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     scripted = [];
     context.management.resources.clear();
     context.management.operations.clear();
+    context.management.remaining = { reads: 12_000, writes: 1200 };
     context.lifecycle.lastDownloadAt.clear();
   };
 

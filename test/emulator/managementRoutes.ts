@@ -30,6 +30,8 @@ interface PendingOperation {
 export interface ManagementState {
   resources: Map<string, StoredResource>;
   operations: Map<string, PendingOperation>;
+  /** What ARM's x-ms-ratelimit-remaining-subscription-* headers say is left, counting down. */
+  remaining: { reads: number; writes: number };
 }
 
 const cloudError = (status: number, code: string, message: string): Reply => ({ status, body: { error: { code, message } } });

@@ -12,7 +12,11 @@ export interface CountingStorage {
   reset(): void;
 }
 
-export function countingStorage(connectionString: string): CountingStorage {
+/**
+ * `delayMs` may hold a request back before it is sent (by its `METHOD path` line): how a test
+ * puts one write of a start behind another's, to reproduce a race.
+ */
+export function countingStorage(connectionString: string, delayMs: (line: string) => number = () => 0): CountingStorage {
   const parts = new Map(connectionString.split(';').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)] as const));
   const pipeline = newPipeline(new StorageSharedKeyCredential(parts.get('AccountName')!, parts.get('AccountKey')!));
   const requests: string[] = [];
@@ -21,8 +25,10 @@ export function countingStorage(connectionString: string): CountingStorage {
       sendRequest: (request) => {
         const url = new URL(request.url);
         const comp = url.searchParams.get('comp');
-        requests.push(`${request.method} ${url.pathname.split('/').slice(2).join('/')}${comp ? `?comp=${comp}` : ''}`);
-        return nextPolicy.sendRequest(request);
+        const line = `${request.method} ${url.pathname.split('/').slice(2).join('/')}${comp ? `?comp=${comp}` : ''}`;
+        requests.push(line);
+        const wait = delayMs(line);
+        return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)).then(() => nextPolicy.sendRequest(request)) : nextPolicy.sendRequest(request);
       },
     }),
   });

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type StartRequest } from '../../src/orchestration/orchestrationEngine';
 import type { OrchestrationState } from '../../src/orchestration/orchestrationState';
 import { waitForEnd } from '../../src/orchestration/orchestrationWaiter';
+import { ended } from '../../src/orchestration/transitions';
 import type { UpstreamResponse } from '../../src/upstream/upstreamClient';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
@@ -125,6 +126,22 @@ it('a start makes two storage requests before the upstream call and two after, a
   expect(afterUpstream.sort()).toEqual([expect.stringMatching(/^PUT .*\/instances\//), expect.stringMatching(/^PUT .*\/keys\/.*\?comp=metadata$/)]);
 });
 
+it('a second identical start while the first still writes its document joins it: the upstream sees one', async () => {
+  // The first start's document write is held back 400 ms; the second start reads the key then.
+  let holdBack = true;
+  const slow = countingStorage(azurite.connectionString, (line) => (holdBack && line.startsWith('PUT') && line.includes('/instances/') ? ((holdBack = false), 400) : 0));
+  const engineOn = (service: CountingStorage) =>
+    engineOnContainer(service.service.getContainerClient(container), { storageTimeoutMs: 5000, upstream: upstream(), settings: defaultOrchestrationSettings, now: Date.now, log: () => undefined });
+  await engineOn(storage).store.ensureReady();
+  const start = groupStart('raced');
+  const first = engineOn(slow).start(start, sendFor(start));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const second = await engineOn(storage).start(start, sendFor(start));
+  const firstOutcome = await first;
+  expect(second).toMatchObject({ kind: 'duplicate', state: { id: firstOutcome.state.id } });
+  expect(emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(1);
+});
+
 it('purges what passed its retention in bounded batches, with its index entries', async () => {
   // The janitor would purge what is past retention too (its own path): here it waits.
   const engine = makeEngine(() => clock, { purgeBatch: 5, janitorIntervalMs: 24 * 3600_000 });
@@ -166,6 +183,26 @@ describe('the janitor', () => {
     expect(await engine.sweep(token)).toMatchObject({ reconciled: 2 });
     expect(await engine.get(orphan.id)).toMatchObject({ runtimeStatus: 'Failed', failure: { code: 'StartInterrupted' } });
     expect(await engine.get(oldEnded.id)).toBeUndefined();
+  });
+
+  it('finishes what an instance that died between ending a document and updating the index left, when its key next falls due', async () => {
+    const engine = makeEngine();
+    const start = groupStart('died-after-end');
+    const outcome = await engine.start(start, sendFor(start));
+    // The document ended (its outbox open), but the key, expiry and outbox markers were never written.
+    const stored = (await engine.store.read(outcome.state.id))!;
+    const endedState = ended(stored.state, { runtimeStatus: 'Terminated' }, clock, { notifyUrl: 'http://127.0.0.1:9/hook', newId: randomUUID });
+    await engine.store.replace(endedState, stored.etag);
+    expect(await blobNames('keys/')).toHaveLength(1);
+    expect(await engine.sweep(token)).toMatchObject({ reconciled: 0 });
+    clock += 5000; // the key's schedule (a hint) says when to look again
+    expect(await engine.sweep(token)).toMatchObject({ reconciled: 1 });
+    expect(await blobNames('keys/')).toEqual([]);
+    expect((await blobNames('expiry/')).some((name) => name.endsWith(outcome.state.id))).toBe(true);
+    // Its outbox was marked and taken in the same run (this engine holds no signing key, so the
+    // attempt is recorded as given up, and the marker goes).
+    expect((await engine.get(outcome.state.id))?.deliveries).toMatchObject([{ attempts: 1, state: 'failed' }]);
+    expect(await blobNames('outbox/')).toEqual([]);
   });
 
   it('carries on an orchestration whose key was written without its schedule (an older version)', async () => {
@@ -248,6 +285,37 @@ describe('waiting', () => {
     expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(2);
     expect(emulator.upstreamRequests({ method: 'GET', pathIncludes: '/containerGroups/waited' })).toHaveLength(1);
   }, 30_000);
+
+  it('with a reader and no other instance, makes the polls itself until the end', async () => {
+    const alone = makeEngine(Date.now);
+    const start = groupStart('alone');
+    const outcome = await alone.start(start, sendFor(start));
+    const ended = await waitForEnd(alone, outcome.state.id, { untilMs: Date.now() + 20_000, reader: { token }, now: Date.now });
+    expect(ended).toMatchObject({ runtimeStatus: 'Completed' });
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(2);
+  }, 30_000);
+
+  it('stops reading with a token the upstream refuses, and ends when the wait does', async () => {
+    const engine = makeEngine(Date.now);
+    const start = groupStart('refused-wait');
+    const outcome = await engine.start(start, sendFor(start));
+    const startedAt = Date.now();
+    const state = await waitForEnd(engine, outcome.state.id, { untilMs: startedAt + 3000, reader: { token: 'refused-token' }, now: Date.now });
+    expect(state).toMatchObject({ runtimeStatus: 'Running', customStatus: { lastReadStatus: 401 } });
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(1);
+    expect(Date.now() - startedAt).toBeLessThan(3000 + 1500);
+  });
+
+  it('gives a poll only the time the wait has left', async () => {
+    const engine = makeEngine(Date.now);
+    const start = groupStart('slow-read');
+    const outcome = await engine.start(start, sendFor(start));
+    emulator.script({ kind: 'delay', delayMs: 8000, pathPattern: 'operationResults' });
+    const startedAt = Date.now();
+    await waitForEnd(engine, outcome.state.id, { untilMs: startedAt + 2500, reader: { token }, now: Date.now });
+    // The read that would have taken 8 s was cut at the end of the wait.
+    expect(Date.now() - startedAt).toBeLessThan(2500 + 1500);
+  });
 
   it('without a reader only watches: the end comes from another instance, and the wait ends on time otherwise', async () => {
     const watcher = makeEngine(Date.now);

@@ -189,3 +189,49 @@ it('never sends a token, and never goes where a redirect points', async () => {
   expect(hits).toEqual([]);
   expect(logs.join('\n')).not.toContain('/hooks/gateway');
 });
+
+describe('bounds', () => {
+  it('counts every attempt of a run, and starts no new delivery past the housekeeping budget', async () => {
+    const hooks = await receiver();
+    const container = `n${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+    const quick = makeEngine(container);
+    for (let index = 0; index < 20; index += 1) await quick.start(groupStart([hooks.url]), finishedAtOnce);
+    expect(await quick.sweep(undefined)).toMatchObject({ delivered: 20 });
+
+    // A receiver that never answers in time: a run stops starting deliveries once its budget is spent.
+    const silent = await receiver(() => ({ status: 200, delayMs: 1500 }));
+    const slow = engineOnContainer(BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient(container), {
+      storageTimeoutMs: 5000,
+      upstream: new UpstreamClient({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 1000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
+      notifier: new NotificationSender({ signingSecret: secret, timeoutMs: 800 }),
+      settings: { ...defaultOrchestrationSettings, concurrency: 4, housekeepingBudgetMs: 300 },
+      // The budget is time: this engine reads the real clock.
+      now: Date.now,
+      log: () => undefined,
+    });
+    for (let index = 0; index < 12; index += 1) await slow.start(groupStart([silent.url]), finishedAtOnce);
+    await slow.sweep(undefined);
+    expect(silent.deliveries.length).toBeGreaterThan(0);
+    expect(silent.deliveries.length).toBeLessThan(12);
+  });
+
+  it(`keeps at most ${defaultOrchestrationSettings.maxNotifyTargets} targets, however many duplicate starts add theirs`, async () => {
+    const accepted = async (): Promise<UpstreamResponse> => ({ status: 202, headers: { location: 'http://127.0.0.1:9/operations/1' }, bodyText: '', attempts: 1 });
+    const start = groupStart(['http://127.0.0.1:9/first']);
+    const first = await engine.start(start, accepted);
+    for (let index = 0; index < 15; index += 1) {
+      await engine.start({ ...start, notifyTargets: [`http://127.0.0.1:9/duplicate-${index}`] }, accepted);
+    }
+    expect((await engine.get(first.state.id))?.notifyTargets).toHaveLength(defaultOrchestrationSettings.maxNotifyTargets);
+  });
+
+  it('does not purge an orchestration whose notifications are still to be delivered', async () => {
+    const hooks = await receiver(() => ({ status: 503 }));
+    const outcome = await engine.start(groupStart([hooks.url]), finishedAtOnce);
+    await engine.sweep(undefined);
+    expect(await engine.purge(outcome.state.id)).toBe('notifying');
+    const byFilter = await engine.purgeMatching({ statuses: ['Completed'] }, { top: 100, maxScanned: 1000, timeBudgetMs: 5000 });
+    expect(byFilter.instancesDeleted).toBe(0);
+    expect(await engine.get(outcome.state.id)).toBeDefined();
+  });
+});

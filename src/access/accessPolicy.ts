@@ -1,0 +1,91 @@
+/**
+ * ACCESS_POLICY (DESIGN.md section 8): which callers may use which operations, in which
+ * scopes, at what rate. A caller gets the union of the rules that name it; what no rule allows
+ * is refused before anything is sent upstream. Unset, every caller may do everything (within
+ * ALLOWED_SCOPES), as before the policy existed.
+ *
+ * A rule names callers (`key:<fingerprint>`, `principal:<object id>`, `role:<app role>`, `*`)
+ * and what they may do: operation ids, function or app-route names, or the classes `read`,
+ * `write`, `secrets` (the certificate download) and `admin` (every orchestration, not only
+ * one's own).
+ */
+export const accessClasses = ['read', 'write', 'secrets', 'admin'] as const;
+export type AccessClass = (typeof accessClasses)[number];
+
+export interface CallerRate {
+  readsPerMinute?: number;
+  writesPerMinute?: number;
+}
+
+export interface AccessRule {
+  callers: string[];
+  allow: string[];
+  scopes?: string[];
+  rate?: CallerRate;
+}
+
+/** Who is calling, as the policy sees it (see caller.ts). */
+export interface Caller {
+  /** The most specific name: `principal:<object id>`, else `key:<fingerprint>`, else `anonymous`. */
+  primary: string;
+  /** Every selector that names the caller: its principal, its key, each of its app roles. */
+  selectors: string[];
+}
+
+/** What a caller is about to do: its names (operation id, function name) and its class. */
+export interface Action {
+  names: readonly string[];
+  access: Exclude<AccessClass, 'admin'>;
+}
+
+/** What a caller may do with an action: where (undefined: any scope), and how often (undefined: no limit). */
+export interface Grant {
+  scopes?: string[];
+  rate?: CallerRate;
+}
+
+/** Selectors compare case-insensitively for keys and principals (hex, GUIDs); app roles as written. */
+export function normalizeSelector(selector: string): string {
+  return /^(key|principal):/i.test(selector) ? selector.toLowerCase() : selector;
+}
+
+/** The most generous of several limits: undefined (no limit) wins. */
+function loosest(values: (number | undefined)[]): number | undefined {
+  return values.some((value) => value === undefined) ? undefined : Math.max(...(values as number[]));
+}
+
+export class AccessPolicy {
+  readonly #rules: readonly AccessRule[] | undefined;
+
+  constructor(rules: readonly AccessRule[] | undefined) {
+    this.#rules = rules?.map((rule) => ({ ...rule, callers: rule.callers.map(normalizeSelector) }));
+  }
+
+  /** Whether a policy is set at all (unset: every caller may do everything). */
+  get enforced(): boolean {
+    return this.#rules !== undefined;
+  }
+
+  #rulesFor(caller: Caller): readonly AccessRule[] {
+    const selectors = new Set(['*', ...caller.selectors.map(normalizeSelector)]);
+    return (this.#rules ?? []).filter((rule) => rule.callers.some((selector) => selectors.has(selector)));
+  }
+
+  /** What the caller may do with `action`, or undefined when no rule allows it. */
+  grant(caller: Caller, action: Action): Grant | undefined {
+    if (!this.#rules) return {};
+    const matching = this.#rulesFor(caller).filter((rule) => rule.allow.some((entry) => entry === action.access || action.names.includes(entry)));
+    if (matching.length === 0) return undefined;
+    const scopes = matching.some((rule) => !rule.scopes) ? undefined : [...new Set(matching.flatMap((rule) => rule.scopes!))];
+    const rates = matching.map((rule) => rule.rate);
+    const rate = rates.some((limit) => limit === undefined)
+      ? undefined
+      : { readsPerMinute: loosest(rates.map((limit) => limit!.readsPerMinute)), writesPerMinute: loosest(rates.map((limit) => limit!.writesPerMinute)) };
+    return { scopes, rate };
+  }
+
+  /** Whether the caller sees every orchestration, not only its own. */
+  isAdmin(caller: Caller): boolean {
+    return !this.#rules || this.#rulesFor(caller).some((rule) => rule.allow.includes('admin'));
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * A token bucket per caller and per kind of upstream call (reads, writes), after API
+ * Management's `rate-limit-by-key`: a caller may burst up to its per-minute limit, refilled
+ * evenly over the minute. The management service throttles per identity, and in `managed` mode
+ * every caller shares the app's, so one noisy caller must not drain the budget of the others.
+ *
+ * Per instance: a bucket shared across instances would cost a storage round trip per call;
+ * with N instances a caller may make up to N times its limit (the README says so).
+ */
+export type CallKind = 'reads' | 'writes';
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+}
+
+export type Taken = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+export class CallerRateLimiter {
+  readonly #buckets = new Map<string, Bucket>();
+
+  /** `maxCallers` bounds memory: the bucket least recently used goes first. */
+  constructor(private readonly maxCallers = 10_000) {}
+
+  /** Takes one call from the caller's bucket of `kind` holding `perMinute`. */
+  take(caller: string, kind: CallKind, perMinute: number, now: number): Taken {
+    const key = `${kind}\u0000${caller}`;
+    const previous = this.#buckets.get(key);
+    const refilled = previous ? Math.min(perMinute, previous.tokens + ((now - previous.updatedAt) * perMinute) / 60_000) : perMinute;
+    this.#buckets.delete(key);
+    if (refilled < 1) {
+      this.#buckets.set(key, { tokens: refilled, updatedAt: now });
+      const waitMs = perMinute > 0 ? ((1 - refilled) * 60_000) / perMinute : 60_000;
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+    }
+    this.#buckets.set(key, { tokens: refilled - 1, updatedAt: now });
+    if (this.#buckets.size > this.maxCallers) this.#buckets.delete(this.#buckets.keys().next().value!);
+    return { allowed: true };
+  }
+}

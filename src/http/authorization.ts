@@ -1,0 +1,47 @@
+/**
+ * The access policy applied to one call (DESIGN.md section 8), shared by the documented
+ * operations and the app's own routes: the operation or route allowed (else 403
+ * `OperationNotAllowed`), the target within the caller's scopes (else 403 `ScopeNotAllowed`),
+ * and an upstream call within the caller's rate (else 429 `CallerRateLimited` with
+ * Retry-After). Everything is decided before anything is sent upstream.
+ */
+import type { Action, Grant } from '../access/accessPolicy';
+import type { CallKind } from '../access/callerRateLimiter';
+import { GatewayError } from '../errors';
+import type { Services } from '../services';
+import type { CallerIdentity } from './caller';
+import { isScopeAllowed } from './scopeGuard';
+
+/** The codes of a refusal by the policy: the call log records them as its decision. */
+export const refusalCodes: ReadonlySet<string> = new Set(['OperationNotAllowed', 'ScopeNotAllowed', 'CallerRateLimited']);
+
+export function grantFor(services: Services, caller: CallerIdentity, action: Action): Grant {
+  const grant = services.access.policy.grant(caller, action);
+  if (!grant) {
+    throw new GatewayError('OperationNotAllowed', `The caller (${caller.primary}) may not call ${action.names[0]} (see ACCESS_POLICY).`, { target: action.names[0] });
+  }
+  return grant;
+}
+
+export function assertWithinGrant(targetPath: string, grant: Grant): void {
+  if (!isScopeAllowed(targetPath, grant.scopes)) {
+    throw new GatewayError('ScopeNotAllowed', 'The caller may not act on that scope (see ACCESS_POLICY).', { target: `/${targetPath}` });
+  }
+}
+
+/** Takes one upstream call of `kind` from the caller's share, if its rules set one. */
+export function takeCallerRate(services: Services, caller: CallerIdentity, grant: Grant, kind: CallKind): void {
+  const perMinute = kind === 'reads' ? grant.rate?.readsPerMinute : grant.rate?.writesPerMinute;
+  if (perMinute === undefined) return;
+  const taken = services.access.rates.take(caller.primary, kind, perMinute, services.now());
+  if (!taken.allowed) {
+    throw new GatewayError('CallerRateLimited', `The caller (${caller.primary}) used its share of upstream ${kind} (${perMinute} a minute, see ACCESS_POLICY).`, {
+      headers: { 'retry-after': String(taken.retryAfterSeconds) },
+    });
+  }
+}
+
+/** Whether the caller may see an orchestration: its own, or any with `admin`. */
+export function maySee(services: Services, caller: CallerIdentity, startedBy: string | undefined): boolean {
+  return services.access.policy.isAdmin(caller) || startedBy === caller.primary;
+}

@@ -1,0 +1,170 @@
+/**
+ * Caller rights through the built app on the local host (DESIGN.md section 8): a chat-ops bot's
+ * key that may read and start container groups in one resource group, an automation key that
+ * writes in the subscription, operators by app role through App Service Authentication (with
+ * WEBSITE_AUTH_ENABLED=true and without), orchestrations that belong to their starters, a
+ * caller's share of upstream reads, and the management service's remaining budget.
+ */
+import { request } from 'undici';
+import { keyFingerprintOf } from '../../src/http/caller';
+import { runAppExpectingFailure, startApp, type AppProcess } from '../helpers/appProcess';
+import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+
+const subscription = '00000000-0000-0000-0000-000000000000';
+const keys = { bot: 'bot-key-0123456789abcdef', automation: 'automation-key-0123456789', operator: 'operator-key-0123456789ab', stranger: 'stranger-key-0123456789ab' };
+const policy = [
+  { callers: [keyFingerprintOf(keys.bot)], allow: ['read'], rate: { readsPerMinute: 120 } },
+  { callers: [keyFingerprintOf(keys.bot)], allow: ['ContainerGroups_CreateOrUpdate'], scopes: [`/subscriptions/${subscription}/resourceGroups/rg-bot`] },
+  { callers: [keyFingerprintOf(keys.automation)], allow: ['read', 'write'], scopes: [`/subscriptions/${subscription}`] },
+  { callers: ['role:Gateway.Operator'], allow: ['read', 'write', 'secrets', 'admin'] },
+];
+const operatorPrincipal = {
+  'x-ms-client-principal-id': '7d1a2b3c-1234-4abc-9def-0123456789ab',
+  'x-ms-client-principal-name': 'operator@contoso.com',
+  'x-ms-client-principal': Buffer.from(JSON.stringify({ auth_typ: 'aad', claims: [{ typ: 'roles', val: 'Gateway.Operator' }], role_typ: 'roles' })).toString('base64'),
+};
+
+const usages = `subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
+const groupPath = (resourceGroup: string, name: string) => `subscriptions/${subscription}/resourceGroups/${resourceGroup}/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
+const groupBody = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
+const migrate = `subscriptions/${subscription}/resourceGroups/rg-bot/providers/Vendor.ApiManagement/service/apim1/migrateToStv2?api-version=2024-05-01`;
+const download = 'environmentinfo/v1/rsatdownload/project/7/environment/6f1a2b3c-1234-4abc-9def-0123456789ab';
+
+let gateway: GatewayFixture;
+let withoutPlatformAuth: AppProcess;
+beforeAll(async () => {
+  gateway = await startGateway({ LOCAL_HOST_KEYS: JSON.stringify({ ...keys, master: 'master-key-0123456789abcdef' }), ACCESS_POLICY: JSON.stringify(policy), WEBSITE_AUTH_ENABLED: 'true' });
+  withoutPlatformAuth = await startApp({ ...gateway.env, WEBSITE_AUTH_ENABLED: 'false' });
+  gateway.others.push(withoutPlatformAuth);
+});
+afterAll(async () => {
+  await withoutPlatformAuth.stop();
+  await gateway.stop();
+});
+
+async function call(key: string, method: string, path: string, options: { body?: string; headers?: Record<string, string>; baseUrl?: string } = {}) {
+  const response = await request(`${options.baseUrl ?? gateway.app.url}/api/${path}`, {
+    method: method as 'GET',
+    body: options.body,
+    headers: { 'x-functions-key': key, ...(options.body ? { 'content-type': 'application/json' } : {}), ...options.headers },
+  });
+  const text = await response.body.text();
+  return { status: response.statusCode, headers: response.headers, json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
+}
+const errorCodeOf = (answer: { json?: Record<string, unknown> }) => (answer.json?.error as { code?: string } | undefined)?.code;
+
+describe('a chat-ops bot limited to reading and starting container groups in one resource group', () => {
+  it('reads, and starts in its resource group', async () => {
+    expect((await call(keys.bot, 'GET', usages)).status).toBe(200);
+    expect((await call(keys.bot, 'PUT', groupPath('rg-bot', 'bot-group'), { body: groupBody })).status).toBe(201);
+  });
+
+  it.each<[string, string, string, string | undefined, string]>([
+    ['starting outside its resource group', 'PUT', groupPath('rg-other', 'elsewhere'), groupBody, 'ScopeNotAllowed'],
+    ['migrating a gateway service', 'POST', migrate, '{"mode":"NewIP"}', 'OperationNotAllowed'],
+    ['downloading a certificate and its secret', 'GET', download, undefined, 'OperationNotAllowed'],
+    ['terminating an orchestration', 'POST', 'orchestrations/6f1a2b3c-1234-4abc-9def-0123456789ab/terminate', undefined, 'OperationNotAllowed'],
+    ['purging orchestrations', 'DELETE', 'orchestrations?runtimeStatus=Completed', undefined, 'OperationNotAllowed'],
+  ])('is refused %s, before anything is sent upstream', async (_title, method, path, body, code) => {
+    gateway.emulator.reset();
+    const answer = await call(keys.bot, method, path, { body });
+    expect(answer.status).toBe(403);
+    expect(errorCodeOf(answer)).toBe(code);
+    expect(gateway.emulator.upstreamRequests()).toEqual([]);
+  });
+
+  it('leaves the caller and the decision in the call log', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const records = gateway.app.callRecords().filter((record) => record.caller === keyFingerprintOf(keys.bot));
+    expect(records).toEqual(expect.arrayContaining([
+      expect.objectContaining({ operation: 'Location_ListUsage', decision: 'allowed', status: 200 }),
+      expect.objectContaining({ operation: 'ApiManagementService_MigrateToStv2', decision: 'OperationNotAllowed', status: 403 }),
+      expect.objectContaining({ operation: 'ContainerGroups_CreateOrUpdate', decision: 'ScopeNotAllowed', status: 403 }),
+    ]));
+  });
+});
+
+describe('orchestrations belong to their starters', () => {
+  it('shows a caller its own only; an operator with admin sees and ends any', async () => {
+    const automationStart = await call(keys.automation, 'PUT', groupPath('rg-auto', 'auto-group'), { body: groupBody });
+    expect(automationStart.status).toBe(201);
+    const id = automationStart.headers['x-orchestration-id'] as string;
+    const botStart = await call(keys.bot, 'PUT', groupPath('rg-bot', 'bot-owned'), { body: groupBody });
+    const botId = botStart.headers['x-orchestration-id'] as string;
+
+    // Another caller's orchestration does not exist for it: 404, as for an unknown id.
+    expect((await call(keys.bot, 'GET', `orchestrations/${id}`)).status).toBe(404);
+    expect((await call(keys.bot, 'GET', `operations/${id}`)).status).toBe(404);
+    expect((await call(keys.automation, 'POST', `orchestrations/${botId}/terminate`)).status).toBe(404);
+    expect((await call(keys.automation, 'GET', `orchestrations/${id}`)).json).toMatchObject({ id, startedBy: keyFingerprintOf(keys.automation) });
+
+    const listedBy = async (key: string, headers: Record<string, string> = {}) =>
+      (((await call(key, 'GET', 'orchestrations?top=1000', { headers })).json!.value as { id: string }[]) ?? []).map((entry) => entry.id);
+    expect(await listedBy(keys.automation)).toContain(id);
+    expect(await listedBy(keys.automation)).not.toContain(botId);
+    expect(await listedBy(keys.bot)).not.toContain(id);
+    const operatorSees = await listedBy(keys.stranger, operatorPrincipal);
+    expect(operatorSees).toEqual(expect.arrayContaining([id, botId]));
+    expect((await call(keys.stranger, 'POST', `orchestrations/${botId}/terminate`, { headers: operatorPrincipal })).json).toMatchObject({ runtimeStatus: 'Terminated' });
+  });
+
+  it('takes another caller\'s identical start for a start of its own', async () => {
+    gateway.emulator.reset();
+    const [bot, automation] = await Promise.all([keys.bot, keys.automation].map((key) => call(key, 'PUT', groupPath('rg-bot', 'same-request'), { body: groupBody })));
+    expect(bot!.headers['x-orchestration-id']).not.toBe(automation!.headers['x-orchestration-id']);
+    expect(gateway.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(2);
+  });
+});
+
+describe('App Service Authentication headers', () => {
+  it('grant an app role only with WEBSITE_AUTH_ENABLED=true, where the platform sets them', async () => {
+    // The stranger's key has no rule; the operator's principal headers make it an operator...
+    expect((await call(keys.stranger, 'GET', usages, { headers: operatorPrincipal })).status).toBe(200);
+    // ...but only where the platform vouches for them. Sent to an app without App Service
+    // Authentication, they are anyone's to forge, and grant nothing.
+    const forged = await call(keys.stranger, 'GET', usages, { headers: operatorPrincipal, baseUrl: withoutPlatformAuth.url });
+    expect(forged.status).toBe(403);
+    expect(errorCodeOf(forged)).toBe('OperationNotAllowed');
+    const botWithForgedRole = await call(keys.bot, 'GET', download, { headers: operatorPrincipal, baseUrl: withoutPlatformAuth.url });
+    expect(botWithForgedRole.status).toBe(403);
+  });
+});
+
+describe("a caller's share of the upstream", () => {
+  it('answers 429 CallerRateLimited with Retry-After past the share, sends nothing for it, and recovers', async () => {
+    gateway.emulator.reset();
+    const answers = await Promise.all(Array.from({ length: 130 }, () => call(keys.bot, 'GET', usages)));
+    const refused = answers.filter((answer) => answer.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((answer) => errorCodeOf(answer) === 'CallerRateLimited' && Number(answer.headers['retry-after']) >= 1)).toBe(true);
+    expect(gateway.emulator.upstreamRequests({ method: 'GET' })).toHaveLength(answers.length - refused.length);
+    // Another caller's share is its own.
+    expect((await call(keys.automation, 'GET', usages)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await call(keys.bot, 'GET', usages)).status).toBe(200);
+  });
+
+  it('shows how much of the management service\'s budget is left, in the call log and in health', async () => {
+    await call(keys.automation, 'GET', usages);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const [record] = gateway.app.callRecords().filter((entry) => entry.operation === 'Location_ListUsage').slice(-1);
+    expect(record).toMatchObject({ upstreamRemaining: { subscriptionReads: expect.any(Number) } });
+    const health = (await (await request(`${gateway.app.url}/api/health`)).body.json()) as Record<string, unknown>;
+    expect(health).toMatchObject({ upstreamBudget: { subscriptionReads: { remaining: expect.any(Number), seenAt: expect.any(String) } } });
+  });
+});
+
+describe('start-up', () => {
+  it('stops on a policy naming what no rule can allow, naming ACCESS_POLICY and the rule', async () => {
+    const { code, output } = await runAppExpectingFailure({ ...gateway.env, ACCESS_POLICY: JSON.stringify([{ callers: ['*'], allow: ['read'] }, { callers: ['*'], allow: ['ContainerGroups_Delete'] }]) });
+    expect(code).toBe(1);
+    expect(output).toMatch(/ACCESS_POLICY \[1\]\.allow\[0\]/);
+  });
+
+  it('says in one line that every key may do everything when no policy is set', async () => {
+    const { ACCESS_POLICY: _policy, ...env } = gateway.env;
+    const open = await startApp(env);
+    await open.stop();
+    expect(open.lines.filter((line) => line.includes('ACCESS_POLICY is not set'))).toHaveLength(1);
+  });
+});
