@@ -13,6 +13,8 @@ export interface AppRoute {
   authLevel: 'function' | 'anonymous';
   /** For ACCESS_POLICY: `read` (status, lists, validation, metadata) or `write` (terminate, purge, refresh). */
   access: 'read' | 'write';
+  /** Acts on nothing a scope names (the certificate routes): a rule limited to scopes never grants it. */
+  unscoped?: true;
   summary: string;
   tag: string;
   params?: z.ZodObject;
@@ -121,13 +123,13 @@ export const appRoutes = {
     responses: { 200: { description: 'The final resource or result' }, 202: { description: 'Still running; follow Location after Retry-After' } },
   },
   certificatesRefresh: {
-    name: 'certificates-refresh', method: 'POST', route: 'certificates/refresh', authLevel: 'function', access: 'write', tag: 'certificates',
+    name: 'certificates-refresh', method: 'POST', route: 'certificates/refresh', authLevel: 'function', access: 'write', unscoped: true, tag: 'certificates',
     summary: 'Refresh one configured environment, or all, under the rate limit',
     body: z.object({ projectId: z.number().int().optional(), environmentId: z.guid().optional(), force: z.boolean().optional() }),
     responses: { 200: { description: 'What happened per environment', schema: z.object({ results: z.array(refreshOutcome) }) } },
   },
   certificatesGet: {
-    name: 'certificates-get', method: 'GET', route: 'certificates/{projectId}/{environmentId}', authLevel: 'function', access: 'read', tag: 'certificates',
+    name: 'certificates-get', method: 'GET', route: 'certificates/{projectId}/{environmentId}', authLevel: 'function', access: 'read', unscoped: true, tag: 'certificates',
     summary: 'Metadata of the stored certificate (never the secret) and the last attempt',
     params: z.object({ projectId, environmentId }),
     responses: { 200: { description: 'Metadata' } },

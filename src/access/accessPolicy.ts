@@ -36,12 +36,20 @@ export interface Caller {
 export interface Action {
   names: readonly string[];
   access: Exclude<AccessClass, 'admin'>;
+  /**
+   * The action acts on nothing a scope can name (the certificate routes: a lifecycle service's
+   * project and environment, not a management scope). A rule limited to scopes never grants it,
+   * or a rule meant for one resource group would hand out every environment's secret.
+   */
+  unscoped?: boolean;
 }
 
 /** What a caller may do with an action: where (undefined: any scope), and how often (undefined: no limit). */
 export interface Grant {
   scopes?: string[];
   rate?: CallerRate;
+  /** Whose share of the upstream the calls are charged to (see #rateSubject). */
+  rateSubject?: string;
 }
 
 /** Selectors compare case-insensitively for keys and principals (hex, GUIDs); app roles as written. */
@@ -71,17 +79,30 @@ export class AccessPolicy {
     return (this.#rules ?? []).filter((rule) => rule.callers.some((selector) => selectors.has(selector)));
   }
 
+  /**
+   * Whose share the calls are charged to: the key or principal a rate-bearing rule names, so a
+   * key's share stays the key's whichever principals send it; a rule for a role or for `*`
+   * gives each caller a share of its own.
+   */
+  #rateSubject(caller: Caller, rules: readonly AccessRule[]): string {
+    const own = new Set(caller.selectors.map(normalizeSelector));
+    const named = rules.flatMap((rule) => rule.callers).find((selector) => /^(key|principal):/.test(selector) && own.has(selector));
+    return named ?? caller.primary;
+  }
+
   /** What the caller may do with `action`, or undefined when no rule allows it. */
   grant(caller: Caller, action: Action): Grant | undefined {
     if (!this.#rules) return {};
-    const matching = this.#rulesFor(caller).filter((rule) => rule.allow.some((entry) => entry === action.access || action.names.includes(entry)));
+    const matching = this.#rulesFor(caller).filter(
+      (rule) => rule.allow.some((entry) => entry === action.access || action.names.includes(entry)) && !(action.unscoped && rule.scopes),
+    );
     if (matching.length === 0) return undefined;
     const scopes = matching.some((rule) => !rule.scopes) ? undefined : [...new Set(matching.flatMap((rule) => rule.scopes!))];
     const rates = matching.map((rule) => rule.rate);
     const rate = rates.some((limit) => limit === undefined)
       ? undefined
       : { readsPerMinute: loosest(rates.map((limit) => limit!.readsPerMinute)), writesPerMinute: loosest(rates.map((limit) => limit!.writesPerMinute)) };
-    return { scopes, rate };
+    return rate ? { scopes, rate, rateSubject: this.#rateSubject(caller, matching.filter((rule) => rule.rate)) } : { scopes, rate };
   }
 
   /** Whether the caller sees every orchestration, not only its own. */

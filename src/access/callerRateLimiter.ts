@@ -27,14 +27,17 @@ export class CallerRateLimiter {
     const key = `${kind}\u0000${caller}`;
     const previous = this.#buckets.get(key);
     const refilled = previous ? Math.min(perMinute, previous.tokens + ((now - previous.updatedAt) * perMinute) / 60_000) : perMinute;
+    const allowed = refilled >= 1;
+    this.#remember(key, { tokens: allowed ? refilled - 1 : refilled, updatedAt: now });
+    if (allowed) return { allowed: true };
+    const waitMs = perMinute > 0 ? ((1 - refilled) * 60_000) / perMinute : 60_000;
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+  }
+
+  /** Keeps a bucket as the most recently used, forgetting the least recently used past the bound. */
+  #remember(key: string, bucket: Bucket): void {
     this.#buckets.delete(key);
-    if (refilled < 1) {
-      this.#buckets.set(key, { tokens: refilled, updatedAt: now });
-      const waitMs = perMinute > 0 ? ((1 - refilled) * 60_000) / perMinute : 60_000;
-      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
-    }
-    this.#buckets.set(key, { tokens: refilled - 1, updatedAt: now });
+    this.#buckets.set(key, bucket);
     if (this.#buckets.size > this.maxCallers) this.#buckets.delete(this.#buckets.keys().next().value!);
-    return { allowed: true };
   }
 }

@@ -42,7 +42,7 @@ export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<H
       services = getServices();
       caller = callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED);
       // An anonymous route (health) is open to all: there is no caller to judge.
-      if (route.authLevel !== 'anonymous') grantFor(services, caller, { names: [route.name], access: route.access });
+      if (route.authLevel !== 'anonymous') grantFor(services, caller, { names: [route.name], access: route.access, unscoped: route.unscoped });
       decision = 'allowed';
       const appBase = appBaseOf(request.url, fillPath(route.route, request.params), services.config.APP_PUBLIC_URL);
       response = await handle({ request, context, services, correlationId, appBase, startedMs, caller });

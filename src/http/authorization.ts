@@ -33,7 +33,7 @@ export function assertWithinGrant(targetPath: string, grant: Grant): void {
 export function takeCallerRate(services: Services, caller: CallerIdentity, grant: Grant, kind: CallKind): void {
   const perMinute = kind === 'reads' ? grant.rate?.readsPerMinute : grant.rate?.writesPerMinute;
   if (perMinute === undefined) return;
-  const taken = services.access.rates.take(caller.primary, kind, perMinute, services.now());
+  const taken = services.access.rates.take(grant.rateSubject ?? caller.primary, kind, perMinute, services.now());
   if (!taken.allowed) {
     throw new GatewayError('CallerRateLimited', `The caller (${caller.primary}) used its share of upstream ${kind} (${perMinute} a minute, see ACCESS_POLICY).`, {
       headers: { 'retry-after': String(taken.retryAfterSeconds) },

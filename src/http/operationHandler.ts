@@ -151,9 +151,12 @@ async function answerStart(
   return operationAnswer(state, at.appBase, at.correlationId, services.now());
 }
 
-/** The management service counts GETs as reads and everything else as writes; so does a caller's share. */
-function callKindOf(method: string): CallKind {
-  return method === 'GET' ? 'reads' : 'writes';
+/**
+ * Which of a caller's shares an operation draws on: by its class, as ACCESS_POLICY names it, so a
+ * read that is a POST (event details) counts against the reads a rule allows.
+ */
+function callKindOf(operation: OperationSpec): CallKind {
+  return operation.access === 'write' ? 'writes' : 'reads';
 }
 
 /** Everything checked and resolved before the first byte goes upstream. */
@@ -166,7 +169,7 @@ export async function prepareCall(
   caller: CallerIdentity,
 ): Promise<PreparedCall> {
   const { config } = services;
-  const grant = grantFor(services, caller, { names: [operation.operationId, operation.name], access: operation.access });
+  const grant = grantFor(services, caller, { names: [operation.operationId, operation.name], access: operation.access, unscoped: operation.upstream !== 'management' });
   const call = validateOperationCall(
     operation,
     {
@@ -183,7 +186,7 @@ export async function prepareCall(
     assertScopeAllowed(targetPath, config.ALLOWED_SCOPES);
     assertWithinGrant(targetPath, grant);
   }
-  takeCallerRate(services, caller, grant, callKindOf(operation.method));
+  takeCallerRate(services, caller, grant, callKindOf(operation));
 
   const client = services.upstreams[operation.upstream];
   const token = await services.tokens.getToken({ upstream: operation.upstream, callerAuthorization: request.headers.get('authorization') ?? undefined });

@@ -11,11 +11,26 @@ import { runAppExpectingFailure, startApp, type AppProcess } from '../helpers/ap
 import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 
 const subscription = '00000000-0000-0000-0000-000000000000';
-const keys = { bot: 'bot-key-0123456789abcdef', automation: 'automation-key-0123456789', operator: 'operator-key-0123456789ab', stranger: 'stranger-key-0123456789ab' };
+const keys = {
+  bot: 'bot-key-0123456789abcdef',
+  otherBot: 'other-bot-key-0123456789',
+  automation: 'automation-key-0123456789',
+  scoped: 'scoped-key-0123456789abcd',
+  sparing: 'sparing-key-0123456789ab',
+  pager: 'pager-key-0123456789abcde',
+  operator: 'operator-key-0123456789ab',
+  stranger: 'stranger-key-0123456789ab',
+};
 const policy = [
   { callers: [keyFingerprintOf(keys.bot)], allow: ['read'], rate: { readsPerMinute: 120 } },
   { callers: [keyFingerprintOf(keys.bot)], allow: ['ContainerGroups_CreateOrUpdate'], scopes: [`/subscriptions/${subscription}/resourceGroups/rg-bot`] },
+  { callers: [keyFingerprintOf(keys.otherBot)], allow: ['read'], rate: { readsPerMinute: 120 } },
   { callers: [keyFingerprintOf(keys.automation)], allow: ['read', 'write'], scopes: [`/subscriptions/${subscription}`] },
+  // Everything, but only within one resource group: never the certificate routes, which no scope names.
+  { callers: [keyFingerprintOf(keys.scoped)], allow: ['read', 'write', 'secrets'], scopes: [`/subscriptions/${subscription}/resourceGroups/rg-auto`] },
+  // Two reads a minute, whatever the operation's HTTP method.
+  { callers: [keyFingerprintOf(keys.sparing)], allow: ['read'], rate: { readsPerMinute: 2 } },
+  { callers: [keyFingerprintOf(keys.pager)], allow: ['read'], rate: { readsPerMinute: 2 } },
   { callers: ['role:Gateway.Operator'], allow: ['read', 'write', 'secrets', 'admin'] },
 ];
 const operatorPrincipal = {
@@ -108,6 +123,16 @@ describe('orchestrations belong to their starters', () => {
     expect((await call(keys.stranger, 'POST', `orchestrations/${botId}/terminate`, { headers: operatorPrincipal })).json).toMatchObject({ runtimeStatus: 'Terminated' });
   });
 
+  it("leaves another caller's orchestrations to it: purges, one or by filter, do not reach them", async () => {
+    const started = await call(keys.automation, 'PUT', groupPath('rg-auto', 'kept'), { body: groupBody });
+    const id = started.headers['x-orchestration-id'] as string;
+    expect((await call(keys.stranger, 'GET', `orchestrations/${id}`, { headers: operatorPrincipal })).json).toMatchObject({ id });
+    await call(keys.automation, 'POST', `orchestrations/${id}/terminate`);
+    expect((await call(keys.scoped, 'DELETE', `orchestrations/${id}`)).status).toBe(404);
+    expect((await call(keys.scoped, 'DELETE', 'orchestrations?runtimeStatus=Terminated')).json).toEqual({ instancesDeleted: 0 });
+    expect((await call(keys.automation, 'GET', `orchestrations/${id}`)).status).toBe(200);
+  });
+
   it('takes another caller\'s identical start for a start of its own', async () => {
     gateway.emulator.reset();
     const [bot, automation] = await Promise.all([keys.bot, keys.automation].map((key) => call(key, 'PUT', groupPath('rg-bot', 'same-request'), { body: groupBody })));
@@ -144,6 +169,33 @@ describe("a caller's share of the upstream", () => {
     expect((await call(keys.bot, 'GET', usages)).status).toBe(200);
   });
 
+  it('gives each limited key a share of its own', async () => {
+    gateway.emulator.reset();
+    const drained = await Promise.all(Array.from({ length: 125 }, () => call(keys.otherBot, 'GET', usages)));
+    expect(drained.some((answer) => answer.status === 429)).toBe(true);
+    // The bot's share is untouched by the other bot's (both allow 120 reads a minute).
+    expect((await call(keys.bot, 'GET', usages)).status).toBe(200);
+  });
+
+  it('charges a key\'s share to the key whoever signs in with it, and a read that is a POST as a read', async () => {
+    const events = 'providers/Vendor.ResourceHealth/events/TRK-1/fetchEventDetails?api-version=2025-05-01';
+    const asPrincipal = (id: string) => ({ ...operatorPrincipal, 'x-ms-client-principal-id': id, 'x-ms-client-principal': Buffer.from('{"claims":[]}').toString('base64') });
+    expect((await call(keys.sparing, 'POST', events, { headers: asPrincipal('11111111-aaaa-4aaa-8aaa-000000000001') })).status).toBe(200);
+    expect((await call(keys.sparing, 'GET', usages, { headers: asPrincipal('11111111-aaaa-4aaa-8aaa-000000000002') })).status).toBe(200);
+    const third = await call(keys.sparing, 'POST', events, { headers: asPrincipal('11111111-aaaa-4aaa-8aaa-000000000003') });
+    expect(third.status).toBe(429);
+    expect(errorCodeOf(third)).toBe('CallerRateLimited');
+  });
+
+  it('ends a merge of pages where the share ends, answering the merged part with its nextLink', async () => {
+    gateway.emulator.reset();
+    // Two reads a minute: the first page and one more; the third page is left to the nextLink.
+    const merged = await call(keys.pager, 'GET', `${usages}&gateway-pages=all`);
+    expect(merged.status).toBe(200);
+    expect(merged.json).toMatchObject({ value: expect.any(Array), nextLink: expect.stringContaining('/api/subscriptions/') });
+    expect(gateway.emulator.upstreamRequests({ method: 'GET' })).toHaveLength(2);
+  });
+
   it('shows how much of the management service\'s budget is left, in the call log and in health', async () => {
     await call(keys.automation, 'GET', usages);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -151,6 +203,22 @@ describe("a caller's share of the upstream", () => {
     expect(record).toMatchObject({ upstreamRemaining: { subscriptionReads: expect.any(Number) } });
     const health = (await (await request(`${gateway.app.url}/api/health`)).body.json()) as Record<string, unknown>;
     expect(health).toMatchObject({ upstreamBudget: { subscriptionReads: { remaining: expect.any(Number), seenAt: expect.any(String) } } });
+  });
+});
+
+describe('a rule limited to scopes', () => {
+  it('grants nothing on the certificate routes, which no scope names', async () => {
+    expect(errorCodeOf(await call(keys.scoped, 'GET', download))).toBe('OperationNotAllowed');
+    expect(errorCodeOf(await call(keys.scoped, 'POST', 'certificates/refresh'))).toBe('OperationNotAllowed');
+    expect((await call(keys.scoped, 'PUT', groupPath('rg-auto', 'scoped-start'), { body: groupBody })).status).toBe(201);
+  });
+});
+
+describe('the local host reads the key as the app does', () => {
+  it('takes the first code in any case: a caller cannot name itself with another', async () => {
+    const response = await request(`${gateway.app.url}/api/${usages}&Code=chosen-by-caller-001&code=${keys.otherBot}`);
+    expect(response.statusCode).toBe(401);
+    await response.body.dump();
   });
 });
 

@@ -11,6 +11,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 import { Cron } from 'croner';
 import { getProgrammingModel, hooksFor, log, registeredFunctions, type BindingInfo, type RegisteredFunction } from './coreApi';
+import { appParameterOf } from '../../src/http/requestQuery';
 import { matchRoute, parseRouteTemplate, routesOverlap, type RouteTemplate } from './routeTemplate';
 
 export interface LocalHostOptions {
@@ -179,7 +180,8 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
 
   const hasValidKey = (request: IncomingMessage, url: URL, keyName?: string): boolean => {
     if (keys.length === 0) return true;
-    const given = (request.headers['x-functions-key'] as string | undefined) ?? url.searchParams.get('code') ?? '';
+    // As the app reads it (src/http/caller.ts): the header, else `code` in any case, the first given.
+    const given = (request.headers['x-functions-key'] as string | undefined) ?? appParameterOf(url.searchParams, 'code') ?? '';
     return keys.some(([name, value]) => (!keyName || name === keyName) && keyMatches(given, value));
   };
 

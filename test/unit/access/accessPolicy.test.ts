@@ -30,8 +30,8 @@ const openApi = op(['openapi'], 'read');
 
 describe('AccessPolicy.grant', () => {
   it.each<[string, Caller, Action, ReturnType<AccessPolicy['grant']>]>([
-    ['the bot reads anywhere, at its read rate', bot, listUsage, { scopes: undefined, rate: { readsPerMinute: 60, writesPerMinute: undefined } }],
-    ['the bot starts container groups in its resource group only', bot, createGroup, { scopes: ['/subscriptions/s1/resourceGroups/rg-bot'], rate: { readsPerMinute: 120, writesPerMinute: 10 } }],
+    ['the bot reads anywhere, at its read rate', bot, listUsage, { scopes: undefined, rate: { readsPerMinute: 60, writesPerMinute: undefined }, rateSubject: 'key:0123456789ab' }],
+    ['the bot starts container groups in its resource group only', bot, createGroup, { scopes: ['/subscriptions/s1/resourceGroups/rg-bot'], rate: { readsPerMinute: 120, writesPerMinute: 10 }, rateSubject: 'key:0123456789ab' }],
     ['the bot may not migrate', bot, migrate, undefined],
     ['the bot may not terminate', bot, terminate, undefined],
     ['the bot may not download secrets', bot, download, undefined],
@@ -42,6 +42,24 @@ describe('AccessPolicy.grant', () => {
     ['a stranger may do nothing else', stranger, listUsage, undefined],
   ])('%s', (_title, caller, action, expected) => {
     expect(policy.grant(caller, action)).toEqual(expected);
+  });
+
+  it('never lets a rule limited to scopes grant what no scope names (the certificate routes)', () => {
+    const scoped = new AccessPolicy([{ callers: ['key:0123456789ab'], allow: ['read', 'write', 'secrets'], scopes: ['/subscriptions/s1/resourceGroups/rg-auto'] }]);
+    expect(scoped.grant(bot, { ...download, unscoped: true })).toBeUndefined();
+    expect(scoped.grant(bot, { names: ['certificates-refresh'], access: 'write', unscoped: true })).toBeUndefined();
+    expect(scoped.grant(bot, createGroup)).toMatchObject({ scopes: ['/subscriptions/s1/resourceGroups/rg-auto'] });
+  });
+
+  it("charges a key's share to the key, whoever signs in with it; a role's to each caller", () => {
+    const shared = new AccessPolicy([
+      { callers: ['key:0123456789ab'], allow: ['read'], rate: { readsPerMinute: 2 } },
+      { callers: ['role:Bots'], allow: ['write'], rate: { writesPerMinute: 2 } },
+    ]);
+    const signedIn = (principal: string): Caller => ({ primary: `principal:${principal}`, selectors: [`principal:${principal}`, 'key:0123456789ab', 'role:Bots'] });
+    expect(shared.grant(signedIn('one'), listUsage)?.rateSubject).toBe('key:0123456789ab');
+    expect(shared.grant(signedIn('two'), listUsage)?.rateSubject).toBe('key:0123456789ab');
+    expect(shared.grant(signedIn('one'), createGroup)?.rateSubject).toBe('principal:one');
   });
 
   it('takes the loosest rate of the rules that allow an action: an unlimited rule lifts the limit', () => {

@@ -25,6 +25,14 @@ describe('CallerRateLimiter', () => {
     expect(new CallerRateLimiter().take('key:a', 'writes', 0, 0)).toEqual({ allowed: false, retryAfterSeconds: 60 });
   });
 
+  it('stays within its bound when it refuses too (a limit of zero)', () => {
+    const limiter = new CallerRateLimiter(2);
+    expect(limiter.take('key:a', 'reads', 1, 0).allowed).toBe(true);
+    for (const caller of ['key:b', 'key:c', 'key:d']) expect(limiter.take(caller, 'reads', 0, 0).allowed).toBe(false);
+    // key:a's empty bucket was forgotten to make room for refused ones: it starts full again.
+    expect(limiter.take('key:a', 'reads', 1, 0).allowed).toBe(true);
+  });
+
   it('forgets the least recently used caller past its bound', () => {
     const limiter = new CallerRateLimiter(2);
     limiter.take('key:a', 'reads', 1, 0);
