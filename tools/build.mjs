@@ -1,6 +1,6 @@
 // Builds the two bundles: the function app the real host loads (package.json "main"), with
 // @azure/functions-core left to the worker, and the local host that `npm start` runs.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 // ESM builds of some Azure packages (picked through their "exports") read import.meta.url,
@@ -19,12 +19,46 @@ const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs'
  */
 const appOutput = { ...common, minifyWhitespace: true, charset: 'ascii' };
 
+/**
+ * Packages the app requires on first use (src/lazyPackages.ts) are not bundled into index.js:
+ * each becomes a file of its own beside it, built after it, and the app's `require.resolve` of
+ * the package resolves that file. A package both imported and required would be loaded
+ * with index.js anyway, which the build refuses.
+ */
+const lazyFileOf = (name) => `${name.replace(/^@/, '').replace(/\//g, '-')}.js`;
+const lazyPackages = new Set();
+const lazyPackagesPlugin = {
+  name: 'lazy-packages',
+  setup(pluginBuild) {
+    const imported = new Set();
+    pluginBuild.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.importer.includes('node_modules') || args.path.startsWith('node:')) return undefined;
+      if (args.kind !== 'require-resolve') {
+        imported.add(args.path);
+        return undefined;
+      }
+      lazyPackages.add(args.path);
+      return { path: `./${lazyFileOf(args.path)}`, external: true };
+    });
+    pluginBuild.onEnd((result) => {
+      for (const name of lazyPackages) {
+        if (imported.has(name)) result.errors.push({ text: `${name} is loaded on first use (src/lazyPackages.ts) and must not be imported as well` });
+      }
+    });
+  },
+};
+
+rmSync('dist/functions', { recursive: true, force: true });
 await build({
   ...appOutput,
   entryPoints: ['functions/index.ts'],
   outfile: 'dist/functions/index.js',
   external: ['@azure/functions-core'],
+  plugins: [lazyPackagesPlugin],
 });
+for (const name of lazyPackages) {
+  await build({ ...appOutput, stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: '.', sourcefile: `${name}.lazy.js` }, outfile: `dist/functions/${lazyFileOf(name)}` });
+}
 for (const file of readdirSync('dist/functions').filter((name) => name.endsWith('.js'))) {
   const wide = /[^\x00-\xff]/.exec(readFileSync(`dist/functions/${file}`, 'utf8'));
   if (wide) throw new Error(`dist/functions/${file} holds ${JSON.stringify(wide[0])} (above U+00FF): V8 would hold it as a two-byte string`);

@@ -58,11 +58,12 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
       const prepared = await prepareCall(operation, request, params, services, correlationId);
       targetPath = prepared.targetPath;
       const appBase = appBaseOf(request.url, prepared.targetPath, services.config.APP_PUBLIC_URL);
-      const { downloadGuard } = services.certificates;
+      // Only the certificate download reads the guard, and with it storage (built on first use).
+      const downloadGuard = operation.rateLimitedPerEnvironment ? services.certificates.downloadGuard : undefined;
       const send = async () => {
-        if (operation.rateLimitedPerEnvironment) await downloadGuard.acquire(prepared.call.params);
+        await downloadGuard?.acquire(prepared.call.params);
         upstream = await prepared.client.send({ method: operation.method, url: prepared.url, headers: prepared.headers, body: prepared.call.body?.text, token: prepared.token });
-        if (operation.rateLimitedPerEnvironment) await downloadGuard.observe(prepared.call.params, upstream);
+        await downloadGuard?.observe(prepared.call.params, upstream);
         // No documented operation redirects. Passing a 3xx on would send the caller (and an SDK
         // that follows it, its token) wherever the upstream points; recording it would make a
         // long-running start look finished.
