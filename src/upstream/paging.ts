@@ -17,8 +17,9 @@ export function isListPage(body: unknown): body is ListPage {
 
 /** Maps an upstream `nextLink` to the same path and query under the app's base (`…/api`). */
 export function rewriteNextLink(nextLink: string, upstreamBase: string, appBase: string): string {
-  const link = assertTrustedUrl(nextLink, upstreamBase, 'nextLink');
-  const basePath = new URL(upstreamBase).pathname.replace(/\/+$/, '');
+  const base = new URL(upstreamBase);
+  const link = assertTrustedUrl(nextLink, base, 'nextLink');
+  const basePath = base.pathname.replace(/\/+$/, '');
   const relativePath = link.pathname.slice(basePath.length);
   return `${appBase.replace(/\/+$/, '')}${relativePath}${link.search}`;
 }
