@@ -181,7 +181,7 @@ export async function prepareCall(
 
 async function shapeResponse(prepared: PreparedCall, response: UpstreamResponse, appBase: string): Promise<HttpResponseInit> {
   const { operation, call, correlationId } = prepared;
-  if (response.status >= 300 || response.bodyText.trim() === '') return upstreamResponse(response, correlationId);
+  if (response.status >= 300 || !/\S/.test(response.bodyText)) return upstreamResponse(response, correlationId);
   const body = parseUpstreamJson(response);
   if (!operation.pageable) return upstreamResponse(response, correlationId);
   if (!isListPage(body)) throw new GatewayError('UpstreamBadResponse', 'The upstream list answer has no "value" array.');

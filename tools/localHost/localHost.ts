@@ -235,7 +235,9 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
     }
     const answer = returned?.http ?? {};
     const status = Number(answer.statusCode ?? 200);
-    const bodyBytes = answer.body?.bytes ? Buffer.from(answer.body.bytes) : Buffer.from(answer.body?.string ?? '');
+    // A view of the bytes the programming model handed over, not a copy: a merged list is megabytes.
+    const { bytes } = answer.body ?? {};
+    const bodyBytes = bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.from(answer.body?.string ?? '');
     response.writeHead(status, answer.headers ?? {});
     response.end(method === 'HEAD' ? undefined : bodyBytes);
   };
