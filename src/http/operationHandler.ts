@@ -7,7 +7,7 @@ import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/fu
 import { GatewayError, toGatewayError } from '../errors';
 import type { Services } from '../services';
 import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
-import { collectPages, isListPage, rewriteNextLink, type FetchedPage, type ListPage } from '../upstream/paging';
+import { collectPagesText, isListPage, listPageText, rewriteNextLink, type FetchedPage, type ListPage } from '../upstream/paging';
 import { actorOf } from '../upstream/tokenSource';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
 import { appBaseOf } from './appBase';
@@ -186,10 +186,13 @@ async function shapeResponse(prepared: PreparedCall, response: UpstreamResponse,
   if (!operation.pageable) return upstreamResponse(response, correlationId);
   if (!isListPage(body)) throw new GatewayError('UpstreamBadResponse', 'The upstream list answer has no "value" array.');
 
-  const page = call.mergePages ? (await mergePages(prepared, body, Buffer.byteLength(response.bodyText), call.mergePages)).page : body;
-  if (!page.nextLink && page === body) return upstreamResponse(response, correlationId);
-  const shaped: ListPage = page.nextLink ? { ...page, nextLink: rewriteNextLink(page.nextLink, prepared.client.baseUrl, appBase) } : page;
-  return { ...upstreamResponse(response, correlationId, JSON.stringify(shaped)) };
+  const pointAtApp = (page: ListPage): ListPage => (page.nextLink ? { ...page, nextLink: rewriteNextLink(page.nextLink, prepared.client.baseUrl, appBase) } : page);
+  if (call.mergePages) {
+    const merged = await mergePages(prepared, body, Buffer.byteLength(response.bodyText), call.mergePages);
+    return upstreamResponse(response, correlationId, listPageText(pointAtApp(merged.page), merged.itemsText));
+  }
+  if (!body.nextLink) return upstreamResponse(response, correlationId);
+  return upstreamResponse(response, correlationId, JSON.stringify(pointAtApp(body)));
 }
 
 /** `gateway-pages`: the pages merged within the merge bounds and the call's time budget. */
@@ -204,7 +207,7 @@ function mergePages(prepared: PreparedCall, first: ListPage, firstBytes: number,
     }
     return { page: parseUpstreamJson(response), bytes: Buffer.byteLength(response.bodyText) };
   };
-  return collectPages({ page: first, bytes: firstBytes }, fetchPage, { maxPages, maxItems: limits.maxItems, maxBytes: limits.maxBytes, deadlineAt });
+  return collectPagesText({ page: first, bytes: firstBytes }, fetchPage, { maxPages, maxItems: limits.maxItems, maxBytes: limits.maxBytes, deadlineAt });
 }
 
 function parseUpstreamJson(response: UpstreamResponse): unknown {
