@@ -20,6 +20,7 @@ import { waitReaderOf } from './pollReader';
 import { callerOf } from './caller';
 import { correlationIdOf } from './correlation';
 import { validateOperationCall, type OperationCall } from './operationRequest';
+import { bodyBytesOf } from './requestBody';
 import { rawQueryOf } from './requestQuery';
 import { sanitizeText } from './redaction';
 import { errorResponse, upstreamResponse } from './responses';
@@ -152,7 +153,7 @@ export async function prepareCall(
       params: { ...params },
       query: rawQueryOf(request),
       contentType: request.headers.get('content-type'),
-      bodyBytes: new Uint8Array(await request.arrayBuffer()),
+      bodyBytes: await bodyBytesOf(request),
     },
     { maxBodyBytes: config.MAX_REQUEST_BODY_BYTES, maxPages: config.MAX_PAGES, maxWaitSeconds: config.GATEWAY_WAIT_MAX_SECONDS },
   );
