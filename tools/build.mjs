@@ -1,6 +1,7 @@
 // Builds the two bundles: the function app the real host loads (package.json "main"), with
 // @azure/functions-core left to the worker, and the local host that `npm start` runs.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { build } from 'esbuild';
 
 // ESM builds of some Azure packages (picked through their "exports") read import.meta.url,
@@ -48,13 +49,21 @@ const lazyPackagesPlugin = {
   },
 };
 
+/** `undici` in the app's own code is tools/undiciAgent.mjs (see there); tests and tools keep the package. */
+const undiciAgentPlugin = {
+  name: 'undici-agent',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^undici$/ }, (args) => (args.importer.includes('node_modules') ? undefined : { path: resolve('tools/undiciAgent.mjs') }));
+  },
+};
+
 rmSync('dist/functions', { recursive: true, force: true });
 await build({
   ...appOutput,
   entryPoints: ['functions/index.ts'],
   outfile: 'dist/functions/index.js',
   external: ['@azure/functions-core'],
-  plugins: [lazyPackagesPlugin],
+  plugins: [lazyPackagesPlugin, undiciAgentPlugin],
 });
 for (const name of lazyPackages) {
   await build({ ...appOutput, stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: '.', sourcefile: `${name}.lazy.js` }, outfile: `dist/functions/${lazyFileOf(name)}` });
