@@ -1,7 +1,7 @@
 // Builds the two bundles: the function app the real host loads (package.json "main"), with
 // @azure/functions-core left to the worker, and the local host that `npm start` runs.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { build } from 'esbuild';
 
 // ESM builds of some Azure packages (picked through their "exports") read import.meta.url,
@@ -57,13 +57,29 @@ const undiciAgentPlugin = {
   },
 };
 
+/**
+ * zod's namespace carries every translation of its messages (z.locales, 40-odd languages, a fifth
+ * of the bundle); the app's messages are English, and zod registers English by importing its
+ * own en.js, not through this index. Any other language is left out of the app bundle: asking
+ * for one there is a TypeError, not a silent fallback.
+ */
+const zodEnglishOnlyPlugin = {
+  name: 'zod-english-only',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({
+      contents: "export { default as en } from './en.js';",
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
 rmSync('dist/functions', { recursive: true, force: true });
 await build({
   ...appOutput,
   entryPoints: ['functions/index.ts'],
   outfile: 'dist/functions/index.js',
   external: ['@azure/functions-core'],
-  plugins: [lazyPackagesPlugin, undiciAgentPlugin],
+  plugins: [lazyPackagesPlugin, undiciAgentPlugin, zodEnglishOnlyPlugin],
 });
 for (const name of lazyPackages) {
   await build({ ...appOutput, stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: '.', sourcefile: `${name}.lazy.js` }, outfile: `dist/functions/${lazyFileOf(name)}` });
