@@ -7,6 +7,7 @@
  * registration reads names, methods and paths only, so a cold start builds none (issue 14).
  */
 import { z } from 'zod';
+import { withFieldsOnFirstRead } from '../fieldsOnFirstRead';
 import type { UpstreamName } from '../upstream/tokenSource';
 import type * as SpecSchemas from './schemas';
 
@@ -45,6 +46,7 @@ export interface OperationSpec {
 }
 
 type SchemaField = 'pathParams' | 'query' | 'body' | 'responses' | 'errorSchema';
+const schemaFields: readonly SchemaField[] = ['pathParams', 'query', 'body', 'responses', 'errorSchema'];
 
 /** The spec documents' schemas, built when this first runs; a module the bundle loads lazily. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -52,26 +54,7 @@ const specSchemas = (): typeof SpecSchemas => require('./schemas');
 
 /** An entry: what it declares outright, and its schemas, built on the first read of any of them. */
 function operation(entry: Omit<OperationSpec, SchemaField>, schemasOf: (spec: typeof SpecSchemas) => Pick<OperationSpec, SchemaField>): OperationSpec {
-  let schemas: Pick<OperationSpec, SchemaField> | undefined;
-  const built = () => (schemas ??= schemasOf(specSchemas()));
-  return {
-    ...entry,
-    get pathParams() {
-      return built().pathParams;
-    },
-    get query() {
-      return built().query;
-    },
-    get body() {
-      return built().body;
-    },
-    get responses() {
-      return built().responses;
-    },
-    get errorSchema() {
-      return built().errorSchema;
-    },
-  };
+  return withFieldsOnFirstRead(entry, schemaFields, () => schemasOf(specSchemas()));
 }
 
 export const operations: readonly OperationSpec[] = [
