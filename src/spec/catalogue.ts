@@ -2,14 +2,14 @@
  * The operation catalogue: each documented operation once, as data (DESIGN.md section 2).
  * Function registration, the OpenAPI document and the tests all read it.
  *
- * An entry's schemas, and the spec documents' schemas behind them (src/spec/schemas.ts), are
- * built the first time one is read (validating a call, writing the OpenAPI document):
- * registration reads names, methods and paths only, so a cold start builds none (issue 14).
+ * An entry's schemas, and those of the spec documents it names (src/spec/schemas.ts), are built
+ * the first time one is read (validating a call, writing the OpenAPI document): registration
+ * reads names, methods and paths only, so a cold start builds none (issue 14).
  */
 import { z } from 'zod';
 import { withFieldsOnFirstRead } from '../fieldsOnFirstRead';
 import type { UpstreamName } from '../upstream/tokenSource';
-import type * as SpecSchemas from './schemas';
+import { specDocuments, type SpecDocuments } from './schemas';
 
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
 
@@ -48,13 +48,9 @@ export interface OperationSpec {
 type SchemaField = 'pathParams' | 'query' | 'body' | 'responses' | 'errorSchema';
 const schemaFields: readonly SchemaField[] = ['pathParams', 'query', 'body', 'responses', 'errorSchema'];
 
-/** The spec documents' schemas, built when this first runs; a module the bundle loads lazily. */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const specSchemas = (): typeof SpecSchemas => require('./schemas');
-
 /** An entry: what it declares outright, and its schemas, built on the first read of any of them. */
-function operation(entry: Omit<OperationSpec, SchemaField>, schemasOf: (spec: typeof SpecSchemas) => Pick<OperationSpec, SchemaField>): OperationSpec {
-  return withFieldsOnFirstRead(entry, schemaFields, () => schemasOf(specSchemas()));
+function operation(entry: Omit<OperationSpec, SchemaField>, schemasOf: (documents: SpecDocuments) => Pick<OperationSpec, SchemaField>): OperationSpec {
+  return withFieldsOnFirstRead(entry, schemaFields, () => schemasOf(specDocuments));
 }
 
 export const operations: readonly OperationSpec[] = [
@@ -70,11 +66,11 @@ export const operations: readonly OperationSpec[] = [
       pageable: true,
       source: 'Doc 1, endpoint 1',
     },
-    ({ cloudError, listResult, roleAssignmentScheduleInstance, scheduleQuery, scopeParam }) => ({
-      pathParams: z.object({ scope: scopeParam }),
-      query: scheduleQuery,
-      responses: { 200: listResult(roleAssignmentScheduleInstance) },
-      errorSchema: cloudError,
+    ({ authorization, common }) => ({
+      pathParams: z.object({ scope: authorization.scopeParam }),
+      query: authorization.scheduleQuery,
+      responses: { 200: common.listResult(authorization.roleAssignmentScheduleInstance) },
+      errorSchema: common.cloudError,
     }),
   ),
   operation(
@@ -89,11 +85,11 @@ export const operations: readonly OperationSpec[] = [
       pageable: true,
       source: 'Doc 1, endpoint 2',
     },
-    ({ cloudError, listResult, roleAssignmentSchedule, scheduleQuery, scopeParam }) => ({
-      pathParams: z.object({ scope: scopeParam }),
-      query: scheduleQuery,
-      responses: { 200: listResult(roleAssignmentSchedule) },
-      errorSchema: cloudError,
+    ({ authorization, common }) => ({
+      pathParams: z.object({ scope: authorization.scopeParam }),
+      query: authorization.scheduleQuery,
+      responses: { 200: common.listResult(authorization.roleAssignmentSchedule) },
+      errorSchema: common.cloudError,
     }),
   ),
   operation(
@@ -108,11 +104,11 @@ export const operations: readonly OperationSpec[] = [
       pageable: false,
       source: 'Doc 1, endpoint 3',
     },
-    ({ managementQuery, resourceHealthErrorResponse, serviceHealthEvent }) => ({
+    ({ common, resourceHealth }) => ({
       pathParams: z.object({ eventTrackingId: z.string().min(1) }),
-      query: managementQuery,
-      responses: { 200: serviceHealthEvent },
-      errorSchema: resourceHealthErrorResponse,
+      query: common.managementQuery,
+      responses: { 200: resourceHealth.serviceHealthEvent },
+      errorSchema: resourceHealth.resourceHealthErrorResponse,
     }),
   ),
   operation(
@@ -129,18 +125,18 @@ export const operations: readonly OperationSpec[] = [
       longRunning: 'put',
       source: 'Doc 1, endpoint 4',
     },
-    ({ errorResponse, managementQuery, namespaceName, privateEndpointConnection, privateEndpointConnectionRequest, resourceGroupName }) => ({
+    ({ common, eventHub }) => ({
       pathParams: z.object({
         // Doc 1 gives this subscriptionId only minLength 1 (the official example uses "subID").
         subscriptionId: z.string().min(1),
-        resourceGroupName,
-        namespaceName,
+        resourceGroupName: common.resourceGroupName,
+        namespaceName: eventHub.namespaceName,
         privateEndpointConnectionName: z.string().min(1),
       }),
-      query: managementQuery,
-      body: { schema: privateEndpointConnectionRequest, required: true, name: 'parameters' },
-      responses: { 200: privateEndpointConnection, 201: privateEndpointConnection, 202: privateEndpointConnection },
-      errorSchema: errorResponse,
+      query: common.managementQuery,
+      body: { schema: eventHub.privateEndpointConnectionRequest, required: true, name: 'parameters' },
+      responses: { 200: eventHub.privateEndpointConnection, 201: eventHub.privateEndpointConnection, 202: eventHub.privateEndpointConnection },
+      errorSchema: eventHub.errorResponse,
     }),
   ),
   operation(
@@ -157,12 +153,12 @@ export const operations: readonly OperationSpec[] = [
       longRunning: 'put',
       source: 'Doc 2, endpoint 1',
     },
-    ({ cloudError, containerGroup, containerGroupRequest, managementQuery, resourceGroupName, subscriptionIdUuid }) => ({
-      pathParams: z.object({ subscriptionId: subscriptionIdUuid, resourceGroupName, containerGroupName: z.string().min(1) }),
-      query: managementQuery,
-      body: { schema: containerGroupRequest, required: true, name: 'containerGroup' },
-      responses: { 200: containerGroup, 201: containerGroup },
-      errorSchema: cloudError,
+    ({ common, containerInstance }) => ({
+      pathParams: z.object({ subscriptionId: common.subscriptionIdUuid, resourceGroupName: common.resourceGroupName, containerGroupName: z.string().min(1) }),
+      query: common.managementQuery,
+      body: { schema: containerInstance.containerGroupRequest, required: true, name: 'containerGroup' },
+      responses: { 200: containerInstance.containerGroup, 201: containerInstance.containerGroup },
+      errorSchema: common.cloudError,
     }),
   ),
   operation(
@@ -177,11 +173,11 @@ export const operations: readonly OperationSpec[] = [
       pageable: true,
       source: 'Doc 2, endpoint 2',
     },
-    ({ cloudError, listResult, managementQuery, subscriptionIdUuid, usage }) => ({
-      pathParams: z.object({ subscriptionId: subscriptionIdUuid, location: z.string().min(1) }),
-      query: managementQuery,
-      responses: { 200: listResult(usage) },
-      errorSchema: cloudError,
+    ({ common, containerInstance }) => ({
+      pathParams: z.object({ subscriptionId: common.subscriptionIdUuid, location: z.string().min(1) }),
+      query: common.managementQuery,
+      responses: { 200: common.listResult(containerInstance.usage) },
+      errorSchema: common.cloudError,
     }),
   ),
   operation(
@@ -196,11 +192,11 @@ export const operations: readonly OperationSpec[] = [
       pageable: true,
       source: 'Doc 2, endpoint 3',
     },
-    ({ cachedImages, cloudError, listResult, managementQuery, subscriptionIdUuid }) => ({
-      pathParams: z.object({ subscriptionId: subscriptionIdUuid, location: z.string().min(1) }),
-      query: managementQuery,
-      responses: { 200: listResult(cachedImages) },
-      errorSchema: cloudError,
+    ({ common, containerInstance }) => ({
+      pathParams: z.object({ subscriptionId: common.subscriptionIdUuid, location: z.string().min(1) }),
+      query: common.managementQuery,
+      responses: { 200: common.listResult(containerInstance.cachedImages) },
+      errorSchema: common.cloudError,
     }),
   ),
   operation(
@@ -217,12 +213,12 @@ export const operations: readonly OperationSpec[] = [
       longRunning: 'post',
       source: 'Doc 3, endpoint 1',
     },
-    ({ apiManagementServiceResource, errorResponse, managementQuery, migrateToStv2Request, resourceGroupName, serviceName, subscriptionIdUuid }) => ({
-      pathParams: z.object({ subscriptionId: subscriptionIdUuid, resourceGroupName, serviceName }),
-      query: managementQuery,
-      body: { schema: migrateToStv2Request, required: false, name: 'parameters' },
-      responses: { 200: apiManagementServiceResource, 202: null },
-      errorSchema: errorResponse,
+    ({ apiManagement, common, eventHub }) => ({
+      pathParams: z.object({ subscriptionId: common.subscriptionIdUuid, resourceGroupName: common.resourceGroupName, serviceName: apiManagement.serviceName }),
+      query: common.managementQuery,
+      body: { schema: apiManagement.migrateToStv2Request, required: false, name: 'parameters' },
+      responses: { 200: apiManagement.apiManagementServiceResource, 202: null },
+      errorSchema: eventHub.errorResponse,
     }),
   ),
   operation(
@@ -238,10 +234,10 @@ export const operations: readonly OperationSpec[] = [
       rateLimitedPerEnvironment: true,
       source: 'Doc 3, endpoint 2',
     },
-    ({ certificateDownloadResponse, environmentId, projectId }) => ({
-      pathParams: z.object({ projectId, environmentId }),
+    ({ lifecycle }) => ({
+      pathParams: z.object({ projectId: lifecycle.projectId, environmentId: lifecycle.environmentId }),
       query: z.looseObject({}),
-      responses: { 200: certificateDownloadResponse },
+      responses: { 200: lifecycle.certificateDownloadResponse },
       errorSchema: z.unknown(),
     }),
   ),

@@ -1,31 +1,40 @@
 /**
- * Every schema the operation catalogue's entries are made of, in the one module the catalogue
- * loads when it first needs a schema (see catalogue.ts): the spec documents' own, and the query
- * schemas the entries share.
+ * The spec documents' schemas as the catalogue's entries read them: each document's module is
+ * loaded, and its schemas built, when an entry first asks for that document (catalogue.ts), so
+ * a call builds the schemas of its own document and the shared ones, not all of them.
  */
-import { z } from 'zod';
-import { scheduleFilter } from './authorization';
-import { apiVersionQuery } from './common';
+import type * as ApiManagement from './apiManagement';
+import type * as Authorization from './authorization';
+import type * as Common from './common';
+import type * as ContainerInstance from './containerInstance';
+import type * as EventHub from './eventHub';
+import type * as Lifecycle from './lifecycle';
+import type * as ResourceHealth from './resourceHealth';
 
-export * from './apiManagement';
-export * from './authorization';
-export * from './common';
-export * from './containerInstance';
-export * from './eventHub';
-export * from './lifecycle';
-export * from './resourceHealth';
+/* eslint-disable @typescript-eslint/no-require-imports */
+export const specDocuments = {
+  get apiManagement(): typeof ApiManagement {
+    return require('./apiManagement');
+  },
+  get authorization(): typeof Authorization {
+    return require('./authorization');
+  },
+  get common(): typeof Common {
+    return require('./common');
+  },
+  get containerInstance(): typeof ContainerInstance {
+    return require('./containerInstance');
+  },
+  get eventHub(): typeof EventHub {
+    return require('./eventHub');
+  },
+  get lifecycle(): typeof Lifecycle {
+    return require('./lifecycle');
+  },
+  get resourceHealth(): typeof ResourceHealth {
+    return require('./resourceHealth');
+  },
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
 
-export const managementQuery = z.looseObject({ 'api-version': apiVersionQuery });
-export const scheduleQuery = z.looseObject({ 'api-version': apiVersionQuery, $filter: scheduleFilter.optional() });
-
-/**
- * `{scope}`: one or more path segments such as `subscriptions/{id}/resourceGroups/{rg}` or
- * `providers/{P}.Management/managementGroups/{id}`. Segments must be non-empty and not `.`/`..`.
- */
-export const scopeParam = z
-  .string()
-  .min(1, 'scope is required')
-  .refine(
-    (scope) => scope.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..'),
-    'scope must be a resource path with no empty, "." or ".." segments',
-  );
+export type SpecDocuments = typeof specDocuments;
