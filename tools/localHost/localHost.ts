@@ -6,7 +6,7 @@
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 import { Cron } from 'croner';
@@ -269,7 +269,8 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
       else response.destroy();
     });
   };
-  const server: Server | HttpsServer = options.tls ? createHttpsServer(options.tls, onRequest) : createServer(onRequest);
+  // node:https only when serving HTTPS: loading it costs every plain start a few milliseconds.
+  const server: Server | HttpsServer = options.tls ? (await import('node:https')).createServer(options.tls, onRequest) : createServer(onRequest);
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
