@@ -40,6 +40,10 @@ export interface FetchedPage {
   bytes: number;
 }
 
+/** The first page of a list, which a merge always answers, and how a merge reads each later one. */
+type FirstPage = FetchedPage & { page: ListPage };
+type FetchPage = (nextLink: string) => Promise<FetchedPage>;
+
 export interface MergedPages {
   page: ListPage;
   /** Which bound ended the merge early, if one did; the page then keeps a `nextLink`. */
@@ -71,8 +75,8 @@ const afterPendingWrites = () => new Promise<void>((resolve) => setImmediate(res
  * upstream does.
  */
 async function followPages(
-  first: FetchedPage & { page: ListPage },
-  fetchPage: (nextLink: string) => Promise<FetchedPage>,
+  first: FirstPage,
+  fetchPage: FetchPage,
   limits: MergeLimits,
   take: (items: unknown[]) => void,
   now: () => number,
@@ -122,8 +126,8 @@ async function followPages(
 
 /** Merges every page's `value` into the first page's shape, as followPages reads them. */
 export async function collectPages(
-  first: FetchedPage & { page: ListPage },
-  fetchPage: (nextLink: string) => Promise<FetchedPage>,
+  first: FirstPage,
+  fetchPage: FetchPage,
   limits: MergeLimits,
   now: () => number = Date.now,
 ): Promise<MergedPages> {
@@ -142,8 +146,8 @@ export async function collectPages(
  * neither serialised again at the end nor kept alive until then (issue 14).
  */
 export async function collectPagesText(
-  first: FetchedPage & { page: ListPage },
-  fetchPage: (nextLink: string) => Promise<FetchedPage>,
+  first: FirstPage,
+  fetchPage: FetchPage,
   limits: MergeLimits,
   now: () => number = Date.now,
 ): Promise<MergedText> {
