@@ -1,9 +1,11 @@
 /**
  * The app's own routes, declared once like the catalogue's operations: functions/ registers
- * them from here and the OpenAPI document describes them from here.
+ * them from here and the OpenAPI document describes them from here. Like an operation's, a
+ * route's schemas are built when first read (src/fieldsOnFirstRead.ts).
  */
 import { z } from 'zod';
 import type { HttpMethod } from './spec/catalogue';
+import { withFieldsOnFirstRead } from './fieldsOnFirstRead';
 import { environmentId, projectId } from './spec/lifecycle';
 
 export interface AppRoute {
@@ -23,152 +25,225 @@ export interface AppRoute {
   responses: Record<number, { description: string; schema?: z.ZodType }>;
 }
 
-const orchestrationId = z.object({ id: z.guid() });
-const validationResult = z.object({
-  valid: z.boolean(),
-  checked: z.number().int(),
-  errorCount: z.number().int().describe('Every error found; `errors` lists the first 100.'),
-  errors: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })),
-  warnings: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })).optional(),
-});
-const statusDocument = z.looseObject({
-  id: z.string(),
-  name: z.string(),
-  runtimeStatus: z.enum(['Pending', 'Running', 'Completed', 'Failed', 'Terminated']),
-  input: z.unknown(),
-  output: z.unknown(),
-  customStatus: z.unknown(),
-  createdTime: z.string(),
-  lastUpdatedTime: z.string(),
-  statusQueryGetUri: z.string(),
-  terminatePostUri: z.string(),
-  operationGetUri: z.string(),
-});
-const listEntry = z.object({
-  id: z.string(),
-  name: z.string(),
-  runtimeStatus: statusDocument.shape.runtimeStatus,
-  createdTime: z.string(),
-  lastUpdatedTime: z.string(),
-  statusQueryGetUri: z.string(),
-  terminatePostUri: z.string(),
-  operationGetUri: z.string(),
-});
-const purgeResult = z.object({ instancesDeleted: z.number().int() });
-const purgeFilter = z.object({
-  runtimeStatus: z.string().optional().describe('Comma-separated: Pending, Running, Completed, Failed, Terminated'),
-  name: z.string().optional().describe('Comma-separated operation ids, e.g. ContainerGroups_CreateOrUpdate'),
-  createdTimeFrom: z.string().optional().describe('ISO 8601'),
-  createdTimeTo: z.string().optional().describe('ISO 8601'),
-  instanceIdPrefix: z.string().optional(),
-});
-const waitQuery = z.object({ 'gateway-wait': z.string().regex(/^\d+$/).optional().describe('Seconds to hold the answer until the orchestration ends (at most GATEWAY_WAIT_MAX_SECONDS)') });
-const refreshOutcome = z.looseObject({
-  projectId: z.number().int(),
-  environmentId: z.string(),
-  outcome: z.enum(['downloaded', 'fresh', 'rate-limited', 'failed']),
-  thumbprint: z.string().optional(),
-  expiresAt: z.string().optional(),
-  retryAt: z.string().optional(),
-  error: z.object({ code: z.string(), message: z.string() }).optional(),
-});
-const declarationBody = z.looseObject({}).describe('One resource declaration, or a template whose `resources` array holds them.');
+type Description = Pick<AppRoute, 'params' | 'query' | 'body' | 'responses'>;
+const describedFields: readonly (keyof Description)[] = ['params', 'query', 'body', 'responses'];
+
+/** A route: what it declares outright, and its description, built on the first read of it. */
+function appRoute(entry: Omit<AppRoute, keyof Description>, describe: (schemas: RouteSchemas) => Description): AppRoute {
+  return withFieldsOnFirstRead(entry, describedFields, () => describe(routeSchemas()));
+}
+
+type RouteSchemas = ReturnType<typeof buildRouteSchemas>;
+let sharedSchemas: RouteSchemas | undefined;
+/** Built once, so every route that shares a schema describes it with the same one. */
+const routeSchemas = () => (sharedSchemas ??= buildRouteSchemas());
+
+/** The schemas the routes are described with, built when the OpenAPI document first reads one. */
+function buildRouteSchemas() {
+  const orchestrationId = z.object({ id: z.guid() });
+  const validationResult = z.object({
+    valid: z.boolean(),
+    checked: z.number().int(),
+    errorCount: z.number().int().describe('Every error found; `errors` lists the first 100.'),
+    errors: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })),
+    warnings: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })).optional(),
+  });
+  const statusDocument = z.looseObject({
+    id: z.string(),
+    name: z.string(),
+    runtimeStatus: z.enum(['Pending', 'Running', 'Completed', 'Failed', 'Terminated']),
+    input: z.unknown(),
+    output: z.unknown(),
+    customStatus: z.unknown(),
+    createdTime: z.string(),
+    lastUpdatedTime: z.string(),
+    statusQueryGetUri: z.string(),
+    terminatePostUri: z.string(),
+    operationGetUri: z.string(),
+  });
+  const listEntry = z.object({
+    id: z.string(),
+    name: z.string(),
+    runtimeStatus: statusDocument.shape.runtimeStatus,
+    createdTime: z.string(),
+    lastUpdatedTime: z.string(),
+    statusQueryGetUri: z.string(),
+    terminatePostUri: z.string(),
+    operationGetUri: z.string(),
+  });
+  const purgeResult = z.object({ instancesDeleted: z.number().int() });
+  const purgeFilter = z.object({
+    runtimeStatus: z.string().optional().describe('Comma-separated: Pending, Running, Completed, Failed, Terminated'),
+    name: z.string().optional().describe('Comma-separated operation ids, e.g. ContainerGroups_CreateOrUpdate'),
+    createdTimeFrom: z.string().optional().describe('ISO 8601'),
+    createdTimeTo: z.string().optional().describe('ISO 8601'),
+    instanceIdPrefix: z.string().optional(),
+  });
+  const waitQuery = z.object({ 'gateway-wait': z.string().regex(/^\d+$/).optional().describe('Seconds to hold the answer until the orchestration ends (at most GATEWAY_WAIT_MAX_SECONDS)') });
+  const refreshOutcome = z.looseObject({
+    projectId: z.number().int(),
+    environmentId: z.string(),
+    outcome: z.enum(['downloaded', 'fresh', 'rate-limited', 'failed']),
+    thumbprint: z.string().optional(),
+    expiresAt: z.string().optional(),
+    retryAt: z.string().optional(),
+    error: z.object({ code: z.string(), message: z.string() }).optional(),
+  });
+  const declarationBody = z.looseObject({}).describe('One resource declaration, or a template whose `resources` array holds them.');
+  return { orchestrationId, validationResult, statusDocument, listEntry, purgeResult, purgeFilter, waitQuery, refreshOutcome, declarationBody };
+}
 
 export const appRoutes = {
-  orchestrationsGet: {
-    name: 'orchestrations-get', method: 'GET', route: 'orchestrations/{id}', authLevel: 'function', access: 'read', tag: 'orchestrations',
-    summary: 'Status document of an orchestration (202 with Retry-After while it runs)',
-    params: orchestrationId,
-    query: waitQuery,
-    responses: { 200: { description: 'Finished', schema: statusDocument }, 202: { description: 'Still running', schema: statusDocument } },
-  },
-  orchestrationsList: {
-    name: 'orchestrations-list', method: 'GET', route: 'orchestrations', authLevel: 'function', access: 'read', tag: 'orchestrations',
-    summary: 'A page of orchestrations (no input or output unless showInput=true), filtered; x-ms-continuation-token reads on',
-    query: purgeFilter.extend({
-      top: z.string().regex(/^[1-9][0-9]*$/).optional().describe('Most entries answered: 1 to 1000, default 100'),
-      showInput: z.enum(['true', 'false']).optional().describe('Include each input (up to 4 MiB in all; later entries say inputOmitted)'),
-    }),
-    responses: {
-      200: {
-        description: 'The orchestrations in id order; the x-ms-continuation-token header, when present, reads on (send it back as a request header)',
-        schema: z.object({ value: z.array(listEntry) }),
-      },
+  orchestrationsGet: appRoute(
+    {
+      name: 'orchestrations-get', method: 'GET', route: 'orchestrations/{id}', authLevel: 'function', access: 'read', tag: 'orchestrations',
+      summary: 'Status document of an orchestration (202 with Retry-After while it runs)',
     },
-  },
-  orchestrationsPurge: {
-    name: 'orchestrations-purge', method: 'DELETE', route: 'orchestrations/{id}', authLevel: 'function', access: 'write', tag: 'orchestrations',
-    summary: 'Purge an ended orchestration (409 while it runs)',
-    params: orchestrationId,
-    responses: { 200: { description: 'Purged', schema: purgeResult }, 404: { description: 'No such orchestration' }, 409: { description: 'Still running (OrchestrationRunning)' } },
-  },
-  orchestrationsPurgeMany: {
-    name: 'orchestrations-purge-many', method: 'DELETE', route: 'orchestrations', authLevel: 'function', access: 'write', tag: 'orchestrations',
-    summary: 'Purge the ended orchestrations matching a filter (at least one filter; a bounded batch per request, x-ms-continuation-token goes on)',
-    query: purgeFilter,
-    responses: { 200: { description: 'How many were purged; x-ms-continuation-token, when present, purges on', schema: purgeResult } },
-  },
-  orchestrationsTerminate: {
-    name: 'orchestrations-terminate', method: 'POST', route: 'orchestrations/{id}/terminate', authLevel: 'function', access: 'write', tag: 'orchestrations',
-    summary: 'Stop tracking an orchestration',
-    params: orchestrationId,
-    query: z.object({ reason: z.string().optional() }),
-    responses: { 202: { description: 'Terminated (or already finished)', schema: statusDocument } },
-  },
-  operationsGet: {
-    name: 'operations-get', method: 'GET', route: 'operations/{id}', authLevel: 'function', access: 'read', tag: 'orchestrations',
-    summary: "The operation in the upstream's polling protocol: 202 + Retry-After while running, then its final status and body",
-    params: orchestrationId,
-    query: waitQuery,
-    responses: { 200: { description: 'The final resource or result' }, 202: { description: 'Still running; follow Location after Retry-After' } },
-  },
-  certificatesRefresh: {
-    name: 'certificates-refresh', method: 'POST', route: 'certificates/refresh', authLevel: 'function', access: 'write', unscoped: true, tag: 'certificates',
-    summary: 'Refresh one configured environment, or all, under the rate limit',
-    body: z.object({ projectId: z.number().int().optional(), environmentId: z.guid().optional(), force: z.boolean().optional() }),
-    responses: { 200: { description: 'What happened per environment', schema: z.object({ results: z.array(refreshOutcome) }) } },
-  },
-  certificatesGet: {
-    name: 'certificates-get', method: 'GET', route: 'certificates/{projectId}/{environmentId}', authLevel: 'function', access: 'read', unscoped: true, tag: 'certificates',
-    summary: 'Metadata of the stored certificate (never the secret) and the last attempt',
-    params: z.object({ projectId, environmentId }),
-    responses: { 200: { description: 'Metadata' } },
-  },
-  validateGalleryImageVersions: {
-    name: 'templates-galleryImageVersions-validate', method: 'POST', route: 'templates/galleryImageVersions/validate', authLevel: 'function', access: 'read', tag: 'templates',
-    summary: 'Validate gallery image version declarations (Doc 3, A)',
-    body: declarationBody,
-    responses: { 200: { description: 'The verdict, with the JSON path and code of each problem', schema: validationResult } },
-  },
-  validateApis: {
-    name: 'templates-apis-validate', method: 'POST', route: 'templates/apis/validate', authLevel: 'function', access: 'read', tag: 'templates',
-    summary: 'Validate API definition declarations (Doc 3, B)',
-    body: declarationBody,
-    responses: { 200: { description: 'The verdict, with the JSON path and code of each problem', schema: validationResult } },
-  },
-  buildGatewayProperties: {
-    name: 'templates-gatewayCustomProperties-build', method: 'POST', route: 'templates/gatewayCustomProperties/build', authLevel: 'function', access: 'read', tag: 'templates',
-    summary: 'The complete set of gateway TLS and cipher custom properties for the wanted settings (Doc 3, C)',
-    body: z.looseObject({}).describe('{ serviceCreatedOnOrBefore20180401?, clientProtocols?, backendProtocols?, tripleDes168?, http2?, ciphers? }'),
-    responses: { 200: { description: 'customProperties with every key', schema: z.object({ customProperties: z.record(z.string(), z.string()) }) } },
-  },
-  validateGatewayProperties: {
-    name: 'templates-gatewayCustomProperties-validate', method: 'POST', route: 'templates/gatewayCustomProperties/validate', authLevel: 'function', access: 'read', tag: 'templates',
-    summary: "Check a service resource's customProperties (Doc 3, C)",
-    body: z.looseObject({}).describe('A service resource, or { customProperties }'),
-    responses: { 200: { description: 'Errors, and warnings for keys a PATCH would reset', schema: validationResult } },
-  },
-  health: {
-    name: 'health', method: 'GET', route: 'health', authLevel: 'anonymous', access: 'read', tag: 'app',
-    summary: "Liveness: the app's version, whether storage and each upstream answer, and which configured certificates run out",
-    responses: { 200: { description: 'Healthy' }, 503: { description: 'A dependency does not answer, or a certificate is within CERT_ALERT_DAYS of expiry with its refresh failing' } },
-  },
-  openApi: {
-    name: 'openapi', method: 'GET', route: 'openapi.json', authLevel: 'function', access: 'read', tag: 'app',
-    summary: 'This document',
-    responses: { 200: { description: 'OpenAPI 3.1' } },
-  },
-} as const satisfies Record<string, AppRoute>;
+    ({ orchestrationId, statusDocument, waitQuery }) => ({
+      params: orchestrationId,
+      query: waitQuery,
+      responses: { 200: { description: 'Finished', schema: statusDocument }, 202: { description: 'Still running', schema: statusDocument } },
+    }),
+  ),
+  orchestrationsList: appRoute(
+    {
+      name: 'orchestrations-list', method: 'GET', route: 'orchestrations', authLevel: 'function', access: 'read', tag: 'orchestrations',
+      summary: 'A page of orchestrations (no input or output unless showInput=true), filtered; x-ms-continuation-token reads on',
+    },
+    ({ listEntry, purgeFilter }) => ({
+      query: purgeFilter.extend({
+        top: z.string().regex(/^[1-9][0-9]*$/).optional().describe('Most entries answered: 1 to 1000, default 100'),
+        showInput: z.enum(['true', 'false']).optional().describe('Include each input (up to 4 MiB in all; later entries say inputOmitted)'),
+      }),
+      responses: {
+        200: {
+          description: 'The orchestrations in id order; the x-ms-continuation-token header, when present, reads on (send it back as a request header)',
+          schema: z.object({ value: z.array(listEntry) }),
+        },
+      },
+    }),
+  ),
+  orchestrationsPurge: appRoute(
+    {
+      name: 'orchestrations-purge', method: 'DELETE', route: 'orchestrations/{id}', authLevel: 'function', access: 'write', tag: 'orchestrations',
+      summary: 'Purge an ended orchestration (409 while it runs)',
+    },
+    ({ orchestrationId, purgeResult }) => ({
+      params: orchestrationId,
+      responses: { 200: { description: 'Purged', schema: purgeResult }, 404: { description: 'No such orchestration' }, 409: { description: 'Still running (OrchestrationRunning)' } },
+    }),
+  ),
+  orchestrationsPurgeMany: appRoute(
+    {
+      name: 'orchestrations-purge-many', method: 'DELETE', route: 'orchestrations', authLevel: 'function', access: 'write', tag: 'orchestrations',
+      summary: 'Purge the ended orchestrations matching a filter (at least one filter; a bounded batch per request, x-ms-continuation-token goes on)',
+    },
+    ({ purgeResult, purgeFilter }) => ({
+      query: purgeFilter,
+      responses: { 200: { description: 'How many were purged; x-ms-continuation-token, when present, purges on', schema: purgeResult } },
+    }),
+  ),
+  orchestrationsTerminate: appRoute(
+    {
+      name: 'orchestrations-terminate', method: 'POST', route: 'orchestrations/{id}/terminate', authLevel: 'function', access: 'write', tag: 'orchestrations',
+      summary: 'Stop tracking an orchestration',
+    },
+    ({ orchestrationId, statusDocument }) => ({
+      params: orchestrationId,
+      query: z.object({ reason: z.string().optional() }),
+      responses: { 202: { description: 'Terminated (or already finished)', schema: statusDocument } },
+    }),
+  ),
+  operationsGet: appRoute(
+    {
+      name: 'operations-get', method: 'GET', route: 'operations/{id}', authLevel: 'function', access: 'read', tag: 'orchestrations',
+      summary: "The operation in the upstream's polling protocol: 202 + Retry-After while running, then its final status and body",
+    },
+    ({ orchestrationId, waitQuery }) => ({
+      params: orchestrationId,
+      query: waitQuery,
+      responses: { 200: { description: 'The final resource or result' }, 202: { description: 'Still running; follow Location after Retry-After' } },
+    }),
+  ),
+  certificatesRefresh: appRoute(
+    {
+      name: 'certificates-refresh', method: 'POST', route: 'certificates/refresh', authLevel: 'function', access: 'write', unscoped: true, tag: 'certificates',
+      summary: 'Refresh one configured environment, or all, under the rate limit',
+    },
+    ({ refreshOutcome }) => ({
+      body: z.object({ projectId: z.number().int().optional(), environmentId: z.guid().optional(), force: z.boolean().optional() }),
+      responses: { 200: { description: 'What happened per environment', schema: z.object({ results: z.array(refreshOutcome) }) } },
+    }),
+  ),
+  certificatesGet: appRoute(
+    {
+      name: 'certificates-get', method: 'GET', route: 'certificates/{projectId}/{environmentId}', authLevel: 'function', access: 'read', unscoped: true, tag: 'certificates',
+      summary: 'Metadata of the stored certificate (never the secret) and the last attempt',
+    },
+    () => ({
+      params: z.object({ projectId, environmentId }),
+      responses: { 200: { description: 'Metadata' } },
+    }),
+  ),
+  validateGalleryImageVersions: appRoute(
+    {
+      name: 'templates-galleryImageVersions-validate', method: 'POST', route: 'templates/galleryImageVersions/validate', authLevel: 'function', access: 'read', tag: 'templates',
+      summary: 'Validate gallery image version declarations (Doc 3, A)',
+    },
+    ({ validationResult, declarationBody }) => ({
+      body: declarationBody,
+      responses: { 200: { description: 'The verdict, with the JSON path and code of each problem', schema: validationResult } },
+    }),
+  ),
+  validateApis: appRoute(
+    {
+      name: 'templates-apis-validate', method: 'POST', route: 'templates/apis/validate', authLevel: 'function', access: 'read', tag: 'templates',
+      summary: 'Validate API definition declarations (Doc 3, B)',
+    },
+    ({ validationResult, declarationBody }) => ({
+      body: declarationBody,
+      responses: { 200: { description: 'The verdict, with the JSON path and code of each problem', schema: validationResult } },
+    }),
+  ),
+  buildGatewayProperties: appRoute(
+    {
+      name: 'templates-gatewayCustomProperties-build', method: 'POST', route: 'templates/gatewayCustomProperties/build', authLevel: 'function', access: 'read', tag: 'templates',
+      summary: 'The complete set of gateway TLS and cipher custom properties for the wanted settings (Doc 3, C)',
+    },
+    () => ({
+      body: z.looseObject({}).describe('{ serviceCreatedOnOrBefore20180401?, clientProtocols?, backendProtocols?, tripleDes168?, http2?, ciphers? }'),
+      responses: { 200: { description: 'customProperties with every key', schema: z.object({ customProperties: z.record(z.string(), z.string()) }) } },
+    }),
+  ),
+  validateGatewayProperties: appRoute(
+    {
+      name: 'templates-gatewayCustomProperties-validate', method: 'POST', route: 'templates/gatewayCustomProperties/validate', authLevel: 'function', access: 'read', tag: 'templates',
+      summary: "Check a service resource's customProperties (Doc 3, C)",
+    },
+    ({ validationResult }) => ({
+      body: z.looseObject({}).describe('A service resource, or { customProperties }'),
+      responses: { 200: { description: 'Errors, and warnings for keys a PATCH would reset', schema: validationResult } },
+    }),
+  ),
+  health: appRoute(
+    {
+      name: 'health', method: 'GET', route: 'health', authLevel: 'anonymous', access: 'read', tag: 'app',
+      summary: "Liveness: the app's version, whether storage and each upstream answer, and which configured certificates run out",
+    },
+    () => ({
+      responses: { 200: { description: 'Healthy' }, 503: { description: 'A dependency does not answer, or a certificate is within CERT_ALERT_DAYS of expiry with its refresh failing' } },
+    }),
+  ),
+  openApi: appRoute(
+    {
+      name: 'openapi', method: 'GET', route: 'openapi.json', authLevel: 'function', access: 'read', tag: 'app',
+      summary: 'This document',
+    },
+    () => ({
+      responses: { 200: { description: 'OpenAPI 3.1' } },
+    }),
+  ),
+} satisfies Record<string, AppRoute>;
 
 /** The options app.http takes for a declared route. */
 export function registrationOf(route: AppRoute) {

@@ -2,8 +2,8 @@
  * The app's collaborators, built once per process from the config and passed to handlers
  * (STYLE.md: dependencies are passed in, never reached for globally by the logic).
  */
-import { DefaultAzureCredential, UsernamePasswordCredential, type TokenCredential } from '@azure/identity';
-import { BlobServiceClient } from '@azure/storage-blob';
+import type { TokenCredential } from '@azure/identity';
+import type { BlobServiceClient } from '@azure/storage-blob';
 import { Agent } from 'undici';
 import { CertificateRefresher } from './certificates/certificateRefresher';
 import { CertificateStore } from './certificates/certificateStore';
@@ -17,9 +17,11 @@ import { HealthMonitor, type HealthChecks, type HealthMonitorOptions } from './h
 import { AccessPolicy } from './access/accessPolicy';
 import { CallerRateLimiter } from './access/callerRateLimiter';
 import { UpstreamBudget } from './upstream/upstreamBudget';
+import { storageBlobPackage } from './lazyPackages';
 import { StorageBudget } from './storage/storageBudget';
 import { appVersion } from './version';
 import { defaultRetryPolicy } from './upstream/retryStrategy';
+import { credentialOnFirstUse } from './upstream/credentialOnFirstUse';
 import { credentialTokenSource, passthroughTokenSource, staticTokenSource, type TokenSource, type UpstreamName } from './upstream/tokenSource';
 import { createUpstreamAgent, UpstreamClient, type UpstreamClientOptions } from './upstream/upstreamClient';
 
@@ -46,7 +48,7 @@ export interface Services {
 function lifecycleUserCredential(config: Config): TokenCredential | undefined {
   const { LIFECYCLE_TENANT_ID, LIFECYCLE_CLIENT_ID, LIFECYCLE_USERNAME, LIFECYCLE_PASSWORD } = config;
   if (!LIFECYCLE_TENANT_ID || !LIFECYCLE_CLIENT_ID || !LIFECYCLE_USERNAME || !LIFECYCLE_PASSWORD) return undefined;
-  return new UsernamePasswordCredential(LIFECYCLE_TENANT_ID, LIFECYCLE_CLIENT_ID, LIFECYCLE_USERNAME, LIFECYCLE_PASSWORD);
+  return credentialOnFirstUse((identity) => new identity.UsernamePasswordCredential(LIFECYCLE_TENANT_ID, LIFECYCLE_CLIENT_ID, LIFECYCLE_USERNAME, LIFECYCLE_PASSWORD));
 }
 
 export function createTokenSource(config: Config): TokenSource {
@@ -56,7 +58,7 @@ export function createTokenSource(config: Config): TokenSource {
     case 'passthrough':
       return passthroughTokenSource();
     case 'managed': {
-      const credential = new DefaultAzureCredential();
+      const credential = credentialOnFirstUse((identity) => new identity.DefaultAzureCredential());
       return credentialTokenSource(
         { management: credential, lifecycle: lifecycleUserCredential(config) ?? credential },
         { management: config.managementTokenScope, lifecycle: config.lifecycleTokenScope },
@@ -94,7 +96,7 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
  * (two sockets per origin), so however often the anonymous route is called, probes never take
  * a socket or a retry budget from a real call.
  */
-function healthChecks(config: Config, blobService: BlobServiceClient): HealthChecks {
+function healthChecks(config: Config, blobService: () => BlobServiceClient): HealthChecks {
   const timeoutMs = config.HEALTH_PROBE_TIMEOUT_MS;
   const probePool = new Agent({ connections: 2, keepAliveTimeout: 10_000 });
   const upstreamCheck = (baseUrl: string) => {
@@ -105,7 +107,7 @@ function healthChecks(config: Config, blobService: BlobServiceClient): HealthChe
   const storageBudget = new StorageBudget(timeoutMs, 'Storage');
   return {
     storage: async () => {
-      await storageBudget.call('answer', (abortSignal) => blobService.getProperties({ abortSignal }));
+      await storageBudget.call('answer', (abortSignal) => blobService().getProperties({ abortSignal }));
       return 'reachable';
     },
     management: upstreamCheck(config.MANAGEMENT_BASE_URL),
@@ -120,35 +122,26 @@ function watchPolicyOf(config: Config): WatchPolicy {
 }
 
 /** The certificate section of `health`: none without configured environments; else bounded by the probe's budget. */
-function certificateWatchOf(config: Config, store: CertificateStore, policy: WatchPolicy): HealthMonitorOptions['certificates'] {
+function certificateWatchOf(config: Config, store: () => CertificateStore, policy: WatchPolicy): HealthMonitorOptions['certificates'] {
   if (config.CERT_ENVIRONMENTS.length === 0) return undefined;
-  const watch = new CertificateWatch({ store, environments: config.CERT_ENVIRONMENTS, policy, timeoutMs: config.HEALTH_PROBE_TIMEOUT_MS, concurrency: config.CERT_CONCURRENCY, now: Date.now });
-  return () => watch.report();
+  let watch: CertificateWatch | undefined;
+  return () => (watch ??= new CertificateWatch({ store: store(), environments: config.CERT_ENVIRONMENTS, policy, timeoutMs: config.HEALTH_PROBE_TIMEOUT_MS, concurrency: config.CERT_CONCURRENCY, now: Date.now })).report();
 }
 
-export function createServices(config: Config): Services {
-  const dispatcher = createUpstreamAgent();
-  const retryPolicy = { ...defaultRetryPolicy, maxRetries: config.UPSTREAM_MAX_RETRIES };
-  const upstreamBudget = new UpstreamBudget();
-  const client = (baseUrl: string, maxRetries: number, options: Pick<UpstreamClientOptions, 'maxResponseBytes' | 'observe'> = {}) =>
-    new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy: { ...retryPolicy, maxRetries }, ...options });
-  const upstreams = {
-    management: client(config.MANAGEMENT_BASE_URL, config.UPSTREAM_MAX_RETRIES, { observe: (response) => upstreamBudget.observe(response.headers) }),
-    // One download per environment per minute: a repeated call could only earn a 429. Its answer
-    // carries one bundle in base64 (4/3 of the zip, which is at most about the bundle's size).
-    lifecycle: client(config.LIFECYCLE_BASE_URL, 0, { maxResponseBytes: 2 * config.CERT_MAX_BUNDLE_BYTES + 64 * 1024 }),
-  };
-  const blobService = BlobServiceClient.fromConnectionString(config.AzureWebJobsStorage);
-  const tokens = createTokenSource(config);
+/** What lives in blob storage, and the client it is reached with. */
+interface StoredServices {
+  blobService: BlobServiceClient;
+  orchestrations: OrchestrationEngine;
+  certificates: Services['certificates'];
+}
+
+function createStoredServices(config: Config, upstreams: Services['upstreams']): StoredServices {
+  const blobService = storageBlobPackage().BlobServiceClient.fromConnectionString(config.AzureWebJobsStorage);
   const certificateContainer = blobService.getContainerClient(config.CERT_CONTAINER);
   const limiter = new DistributedRateLimiter(certificateContainer, config.CERT_RATE_WINDOW_SECONDS * 1000, config.STORAGE_TIMEOUT_MS);
-  const watchPolicy = watchPolicyOf(config);
   const certificateStore = new CertificateStore(certificateContainer, blobService.getContainerClient(config.CERT_SECRET_CONTAINER), config.CERT_KEEP_BUNDLES, config.STORAGE_TIMEOUT_MS);
   return {
-    config,
-    upstreams,
-    tokens,
-    backgroundToken: createBackgroundToken(config, tokens),
+    blobService,
     certificates: {
       store: certificateStore,
       downloadGuard: new DownloadGuard(limiter, Date.now),
@@ -157,7 +150,7 @@ export function createServices(config: Config): Services {
         limiter,
         upstream: upstreams.lifecycle,
         versionHeader: [config.LIFECYCLE_VERSION_HEADER, config.LIFECYCLE_API_VERSION],
-        policy: watchPolicy,
+        policy: watchPolicyOf(config),
         concurrency: config.CERT_CONCURRENCY,
         maxBundleBytes: config.CERT_MAX_BUNDLE_BYTES,
         now: Date.now,
@@ -177,11 +170,42 @@ export function createServices(config: Config): Services {
       // eslint-disable-next-line no-console
       log: (line) => console.log(line),
     }),
+  };
+}
+
+export function createServices(config: Config): Services {
+  const dispatcher = createUpstreamAgent();
+  const retryPolicy = { ...defaultRetryPolicy, maxRetries: config.UPSTREAM_MAX_RETRIES };
+  const upstreamBudget = new UpstreamBudget();
+  const client = (baseUrl: string, maxRetries: number, options: Pick<UpstreamClientOptions, 'maxResponseBytes' | 'observe'> = {}) =>
+    new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy: { ...retryPolicy, maxRetries }, ...options });
+  const upstreams = {
+    management: client(config.MANAGEMENT_BASE_URL, config.UPSTREAM_MAX_RETRIES, { observe: (response) => upstreamBudget.observe(response.headers) }),
+    // One download per environment per minute: a repeated call could only earn a 429. Its answer
+    // carries one bundle in base64 (4/3 of the zip, which is at most about the bundle's size).
+    lifecycle: client(config.LIFECYCLE_BASE_URL, 0, { maxResponseBytes: 2 * config.CERT_MAX_BUNDLE_BYTES + 64 * 1024 }),
+  };
+  const tokens = createTokenSource(config);
+  // Storage, and the package behind it, is built by the first call that needs it: a call passed
+  // straight upstream never does, so a cold start's first answer does not wait for it.
+  let stored: StoredServices | undefined;
+  const storage = () => (stored ??= createStoredServices(config, upstreams));
+  return {
+    config,
+    upstreams,
+    tokens,
+    backgroundToken: createBackgroundToken(config, tokens),
+    get certificates() {
+      return storage().certificates;
+    },
+    get orchestrations() {
+      return storage().orchestrations;
+    },
     access: { policy: new AccessPolicy(config.ACCESS_POLICY), rates: new CallerRateLimiter() },
     upstreamBudget,
     health: new HealthMonitor({
-      checks: healthChecks(config, blobService),
-      certificates: certificateWatchOf(config, certificateStore, watchPolicy),
+      checks: healthChecks(config, () => storage().blobService),
+      certificates: certificateWatchOf(config, () => storage().certificates.store, watchPolicyOf(config)),
       upstreamBudget: () => upstreamBudget.snapshot(),
       version: appVersion,
       cacheMs: config.HEALTH_CACHE_SECONDS * 1000,

@@ -1,5 +1,7 @@
 // Builds the two bundles: the function app the real host loads (package.json "main"), with
 // @azure/functions-core left to the worker, and the local host that `npm start` runs.
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { build } from 'esbuild';
 
 // ESM builds of some Azure packages (picked through their "exports") read import.meta.url,
@@ -10,13 +12,82 @@ const importMetaUrl = {
 };
 const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'warning', ...importMetaUrl };
 
+/**
+ * A cold start pays for reading and compiling every byte of the app's files (issue 14): comments
+ * and indentation go (names stay, so stack traces read as the source does). Output stays ASCII
+ * (esbuild escapes other characters in strings): one character above U+00FF anywhere makes V8
+ * hold the whole file as a two-byte string, slower to scan.
+ */
+const appOutput = { ...common, minifyWhitespace: true, charset: 'ascii' };
+
+/**
+ * Packages the app requires on first use (src/lazyPackages.ts) are not bundled into index.js:
+ * each becomes a file of its own beside it, built after it, and the app's `require.resolve` of
+ * the package resolves that file. A package both imported and required would be loaded
+ * with index.js anyway, which the build refuses.
+ */
+const lazyFileOf = (name) => `${name.replace(/^@/, '').replace(/\//g, '-')}.js`;
+const lazyPackages = new Set();
+const lazyPackagesPlugin = {
+  name: 'lazy-packages',
+  setup(pluginBuild) {
+    const imported = new Set();
+    pluginBuild.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.importer.includes('node_modules') || args.path.startsWith('node:')) return undefined;
+      if (args.kind !== 'require-resolve') {
+        imported.add(args.path);
+        return undefined;
+      }
+      lazyPackages.add(args.path);
+      return { path: `./${lazyFileOf(args.path)}`, external: true };
+    });
+    pluginBuild.onEnd((result) => {
+      for (const name of lazyPackages) {
+        if (imported.has(name)) result.errors.push({ text: `${name} is loaded on first use (src/lazyPackages.ts) and must not be imported as well` });
+      }
+    });
+  },
+};
+
+/** `undici` in the app's own code is tools/undiciAgent.mjs (see there); tests and tools keep the package. */
+const undiciAgentPlugin = {
+  name: 'undici-agent',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^undici$/ }, (args) => (args.importer.includes('node_modules') ? undefined : { path: resolve('tools/undiciAgent.mjs') }));
+  },
+};
+
+/**
+ * zod's namespace carries every translation of its messages (z.locales, 40-odd languages, a fifth
+ * of the bundle); the app's messages are English, and zod registers English by importing its
+ * own en.js, not through this index. Any other language is left out of the app bundle: asking
+ * for one there is a TypeError, not a silent fallback.
+ */
+const zodEnglishOnlyPlugin = {
+  name: 'zod-english-only',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({
+      contents: "export { default as en } from './en.js';",
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
+rmSync('dist/functions', { recursive: true, force: true });
 await build({
-  ...common,
+  ...appOutput,
   entryPoints: ['functions/index.ts'],
   outfile: 'dist/functions/index.js',
   external: ['@azure/functions-core'],
-  metafile: false,
+  plugins: [lazyPackagesPlugin, undiciAgentPlugin, zodEnglishOnlyPlugin],
 });
+for (const name of lazyPackages) {
+  await build({ ...appOutput, stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: '.', sourcefile: `${name}.lazy.js` }, outfile: `dist/functions/${lazyFileOf(name)}` });
+}
+for (const file of readdirSync('dist/functions').filter((name) => name.endsWith('.js'))) {
+  const wide = /[^\x00-\xff]/.exec(readFileSync(`dist/functions/${file}`, 'utf8'));
+  if (wide) throw new Error(`dist/functions/${file} holds ${JSON.stringify(wide[0])} (above U+00FF): V8 would hold it as a two-byte string`);
+}
 
 await build({
   ...common,

@@ -1,9 +1,11 @@
 // `npm run package` (after `npm run build`): the zip to deploy to a function app (zip deploy or
 // run from package). It holds host.json, a package.json that says where the bundle is, and the
-// bundle with its source map. The bundle holds every dependency but @azure/functions-core,
-// which the Node worker provides, so no node_modules go with it.
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { dirname, relative, resolve } from 'node:path';
+// bundle's folder: index.js, the files of the packages it loads on first use (tools/build.mjs,
+// which empties the folder before each build), and their source maps. The bundle holds every
+// dependency but @azure/functions-core, which the Node worker provides, so no node_modules go
+// with it.
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { dirname, posix, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { zipSync } from 'fflate';
@@ -29,9 +31,9 @@ const mtime = new Date('2000-01-01T00:00:00Z');
 const entries = {
   'host.json': readFileSync(resolve(root, 'host.json')),
   'package.json': Buffer.from(`${JSON.stringify(deployedManifest, null, 2)}\n`),
-  [manifest.main]: readFileSync(resolve(root, manifest.main)),
-  [`${manifest.main}.map`]: readFileSync(resolve(root, `${manifest.main}.map`)),
 };
+const bundleFolder = posix.dirname(manifest.main);
+for (const file of readdirSync(resolve(root, bundleFolder)).sort()) entries[`${bundleFolder}/${file}`] = readFileSync(resolve(root, bundleFolder, file));
 const zip = zipSync(Object.fromEntries(Object.entries(entries).map(([name, bytes]) => [name, [bytes, { mtime }]])), { level: 9 });
 
 mkdirSync(dirname(out), { recursive: true });

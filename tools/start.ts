@@ -9,9 +9,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { startEmulator, type Emulator } from '../test/emulator/emulatorServer';
+import type { Emulator } from '../test/emulator/emulatorServer';
 import { startAzurite, type RunningAzurite } from './embeddedAzurite';
-import { generatedCertificate, generatedCertificateFolder, pfxCertificate, trustHints, type HttpsCertificate } from './localHost/httpsCertificate';
+import type { HttpsCertificate } from './localHost/httpsCertificate';
 import { installFunctionsCore } from './localHost/installCore';
 import { startLocalHost, type RunningHost } from './localHost/localHost';
 import { applyLocalSettings, localSettingsFile } from './localSettings';
@@ -43,8 +43,13 @@ function routePrefixOf(hostJsonPath: string): string {
   return hostJson.extensions?.http?.routePrefix ?? 'api';
 }
 
-function httpsCertificateOf(args: StartArguments): HttpsCertificate | undefined {
+/**
+ * The emulator and the HTTPS certificate tools are imported only when used: with node-forge and
+ * fflate they would add tens of milliseconds to every start (the bench's first-response figure).
+ */
+async function httpsCertificateOf(args: StartArguments): Promise<HttpsCertificate | undefined> {
   if (!args.useHttps) return undefined;
+  const { generatedCertificate, generatedCertificateFolder, pfxCertificate } = await import('./localHost/httpsCertificate');
   return args.cert && args.password ? pfxCertificate(args.cert, args.password) : generatedCertificate(resolve(generatedCertificateFolder));
 }
 
@@ -57,7 +62,7 @@ async function main(): Promise<Started> {
     const { applied, keptFromEnvironment: kept } = localSettings;
     console.log(`Read ${applied.length} setting${applied.length === 1 ? '' : 's'} from ${localSettingsFile}${kept.length > 0 ? ` (the environment's own kept for ${kept.join(', ')})` : ''}`);
   }
-  const certificate = httpsCertificateOf(args);
+  const certificate = await httpsCertificateOf(args);
   const shutdown = async (code: number) => {
     await started.host?.close().catch(() => undefined);
     await started.emulator?.close().catch(() => undefined);
@@ -68,6 +73,7 @@ async function main(): Promise<Started> {
   process.on('SIGTERM', () => void shutdown(0));
 
   if (!env.MANAGEMENT_BASE_URL || !env.LIFECYCLE_BASE_URL) {
+    const { startEmulator } = await import('../test/emulator/emulatorServer');
     started.emulator = await startEmulator({
       providerNamespace: env.PROVIDER_NAMESPACE || 'Vendor',
       token: env.UPSTREAM_STATIC_TOKEN || 'emulator-token',
@@ -107,7 +113,10 @@ async function main(): Promise<Started> {
   started.host = await startLocalHost({ routePrefix, keys, runTimers: env.LOCAL_HOST_TIMERS !== 'off', tls: certificate?.tls }, port);
   for (const route of started.host.routes) console.log(`  ${route.methods.join(',').padEnd(8)} /${routePrefix}/${route.route} (${route.name}, ${route.authLevel})`);
   for (const timer of started.host.timers) console.log(`  TIMER    ${timer}`);
-  if (certificate) console.log([certificate.description, ...(certificate.pemPath ? trustHints(certificate.pemPath) : [])].join('\n'));
+  if (certificate) {
+    const { trustHints } = await import('./localHost/httpsCertificate');
+    console.log([certificate.description, ...(certificate.pemPath ? trustHints(certificate.pemPath) : [])].join('\n'));
+  }
   console.log(`Functions host listening on ${started.host.url}`);
   return started;
 }

@@ -10,7 +10,8 @@
  * no more than an honest one. (fflate, used before, inflates a whole entry at once: with a
  * lying size it spent 4 s of CPU on a 1 MiB entry.)
  */
-import { fromBufferPromise, type Entry, type ZipFile } from 'yauzl';
+import type { Entry, ZipFile } from 'yauzl';
+import { yauzlPackage } from '../lazyPackages';
 
 export type BundleProblem = 'CorruptBase64' | 'NotAZip' | 'BundleTooLarge' | 'MissingPfx' | 'MissingCer' | 'EmptyBundle';
 
@@ -80,7 +81,7 @@ export async function checkBundle(zipBase64: string | undefined | null, maxBytes
   let files: BundleFile[];
   let zipfile: ZipFile | undefined;
   try {
-    zipfile = await fromBufferPromise(zip, { validateEntrySizes: true, strictFileNames: false });
+    zipfile = await yauzlPackage().fromBufferPromise(zip, { validateEntrySizes: true, strictFileNames: false });
     const entries = (await listEntries(zipfile, maxBytes)).filter((entry) => !entry.fileName.endsWith('/'));
     files = [];
     for (const entry of entries) {

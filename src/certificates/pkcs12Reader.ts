@@ -15,7 +15,9 @@
  * keeps the bytes.
  */
 import { createDecipheriv, pbkdf2Sync } from 'node:crypto';
-import forge from 'node-forge';
+import type * as Forge from 'node-forge';
+// forge() loads node-forge with the first certificate check, not at start (src/lazyPackages.ts).
+import { forgePackage as forge } from '../lazyPackages';
 
 export type Pkcs12Problem = 'PfxUnreadable' | 'PfxPasswordInvalid' | 'PfxTooCostly';
 
@@ -87,20 +89,20 @@ const pbes2Ciphers: Record<string, { name: string; keyBytes: number }> = {
 };
 
 /** The MAC digests RFC 7292 and its successors use, with their key lengths. */
-const macDigests: Record<string, () => { md: forge.md.MessageDigest; keyBytes: number }> = {
-  '1.3.14.3.2.26': () => ({ md: forge.md.sha1.create(), keyBytes: 20 }),
-  '2.16.840.1.101.3.4.2.1': () => ({ md: forge.md.sha256.create(), keyBytes: 32 }),
-  '2.16.840.1.101.3.4.2.2': () => ({ md: forge.md.sha384.create(), keyBytes: 48 }),
-  '2.16.840.1.101.3.4.2.3': () => ({ md: forge.md.sha512.create(), keyBytes: 64 }),
+const macDigests: Record<string, () => { md: Forge.md.MessageDigest; keyBytes: number }> = {
+  '1.3.14.3.2.26': () => ({ md: forge().md.sha1.create(), keyBytes: 20 }),
+  '2.16.840.1.101.3.4.2.1': () => ({ md: forge().md.sha256.create(), keyBytes: 32 }),
+  '2.16.840.1.101.3.4.2.2': () => ({ md: forge().md.sha384.create(), keyBytes: 48 }),
+  '2.16.840.1.101.3.4.2.3': () => ({ md: forge().md.sha512.create(), keyBytes: 64 }),
 };
 
 /** forge's password-based cipher factory; present at run time, missing from @types/node-forge. */
-const pbe = (forge.pki as unknown as { pbe: { getCipher(oid: string, params: forge.asn1.Asn1, password: string): forge.cipher.BlockCipher } }).pbe;
+const pbe = () => (forge().pki as unknown as { pbe: { getCipher(oid: string, params: Forge.asn1.Asn1, password: string): Forge.cipher.BlockCipher } }).pbe;
 
-type Node = forge.asn1.Asn1;
+type Node = Forge.asn1.Asn1;
 
 /** forge's parser takes options its types do not list: the depth bound and kept bit strings. */
-const fromDer = forge.asn1.fromDer as unknown as (bytes: string, options: { strict: boolean; parseAllBytes: boolean; decodeBitStrings: boolean; maxDepth: number }) => Node;
+const fromDer = () => forge().asn1.fromDer as unknown as (bytes: string, options: { strict: boolean; parseAllBytes: boolean; decodeBitStrings: boolean; maxDepth: number }) => Node;
 
 class Refused extends Error {
   constructor(
@@ -123,7 +125,7 @@ const wrongPassword = () => new Refused('PfxPasswordInvalid', 'The .pfx does not
  */
 function parse(bytes: string, what: string, decrypted = false): Node {
   try {
-    return fromDer(bytes, { strict: true, parseAllBytes: true, decodeBitStrings: false, maxDepth: 32 });
+    return fromDer()(bytes, { strict: true, parseAllBytes: true, decodeBitStrings: false, maxDepth: 32 });
   } catch {
     if (decrypted) throw wrongPassword();
     throw unreadable(`${what} is not ASN.1`);
@@ -142,8 +144,8 @@ function child(node: Node | undefined, index: number, what: string): Node {
 }
 
 function oidOf(node: Node | undefined, what: string): string {
-  if (!node || node.type !== forge.asn1.Type.OID || typeof node.value !== 'string') throw unreadable(`${what} is not an object identifier`);
-  return forge.asn1.derToOid(node.value);
+  if (!node || node.type !== forge().asn1.Type.OID || typeof node.value !== 'string') throw unreadable(`${what} is not an object identifier`);
+  return forge().asn1.derToOid(node.value);
 }
 
 /** An OCTET STRING's bytes, also when BER splits it into pieces (as Windows may write it). */
@@ -155,7 +157,7 @@ function octetsOf(node: Node | undefined, what: string): string {
 
 /** A non-negative INTEGER; Infinity when it is too large to be a sensible count. */
 function countOf(node: Node | undefined, what: string): number {
-  if (!node || node.type !== forge.asn1.Type.INTEGER || typeof node.value !== 'string' || node.value.length === 0) throw unreadable(`${what} is not an integer`);
+  if (!node || node.type !== forge().asn1.Type.INTEGER || typeof node.value !== 'string' || node.value.length === 0) throw unreadable(`${what} is not an integer`);
   if (node.value.charCodeAt(0) & 0x80) throw unreadable(`${what} is negative`);
   const digits = node.value.replace(/^\0+/, '');
   return digits.length > 6 ? Infinity : [...digits].reduce((sum, digit) => sum * 256 + digit.charCodeAt(0), 0);
@@ -195,7 +197,7 @@ function decryptPbes2(params: Node, encrypted: string, opening: Opening): string
   const kdfParams = children(kdf, 'the PBKDF2 parameters')[1];
   const [salt, count, ...rest] = children(kdfParams, 'the PBKDF2 parameters');
   // Optional keyLength INTEGER, then optional prf AlgorithmIdentifier (default HMAC-SHA1).
-  const prf = rest.find((item) => item.type === forge.asn1.Type.SEQUENCE);
+  const prf = rest.find((item) => item.type === forge().asn1.Type.SEQUENCE);
   const digest = prf ? pbkdf2Digests[oidOf(child(prf, 0, 'the PBKDF2 function'), 'the PBKDF2 function')] : 'sha1';
   const scheme = child(params, 1, 'the PBES2 encryption');
   const cipher = pbes2Ciphers[oidOf(child(scheme, 0, 'the PBES2 encryption'), 'the PBES2 encryption')];
@@ -219,13 +221,13 @@ function decryptPbes2(params: Node, encrypted: string, opening: Opening): string
  */
 function decryptPkcs12Pbe(algorithm: string, params: Node, encrypted: string, opening: Opening): string {
   opening.budget.spend(countOf(child(params, 1, 'the PBE iteration count'), 'the PBE iteration count'), octetsOf(child(params, 0, 'the PBE salt'), 'the PBE salt'));
-  let cipher: forge.cipher.BlockCipher;
+  let cipher: Forge.cipher.BlockCipher;
   try {
-    cipher = pbe.getCipher(algorithm, params, opening.password);
+    cipher = pbe().getCipher(algorithm, params, opening.password);
   } catch {
     throw unreadable(`an encryption of OID ${algorithm.slice(0, 64)} that is not supported`);
   }
-  cipher.update(forge.util.createBuffer(encrypted));
+  cipher.update(forge().util.createBuffer(encrypted));
   if (!cipher.finish()) throw wrongPassword();
   return cipher.output.getBytes();
 }
@@ -248,9 +250,9 @@ function verifyMac(macData: Node, authSafe: string, opening: Opening): void {
   const iterations = iterationsNode ? countOf(iterationsNode, 'the MAC iteration count') : 1;
   const saltBytes = octetsOf(child(macData, 1, 'the MAC salt'), 'the MAC salt');
   opening.budget.spend(iterations, saltBytes);
-  const salt = forge.util.createBuffer(saltBytes);
-  const key = forge.pkcs12.generateKey(opening.password, salt, 3, iterations, digest.keyBytes, digest.md);
-  const hmac = forge.hmac.create();
+  const salt = forge().util.createBuffer(saltBytes);
+  const key = forge().pkcs12.generateKey(opening.password, salt, 3, iterations, digest.keyBytes, digest.md);
+  const hmac = forge().hmac.create();
   hmac.start(digest.md, key);
   hmac.update(authSafe);
   if (hmac.digest().getBytes() !== octetsOf(child(digestInfo, 1, 'the MAC value'), 'the MAC value')) {
@@ -265,7 +267,7 @@ function readSafeContents(bytes: string, opening: Opening, decrypted: boolean): 
     const type = oidOf(child(bag, 0, 'a bag type'), 'a bag type');
     const value = child(child(bag, 1, 'a bag value'), 0, 'a bag value');
     if (type === oids.keyBag) {
-      opening.contents.privateKeys.push(Buffer.from(forge.asn1.toDer(value).getBytes(), 'binary'));
+      opening.contents.privateKeys.push(Buffer.from(forge().asn1.toDer(value).getBytes(), 'binary'));
     } else if (type === oids.shroudedKeyBag) {
       const encrypted = octetsOf(child(value, 1, 'an encrypted key'), 'an encrypted key');
       opening.contents.privateKeys.push(Buffer.from(decrypt(child(value, 0, 'a key encryption'), encrypted, opening), 'binary'));

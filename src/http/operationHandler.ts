@@ -7,7 +7,7 @@ import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/fu
 import { GatewayError, toGatewayError } from '../errors';
 import type { Services } from '../services';
 import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
-import { collectPages, isListPage, rewriteNextLink, type FetchedPage, type ListPage } from '../upstream/paging';
+import { collectPagesText, isListPage, listPageText, rewriteNextLink, type FetchedPage, type ListPage } from '../upstream/paging';
 import { actorOf } from '../upstream/tokenSource';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
 import { appBaseOf } from './appBase';
@@ -23,6 +23,7 @@ import { assertWithinGrant, grantFor, refusalCodes, takeCallerRate } from './aut
 import { callerLogFields, callerOf, type CallerIdentity } from './caller';
 import { correlationIdOf } from './correlation';
 import { validateOperationCall, type OperationCall } from './operationRequest';
+import { bodyBytesOf } from './requestBody';
 import { rawQueryOf } from './requestQuery';
 import { sanitizeText } from './redaction';
 import { errorResponse, upstreamResponse } from './responses';
@@ -67,11 +68,12 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
       decision = 'allowed';
       targetPath = prepared.targetPath;
       const appBase = appBaseOf(request.url, prepared.targetPath, services.config.APP_PUBLIC_URL);
-      const { downloadGuard } = services.certificates;
+      // Only the certificate download reads the guard, and with it storage (built on first use).
+      const downloadGuard = operation.rateLimitedPerEnvironment ? services.certificates.downloadGuard : undefined;
       const send = async () => {
-        if (operation.rateLimitedPerEnvironment) await downloadGuard.acquire(prepared.call.params);
+        await downloadGuard?.acquire(prepared.call.params);
         upstream = await prepared.client.send({ method: operation.method, url: prepared.url, headers: prepared.headers, body: prepared.call.body?.text, token: prepared.token });
-        if (operation.rateLimitedPerEnvironment) await downloadGuard.observe(prepared.call.params, upstream);
+        await downloadGuard?.observe(prepared.call.params, upstream);
         // No documented operation redirects. Passing a 3xx on would send the caller (and an SDK
         // that follows it, its token) wherever the upstream points; recording it would make a
         // long-running start look finished.
@@ -176,7 +178,7 @@ export async function prepareCall(
       params: { ...params },
       query: rawQueryOf(request),
       contentType: request.headers.get('content-type'),
-      bodyBytes: new Uint8Array(await request.arrayBuffer()),
+      bodyBytes: await bodyBytesOf(request),
     },
     { maxBodyBytes: config.MAX_REQUEST_BODY_BYTES, maxPages: config.MAX_PAGES, maxWaitSeconds: config.GATEWAY_WAIT_MAX_SECONDS },
   );
@@ -210,15 +212,18 @@ export async function prepareCall(
 
 async function shapeResponse(prepared: PreparedCall, response: UpstreamResponse, appBase: string): Promise<HttpResponseInit> {
   const { operation, call, correlationId } = prepared;
-  if (response.status >= 300 || response.bodyText.trim() === '') return upstreamResponse(response, correlationId);
+  if (response.status >= 300 || !/\S/.test(response.bodyText)) return upstreamResponse(response, correlationId);
   const body = parseUpstreamJson(response);
   if (!operation.pageable) return upstreamResponse(response, correlationId);
   if (!isListPage(body)) throw new GatewayError('UpstreamBadResponse', 'The upstream list answer has no "value" array.');
 
-  const page = call.mergePages ? (await mergePages(prepared, body, Buffer.byteLength(response.bodyText), call.mergePages)).page : body;
-  if (!page.nextLink && page === body) return upstreamResponse(response, correlationId);
-  const shaped: ListPage = page.nextLink ? { ...page, nextLink: rewriteNextLink(page.nextLink, prepared.client.baseUrl, appBase) } : page;
-  return { ...upstreamResponse(response, correlationId, JSON.stringify(shaped)) };
+  const pointAtApp = (page: ListPage): ListPage => (page.nextLink ? { ...page, nextLink: rewriteNextLink(page.nextLink, prepared.client.baseUrl, appBase) } : page);
+  if (call.mergePages) {
+    const merged = await mergePages(prepared, body, Buffer.byteLength(response.bodyText), call.mergePages);
+    return upstreamResponse(response, correlationId, listPageText(pointAtApp(merged.page), merged.itemsText));
+  }
+  if (!body.nextLink) return upstreamResponse(response, correlationId);
+  return upstreamResponse(response, correlationId, JSON.stringify(pointAtApp(body)));
 }
 
 /** `gateway-pages`: the pages merged within the merge bounds and the call's time budget. */
@@ -235,7 +240,7 @@ function mergePages(prepared: PreparedCall, first: ListPage, firstBytes: number,
     }
     return { page: parseUpstreamJson(response), bytes: Buffer.byteLength(response.bodyText) };
   };
-  return collectPages({ page: first, bytes: firstBytes }, fetchPage, { maxPages, maxItems: limits.maxItems, maxBytes: limits.maxBytes, deadlineAt });
+  return collectPagesText({ page: first, bytes: firstBytes }, fetchPage, { maxPages, maxItems: limits.maxItems, maxBytes: limits.maxBytes, deadlineAt });
 }
 
 function parseUpstreamJson(response: UpstreamResponse): unknown {

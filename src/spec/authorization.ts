@@ -1,6 +1,6 @@
 /** Doc 1, A: role assignment schedules and schedule instances. */
 import { z } from 'zod';
-import { resourceEnvelope } from './common';
+import { apiVersionQuery, resourceEnvelope } from './common';
 
 export const scheduleStatus = z.enum([
   'Accepted', 'PendingEvaluation', 'Granted', 'Denied', 'PendingProvisioning', 'Provisioned',
@@ -66,4 +66,19 @@ export const scheduleFilter = z
   .regex(
     /^\s*(atScope\(\)|asTarget\(\)|principalId\s+eq\s+('[^'\s]+'|[^'\s()]+)|assignedTo\('[^'\s]+'\))\s*$/,
     "$filter must be one of: atScope(), principalId eq '{id}', assignedTo('{userId}'), asTarget()",
+  );
+
+/** The query of the two schedule lists: the api-version and an optional documented $filter. */
+export const scheduleQuery = z.looseObject({ 'api-version': apiVersionQuery, $filter: scheduleFilter.optional() });
+
+/**
+ * `{scope}`: one or more path segments such as `subscriptions/{id}/resourceGroups/{rg}` or
+ * `providers/{P}.Management/managementGroups/{id}`. Segments must be non-empty and not `.`/`..`.
+ */
+export const scopeParam = z
+  .string()
+  .min(1, 'scope is required')
+  .refine(
+    (scope) => scope.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..'),
+    'scope must be a resource path with no empty, "." or ".." segments',
   );

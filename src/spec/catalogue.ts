@@ -1,16 +1,15 @@
 /**
  * The operation catalogue: each documented operation once, as data (DESIGN.md section 2).
  * Function registration, the OpenAPI document and the tests all read it.
+ *
+ * An entry's schemas, and those of the spec documents it names (src/spec/schemas.ts), are built
+ * the first time one is read (validating a call, writing the OpenAPI document): registration
+ * reads names, methods and paths only, so a cold start builds none (issue 14).
  */
 import { z } from 'zod';
-import { apiManagementServiceResource, migrateToStv2Request, serviceName } from './apiManagement';
-import { roleAssignmentSchedule, roleAssignmentScheduleInstance, scheduleFilter } from './authorization';
-import { apiVersionQuery, cloudError, listResult, resourceGroupName, subscriptionIdUuid } from './common';
-import { cachedImages, containerGroup, containerGroupRequest, usage } from './containerInstance';
-import { errorResponse, namespaceName, privateEndpointConnection, privateEndpointConnectionRequest } from './eventHub';
-import { certificateDownloadResponse, environmentId, projectId } from './lifecycle';
-import { resourceHealthErrorResponse, serviceHealthEvent } from './resourceHealth';
+import { withFieldsOnFirstRead } from '../fieldsOnFirstRead';
 import type { UpstreamName } from '../upstream/tokenSource';
+import { specDocuments, type SpecDocuments } from './schemas';
 
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
 
@@ -54,182 +53,211 @@ export interface OperationSpec {
   source: string;
 }
 
-const managementQuery = z.looseObject({ 'api-version': apiVersionQuery });
-const scheduleQuery = z.looseObject({ 'api-version': apiVersionQuery, $filter: scheduleFilter.optional() });
+type SchemaField = 'pathParams' | 'query' | 'body' | 'responses' | 'errorSchema';
+const schemaFields: readonly SchemaField[] = ['pathParams', 'query', 'body', 'responses', 'errorSchema'];
 
-/**
- * `{scope}`: one or more path segments such as `subscriptions/{id}/resourceGroups/{rg}` or
- * `providers/{P}.Management/managementGroups/{id}`. Segments must be non-empty and not `.`/`..`.
- */
-export const scopeParam = z
-  .string()
-  .min(1, 'scope is required')
-  .refine(
-    (scope) => scope.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..'),
-    'scope must be a resource path with no empty, "." or ".." segments',
-  );
+/** An entry: what it declares outright, and its schemas, built on the first read of any of them. */
+function operation(entry: Omit<OperationSpec, SchemaField>, schemasOf: (documents: SpecDocuments) => Pick<OperationSpec, SchemaField>): OperationSpec {
+  return withFieldsOnFirstRead(entry, schemaFields, () => schemasOf(specDocuments));
+}
 
 export const operations: readonly OperationSpec[] = [
-  {
-    name: 'roleAssignmentScheduleInstances-listForScope',
-    operationId: 'RoleAssignmentScheduleInstances_ListForScope',
-    summary: 'List role assignment schedule instances for a scope',
-    method: 'GET',
-    access: 'read',
-    pathTemplate: '{scope}/providers/{P}.Authorization/roleAssignmentScheduleInstances',
-    apiVersion: '2020-10-01',
-    upstream: 'management',
-    pathParams: z.object({ scope: scopeParam }),
-    query: scheduleQuery,
-    responses: { 200: listResult(roleAssignmentScheduleInstance) },
-    errorSchema: cloudError,
-    pageable: true,
-    source: 'Doc 1, endpoint 1',
-  },
-  {
-    name: 'roleAssignmentSchedules-listForScope',
-    operationId: 'RoleAssignmentSchedules_ListForScope',
-    summary: 'List role assignment schedules for a scope',
-    method: 'GET',
-    access: 'read',
-    pathTemplate: '{scope}/providers/{P}.Authorization/roleAssignmentSchedules',
-    apiVersion: '2020-10-01',
-    upstream: 'management',
-    pathParams: z.object({ scope: scopeParam }),
-    query: scheduleQuery,
-    responses: { 200: listResult(roleAssignmentSchedule) },
-    errorSchema: cloudError,
-    pageable: true,
-    source: 'Doc 1, endpoint 2',
-  },
-  {
-    name: 'events-fetchDetailsByTenantIdAndTrackingId',
-    operationId: 'Event_fetchDetailsByTenantIdAndTrackingId',
-    summary: 'Fetch the details of a service-health event by tracking id',
-    method: 'POST',
-    access: 'read',
-    pathTemplate: 'providers/{P}.ResourceHealth/events/{eventTrackingId}/fetchEventDetails',
-    apiVersion: '2025-05-01',
-    upstream: 'management',
-    pathParams: z.object({ eventTrackingId: z.string().min(1) }),
-    query: managementQuery,
-    responses: { 200: serviceHealthEvent },
-    errorSchema: resourceHealthErrorResponse,
-    pageable: false,
-    source: 'Doc 1, endpoint 3',
-  },
-  {
-    name: 'privateEndpointConnections-createOrUpdate',
-    operationId: 'PrivateEndpointConnections_CreateOrUpdate',
-    summary: 'Create or update a private endpoint connection of a namespace',
-    method: 'PUT',
-    access: 'write',
-    pathTemplate:
-      'subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{P}.EventHub/namespaces/{namespaceName}/privateEndpointConnections/{privateEndpointConnectionName}',
-    apiVersion: '2026-01-01',
-    upstream: 'management',
-    pathParams: z.object({
-      // Doc 1 gives this subscriptionId only minLength 1 (the official example uses "subID").
-      subscriptionId: z.string().min(1),
-      resourceGroupName,
-      namespaceName,
-      privateEndpointConnectionName: z.string().min(1),
+  operation(
+    {
+      name: 'roleAssignmentScheduleInstances-listForScope',
+      operationId: 'RoleAssignmentScheduleInstances_ListForScope',
+      summary: 'List role assignment schedule instances for a scope',
+      method: 'GET',
+      access: 'read',
+      pathTemplate: '{scope}/providers/{P}.Authorization/roleAssignmentScheduleInstances',
+      apiVersion: '2020-10-01',
+      upstream: 'management',
+      pageable: true,
+      source: 'Doc 1, endpoint 1',
+    },
+    ({ authorization, common }) => ({
+      pathParams: z.object({ scope: authorization.scopeParam }),
+      query: authorization.scheduleQuery,
+      responses: { 200: common.listResult(authorization.roleAssignmentScheduleInstance) },
+      errorSchema: common.cloudError,
     }),
-    query: managementQuery,
-    body: { schema: privateEndpointConnectionRequest, required: true, name: 'parameters' },
-    responses: { 200: privateEndpointConnection, 201: privateEndpointConnection, 202: privateEndpointConnection },
-    errorSchema: errorResponse,
-    pageable: false,
-    longRunning: 'put',
-    source: 'Doc 1, endpoint 4',
-  },
-  {
-    name: 'containerGroups-createOrUpdate',
-    operationId: 'ContainerGroups_CreateOrUpdate',
-    summary: 'Create or update a container group',
-    method: 'PUT',
-    access: 'write',
-    pathTemplate:
-      'subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{P}.ContainerInstance/containerGroups/{containerGroupName}',
-    apiVersion: '2025-09-01',
-    upstream: 'management',
-    pathParams: z.object({ subscriptionId: subscriptionIdUuid, resourceGroupName, containerGroupName: z.string().min(1) }),
-    query: managementQuery,
-    body: { schema: containerGroupRequest, required: true, name: 'containerGroup' },
-    responses: { 200: containerGroup, 201: containerGroup },
-    errorSchema: cloudError,
-    pageable: false,
-    longRunning: 'put',
-    source: 'Doc 2, endpoint 1',
-  },
-  {
-    name: 'location-listUsage',
-    operationId: 'Location_ListUsage',
-    summary: 'List container group usage for a location',
-    method: 'GET',
-    access: 'read',
-    pathTemplate: 'subscriptions/{subscriptionId}/providers/{P}.ContainerInstance/locations/{location}/usages',
-    apiVersion: '2026-07-01',
-    upstream: 'management',
-    pathParams: z.object({ subscriptionId: subscriptionIdUuid, location: z.string().min(1) }),
-    query: managementQuery,
-    responses: { 200: listResult(usage) },
-    errorSchema: cloudError,
-    pageable: true,
-    source: 'Doc 2, endpoint 2',
-  },
-  {
-    name: 'location-listCachedImages',
-    operationId: 'Location_ListCachedImages',
-    summary: 'List cached images for a location',
-    method: 'GET',
-    access: 'read',
-    pathTemplate: 'subscriptions/{subscriptionId}/providers/{P}.ContainerInstance/locations/{location}/cachedImages',
-    apiVersion: '2026-07-01',
-    upstream: 'management',
-    pathParams: z.object({ subscriptionId: subscriptionIdUuid, location: z.string().min(1) }),
-    query: managementQuery,
-    responses: { 200: listResult(cachedImages) },
-    errorSchema: cloudError,
-    pageable: true,
-    source: 'Doc 2, endpoint 3',
-  },
-  {
-    name: 'apiManagementService-migrateToStv2',
-    operationId: 'ApiManagementService_MigrateToStv2',
-    summary: 'Migrate a gateway-management service to the second platform generation',
-    method: 'POST',
-    access: 'write',
-    pathTemplate:
-      'subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{P}.ApiManagement/service/{serviceName}/migrateToStv2',
-    apiVersion: '2024-05-01',
-    upstream: 'management',
-    pathParams: z.object({ subscriptionId: subscriptionIdUuid, resourceGroupName, serviceName }),
-    query: managementQuery,
-    body: { schema: migrateToStv2Request, required: false, name: 'parameters' },
-    responses: { 200: apiManagementServiceResource, 202: null },
-    errorSchema: errorResponse,
-    pageable: false,
-    longRunning: 'post',
-    source: 'Doc 3, endpoint 1',
-  },
-  {
-    name: 'certificates-download',
-    operationId: 'EnvironmentCertificate_Download',
-    summary: 'Download the certificate bundle of an environment',
-    method: 'GET',
-    access: 'secrets',
-    pathTemplate: 'environmentinfo/v1/rsatdownload/project/{projectId}/environment/{environmentId}',
-    apiVersion: '2017-09-15',
-    upstream: 'lifecycle',
-    pathParams: z.object({ projectId, environmentId }),
-    query: z.looseObject({}),
-    responses: { 200: certificateDownloadResponse },
-    errorSchema: z.unknown(),
-    pageable: false,
-    rateLimitedPerEnvironment: true,
-    source: 'Doc 3, endpoint 2',
-  },
+  ),
+  operation(
+    {
+      name: 'roleAssignmentSchedules-listForScope',
+      operationId: 'RoleAssignmentSchedules_ListForScope',
+      summary: 'List role assignment schedules for a scope',
+      method: 'GET',
+      access: 'read',
+      pathTemplate: '{scope}/providers/{P}.Authorization/roleAssignmentSchedules',
+      apiVersion: '2020-10-01',
+      upstream: 'management',
+      pageable: true,
+      source: 'Doc 1, endpoint 2',
+    },
+    ({ authorization, common }) => ({
+      pathParams: z.object({ scope: authorization.scopeParam }),
+      query: authorization.scheduleQuery,
+      responses: { 200: common.listResult(authorization.roleAssignmentSchedule) },
+      errorSchema: common.cloudError,
+    }),
+  ),
+  operation(
+    {
+      name: 'events-fetchDetailsByTenantIdAndTrackingId',
+      operationId: 'Event_fetchDetailsByTenantIdAndTrackingId',
+      summary: 'Fetch the details of a service-health event by tracking id',
+      method: 'POST',
+      access: 'read',
+      pathTemplate: 'providers/{P}.ResourceHealth/events/{eventTrackingId}/fetchEventDetails',
+      apiVersion: '2025-05-01',
+      upstream: 'management',
+      pageable: false,
+      source: 'Doc 1, endpoint 3',
+    },
+    ({ common, resourceHealth }) => ({
+      pathParams: z.object({ eventTrackingId: z.string().min(1) }),
+      query: common.managementQuery,
+      responses: { 200: resourceHealth.serviceHealthEvent },
+      errorSchema: resourceHealth.resourceHealthErrorResponse,
+    }),
+  ),
+  operation(
+    {
+      name: 'privateEndpointConnections-createOrUpdate',
+      operationId: 'PrivateEndpointConnections_CreateOrUpdate',
+      summary: 'Create or update a private endpoint connection of a namespace',
+      method: 'PUT',
+      access: 'write',
+      pathTemplate:
+        'subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{P}.EventHub/namespaces/{namespaceName}/privateEndpointConnections/{privateEndpointConnectionName}',
+      apiVersion: '2026-01-01',
+      upstream: 'management',
+      pageable: false,
+      longRunning: 'put',
+      source: 'Doc 1, endpoint 4',
+    },
+    ({ common, eventHub }) => ({
+      pathParams: z.object({
+        // Doc 1 gives this subscriptionId only minLength 1 (the official example uses "subID").
+        subscriptionId: z.string().min(1),
+        resourceGroupName: common.resourceGroupName,
+        namespaceName: eventHub.namespaceName,
+        privateEndpointConnectionName: z.string().min(1),
+      }),
+      query: common.managementQuery,
+      body: { schema: eventHub.privateEndpointConnectionRequest, required: true, name: 'parameters' },
+      responses: { 200: eventHub.privateEndpointConnection, 201: eventHub.privateEndpointConnection, 202: eventHub.privateEndpointConnection },
+      errorSchema: eventHub.errorResponse,
+    }),
+  ),
+  operation(
+    {
+      name: 'containerGroups-createOrUpdate',
+      operationId: 'ContainerGroups_CreateOrUpdate',
+      summary: 'Create or update a container group',
+      method: 'PUT',
+      access: 'write',
+      pathTemplate:
+        'subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{P}.ContainerInstance/containerGroups/{containerGroupName}',
+      apiVersion: '2025-09-01',
+      upstream: 'management',
+      pageable: false,
+      longRunning: 'put',
+      source: 'Doc 2, endpoint 1',
+    },
+    ({ common, containerInstance }) => ({
+      pathParams: z.object({ subscriptionId: common.subscriptionIdUuid, resourceGroupName: common.resourceGroupName, containerGroupName: z.string().min(1) }),
+      query: common.managementQuery,
+      body: { schema: containerInstance.containerGroupRequest, required: true, name: 'containerGroup' },
+      responses: { 200: containerInstance.containerGroup, 201: containerInstance.containerGroup },
+      errorSchema: common.cloudError,
+    }),
+  ),
+  operation(
+    {
+      name: 'location-listUsage',
+      operationId: 'Location_ListUsage',
+      summary: 'List container group usage for a location',
+      method: 'GET',
+      access: 'read',
+      pathTemplate: 'subscriptions/{subscriptionId}/providers/{P}.ContainerInstance/locations/{location}/usages',
+      apiVersion: '2026-07-01',
+      upstream: 'management',
+      pageable: true,
+      source: 'Doc 2, endpoint 2',
+    },
+    ({ common, containerInstance }) => ({
+      pathParams: z.object({ subscriptionId: common.subscriptionIdUuid, location: z.string().min(1) }),
+      query: common.managementQuery,
+      responses: { 200: common.listResult(containerInstance.usage) },
+      errorSchema: common.cloudError,
+    }),
+  ),
+  operation(
+    {
+      name: 'location-listCachedImages',
+      operationId: 'Location_ListCachedImages',
+      summary: 'List cached images for a location',
+      method: 'GET',
+      access: 'read',
+      pathTemplate: 'subscriptions/{subscriptionId}/providers/{P}.ContainerInstance/locations/{location}/cachedImages',
+      apiVersion: '2026-07-01',
+      upstream: 'management',
+      pageable: true,
+      source: 'Doc 2, endpoint 3',
+    },
+    ({ common, containerInstance }) => ({
+      pathParams: z.object({ subscriptionId: common.subscriptionIdUuid, location: z.string().min(1) }),
+      query: common.managementQuery,
+      responses: { 200: common.listResult(containerInstance.cachedImages) },
+      errorSchema: common.cloudError,
+    }),
+  ),
+  operation(
+    {
+      name: 'apiManagementService-migrateToStv2',
+      operationId: 'ApiManagementService_MigrateToStv2',
+      summary: 'Migrate a gateway-management service to the second platform generation',
+      method: 'POST',
+      access: 'write',
+      pathTemplate:
+        'subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{P}.ApiManagement/service/{serviceName}/migrateToStv2',
+      apiVersion: '2024-05-01',
+      upstream: 'management',
+      pageable: false,
+      longRunning: 'post',
+      source: 'Doc 3, endpoint 1',
+    },
+    ({ apiManagement, common, eventHub }) => ({
+      pathParams: z.object({ subscriptionId: common.subscriptionIdUuid, resourceGroupName: common.resourceGroupName, serviceName: apiManagement.serviceName }),
+      query: common.managementQuery,
+      body: { schema: apiManagement.migrateToStv2Request, required: false, name: 'parameters' },
+      responses: { 200: apiManagement.apiManagementServiceResource, 202: null },
+      errorSchema: eventHub.errorResponse,
+    }),
+  ),
+  operation(
+    {
+      name: 'certificates-download',
+      operationId: 'EnvironmentCertificate_Download',
+      summary: 'Download the certificate bundle of an environment',
+      method: 'GET',
+      access: 'secrets',
+      pathTemplate: 'environmentinfo/v1/rsatdownload/project/{projectId}/environment/{environmentId}',
+      apiVersion: '2017-09-15',
+      upstream: 'lifecycle',
+      pageable: false,
+      rateLimitedPerEnvironment: true,
+      source: 'Doc 3, endpoint 2',
+    },
+    ({ lifecycle }) => ({
+      pathParams: z.object({ projectId: lifecycle.projectId, environmentId: lifecycle.environmentId }),
+      query: z.looseObject({}),
+      responses: { 200: lifecycle.certificateDownloadResponse },
+      errorSchema: z.unknown(),
+    }),
+  ),
 ];
 
 /** The template with `{P}` replaced by the provider namespace. */

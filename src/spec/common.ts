@@ -6,6 +6,9 @@ import { z } from 'zod';
 
 export const apiVersionQuery = z.string({ error: 'api-version is required' }).min(1, 'api-version must not be empty');
 
+/** The query of a management operation: the api-version, and whatever else the caller sends. */
+export const managementQuery = z.looseObject({ 'api-version': apiVersionQuery });
+
 /** ARM's `format: uuid` accepts any GUID, whatever its version and variant bits. */
 export const subscriptionIdUuid = z.guid('subscriptionId must be a uuid');
 export const resourceGroupName = z.string().min(1).max(90, 'resourceGroupName must be 1 to 90 characters');

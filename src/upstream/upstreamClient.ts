@@ -3,10 +3,12 @@
  * one pool per origin), a time budget per call, retries only where safe, and a token only for
  * URLs on the upstream's own origin (DESIGN.md section 3).
  */
+import { EventEmitter } from 'node:events';
+import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors';
 import { retryDelayMs, type RetryPolicy } from './retryStrategy';
-import { isTrustedUrl } from './urlGuard';
+import { trustedUrlOf } from './urlGuard';
 
 export interface UpstreamRequest {
   method: string;
@@ -50,8 +52,15 @@ export function createUpstreamAgent(): Agent {
   return new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connections: 64 });
 }
 
+/** Where one call goes, as undici takes it. */
+interface Target {
+  origin: string;
+  path: string;
+}
+
 export class UpstreamClient {
   readonly baseUrl: string;
+  readonly #base: URL;
   readonly #dispatcher: Dispatcher;
   readonly #options: UpstreamClientOptions;
   readonly #now: () => number;
@@ -59,6 +68,7 @@ export class UpstreamClient {
 
   constructor(options: UpstreamClientOptions) {
     this.baseUrl = options.baseUrl;
+    this.#base = new URL(options.baseUrl);
     this.#options = options;
     this.#dispatcher = options.dispatcher ?? createUpstreamAgent();
     this.#now = options.now ?? Date.now;
@@ -67,19 +77,35 @@ export class UpstreamClient {
 
   /** Sends the request, repeating it while that is safe and the budget allows. */
   async send(request: UpstreamRequest): Promise<UpstreamResponse> {
-    if (!isTrustedUrl(request.url, this.baseUrl)) {
+    // The URL is checked and parsed once; every attempt goes to that same target.
+    const url = trustedUrlOf(request.url, this.#base);
+    if (!url) {
       throw new GatewayError('UpstreamLinkRefused', 'Refused to send a request outside the configured upstream origin.');
     }
+    const target: Target = { origin: url.origin, path: `${url.pathname}${url.search}` };
     const deadline = this.#now() + Math.min(this.#options.timeoutMs, request.timeoutMs ?? Infinity);
     const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
     if (request.token) headers.authorization = `Bearer ${request.token}`;
+    // One timer bounds the whole call, each attempt's body included, and is cleared when the call
+    // ends (AbortSignal.timeout per attempt left a timer running to the end of each budget).
+    // undici takes an EventEmitter that emits 'abort' as the signal (Dispatcher.request's
+    // `signal`): making an AbortSignal costs more than the rest of the client's own work per call.
+    const budget = new EventEmitter();
+    const timer = setTimeout(() => budget.emit('abort'), deadline - this.#now());
+    try {
+      return await this.#sendWithin(request, target, headers, deadline, budget);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 
+  async #sendWithin(request: UpstreamRequest, target: Target, headers: Record<string, string>, deadline: number, signal: EventEmitter): Promise<UpstreamResponse> {
     for (let attempt = 0; ; attempt += 1) {
       const remainingMs = deadline - this.#now();
       if (remainingMs <= 0) throw timeoutError();
       let outcome: UpstreamResponse | { errorCode: string | undefined; error: unknown };
       try {
-        outcome = await this.#attempt(request, headers, remainingMs);
+        outcome = await this.#attempt(request, target, headers, remainingMs, signal);
         outcome.attempts = attempt + 1;
         this.#options.observe?.(outcome);
       } catch (error) {
@@ -108,32 +134,22 @@ export class UpstreamClient {
     }
   }
 
-  async #attempt(request: UpstreamRequest, headers: Record<string, string>, remainingMs: number): Promise<UpstreamResponse> {
+  async #attempt(request: UpstreamRequest, target: Target, headers: Record<string, string>, remainingMs: number, signal: EventEmitter): Promise<UpstreamResponse> {
     const response = await this.#dispatcher.request({
-      origin: new URL(request.url).origin,
-      path: pathAndQuery(request.url),
+      origin: target.origin,
+      path: target.path,
       method: request.method as Dispatcher.HttpMethod,
       headers,
       body: request.body,
-      signal: AbortSignal.timeout(remainingMs),
+      signal,
       headersTimeout: remainingMs,
       bodyTimeout: remainingMs,
     });
     const limit = Math.min(this.#options.maxResponseBytes ?? 64 * 1024 * 1024, request.maxResponseBytes ?? Infinity);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length;
-      if (size > limit) {
-        response.body.destroy();
-        throw new GatewayError('UpstreamBadResponse', `The upstream answer exceeded ${limit} bytes.`);
-      }
-      chunks.push(chunk as Buffer);
-    }
     return {
       status: response.statusCode,
       headers: flattenHeaders(response.headers),
-      bodyText: Buffer.concat(chunks).toString('utf8'),
+      bodyText: await readBody(response.body, limit),
       attempts: 1,
     };
   }
@@ -143,9 +159,26 @@ export class UpstreamClient {
   }
 }
 
-function pathAndQuery(url: string): string {
-  const parsed = new URL(url);
-  return `${parsed.pathname}${parsed.search}`;
+/**
+ * The body as text, refused past `limit` bytes so a runaway upstream cannot exhaust memory.
+ * Read from the stream's events: an async iterator costs more per call than the body is worth.
+ */
+function readBody(body: Readable, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        body.destroy();
+        reject(new GatewayError('UpstreamBadResponse', `The upstream answer exceeded ${limit} bytes.`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    body.once('end', () => resolve(Buffer.concat(chunks, size).toString('utf8')));
+    body.once('error', reject);
+  });
 }
 
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {

@@ -6,25 +6,30 @@
  */
 import { GatewayError } from '../errors';
 
-export function isTrustedUrl(candidate: string, trustedBase: string): boolean {
+/** `candidate` parsed, when it is on `trustedBase`; undefined when it is not (or is no URL). */
+export function trustedUrlOf(candidate: string, trustedBase: URL): URL | undefined {
   let url: URL;
   try {
     url = new URL(candidate);
   } catch {
-    return false;
+    return undefined;
   }
-  const base = new URL(trustedBase);
-  if (url.username !== '' || url.password !== '') return false;
-  if (url.protocol !== base.protocol || url.host !== base.host) return false;
-  const basePath = base.pathname.replace(/\/+$/, '');
-  return basePath === '' || url.pathname === basePath || url.pathname.startsWith(`${basePath}/`);
+  if (url.username !== '' || url.password !== '') return undefined;
+  if (url.protocol !== trustedBase.protocol || url.host !== trustedBase.host) return undefined;
+  const basePath = trustedBase.pathname.replace(/\/+$/, '');
+  return basePath === '' || url.pathname === basePath || url.pathname.startsWith(`${basePath}/`) ? url : undefined;
 }
 
-export function assertTrustedUrl(candidate: string, trustedBase: string, what: string): URL {
-  if (!isTrustedUrl(candidate, trustedBase)) {
+export function isTrustedUrl(candidate: string, trustedBase: string): boolean {
+  return trustedUrlOf(candidate, new URL(trustedBase)) !== undefined;
+}
+
+export function assertTrustedUrl(candidate: string, trustedBase: string | URL, what: string): URL {
+  const url = trustedUrlOf(candidate, typeof trustedBase === 'string' ? new URL(trustedBase) : trustedBase);
+  if (!url) {
     throw new GatewayError('UpstreamLinkRefused', `The upstream handed back a ${what} outside the configured upstream origin; it was not followed.`, {
       target: what,
     });
   }
-  return new URL(candidate);
+  return url;
 }

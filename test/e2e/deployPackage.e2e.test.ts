@@ -1,17 +1,20 @@
 /**
- * `npm run package`: the zip to deploy holds host.json, package.json and the bundle only, and
- * the app unpacked from it into an empty folder, with no node_modules beside it, serves through
- * the local host run in that folder, as `func start` there would.
+ * `npm run package`: the zip to deploy holds host.json, package.json and the bundle's folder only
+ * (index.js and the files of the packages it loads on first use), and the app unpacked from it
+ * into an empty folder, with no node_modules beside it, serves through the local host run in
+ * that folder, as `func start` there would: storage and identity, loaded on first use, included.
  */
 import { execFile } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { openPromise } from 'yauzl';
+import { runAppExpectingFailure } from '../helpers/appProcess';
 import { startGateway } from '../helpers/gatewayFixture';
+import { azuriteConnectionString } from '../../tools/embeddedAzurite';
 
 const repositoryRoot = resolve(__dirname, '..', '..');
 let folder: string;
@@ -46,8 +49,15 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
-it('holds host.json, a package.json naming the bundle, and the bundle: nothing else', () => {
-  expect(entryNames.sort()).toEqual(['dist/functions/index.js', 'dist/functions/index.js.map', 'host.json', 'package.json']);
+const usagesPath = 'subscriptions/00000000-0000-0000-0000-000000000000/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01';
+
+it('holds host.json, a package.json naming the bundle, and the bundle\'s folder: nothing else', () => {
+  const built = readdirSync(join(repositoryRoot, 'dist', 'functions')).map((file) => `dist/functions/${file}`);
+  expect(entryNames.sort()).toEqual(['host.json', 'package.json', ...built].sort());
+  // Every file the bundle loads on first use (src/lazyPackages.ts) is among them.
+  const loadedLater = [...readFileSync(join(repositoryRoot, 'dist', 'functions', 'index.js'), 'utf8').matchAll(/require\.resolve\("\.\/([^"]+)"\)/g)].map((match) => `dist/functions/${match[1]}`);
+  expect(loadedLater).toEqual(expect.arrayContaining(['dist/functions/azure-identity.js', 'dist/functions/azure-storage-blob.js']));
+  expect(entryNames).toEqual(expect.arrayContaining(loadedLater));
   const manifest = JSON.parse(readFileSync(join(appFolder, 'package.json'), 'utf8')) as Record<string, unknown>;
   expect(manifest).toMatchObject({ main: 'dist/functions/index.js', engines: { node: '>=20' } });
   expect(manifest).not.toHaveProperty('dependencies');
@@ -59,7 +69,7 @@ it('serves from the unpacked folder, with no node_modules beside the bundle', as
   const gateway = await startGateway({}, { listItems: 3, pageSize: 2 }, { cwd: appFolder });
   try {
     expect(gateway.app.lines).toContain(`Function app: ${join(appFolder, 'dist', 'functions', 'index.js')}`);
-    const usages = await request(gateway.api('subscriptions/00000000-0000-0000-0000-000000000000/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01'));
+    const usages = await request(gateway.api(usagesPath));
     expect(usages.statusCode).toBe(200);
     expect(((await usages.body.json()) as { value: unknown[] }).value).toHaveLength(2);
     const started = await request(gateway.api('subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/packaged?api-version=2025-09-01'), {
@@ -73,4 +83,32 @@ it('serves from the unpacked folder, with no node_modules beside the bundle', as
   } finally {
     await gateway.stop();
   }
+});
+
+it('loads the identity package from beside the bundle on the first call in managed mode', async () => {
+  // Only the environment's credential in the chain, and nothing configured for it: the package
+  // loads and the credential refuses at once, with no network. A package that failed to load
+  // would answer 500 InternalError instead.
+  const gateway = await startGateway({ UPSTREAM_AUTH: 'managed', AZURE_TOKEN_CREDENTIALS: 'EnvironmentCredential' }, {}, { cwd: appFolder });
+  try {
+    const usages = await request(gateway.api(usagesPath));
+    expect(usages.statusCode).toBe(401);
+    expect(await usages.body.json()).toMatchObject({ error: { code: 'Unauthorized' } });
+    expect(gateway.emulator.upstreamRequests()).toHaveLength(0);
+  } finally {
+    await gateway.stop();
+  }
+});
+
+it('refuses to start when a file the bundle loads on first use is missing', async () => {
+  const broken = join(folder, 'broken');
+  cpSync(appFolder, broken, { recursive: true });
+  rmSync(join(broken, 'dist', 'functions', 'azure-storage-blob.js'));
+  // Upstream and storage on closed ports: the app fails while loading, before any call.
+  const { code, output } = await runAppExpectingFailure(
+    { MANAGEMENT_BASE_URL: 'http://127.0.0.1:9', LIFECYCLE_BASE_URL: 'http://127.0.0.1:9', UPSTREAM_AUTH: 'static', UPSTREAM_STATIC_TOKEN: 'token', AzureWebJobsStorage: azuriteConnectionString('http://127.0.0.1:9/devstoreaccount1') },
+    { cwd: broken },
+  );
+  expect(code).toBe(1);
+  expect(output).toMatch(/The function app failed to load: Cannot find module '\.\/azure-storage-blob\.js'/);
 });

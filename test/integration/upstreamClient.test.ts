@@ -98,6 +98,22 @@ describe('UpstreamClient', () => {
     expect(Date.now() - started).toBeLessThan(1400);
   });
 
+  it('ends a body dripped out within every idle timeout at the budget of the whole call', async () => {
+    client = makeClient(300);
+    // 16 bytes every 50 ms: each chunk well inside the 300 ms idle timeouts, the body never ending.
+    emulator.script({ kind: 'drip', delayMs: 50, body: { value: Array.from({ length: 1000 }, (_, index) => ({ name: `u${index}` })) } });
+    const started = Date.now();
+    await expect(get()).rejects.toMatchObject({ code: 'UpstreamTimeout', status: 504 });
+    expect(Date.now() - started).toBeLessThan(1400);
+  });
+
+  it('refuses an answer past its size bound', async () => {
+    await expect(client.send({ method: 'GET', url: `${emulator.url}${usagesPath}?api-version=2026-07-01`, token: 'emulator-token', maxResponseBytes: 64 })).rejects.toMatchObject({
+      code: 'UpstreamBadResponse',
+      message: 'The upstream answer exceeded 64 bytes.',
+    });
+  });
+
   it('returns a malformed body as text, for the caller to judge', async () => {
     emulator.script({ kind: 'malformed' });
     const response = await get();

@@ -6,7 +6,7 @@
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 import { Cron } from 'croner';
@@ -134,15 +134,33 @@ function presentedOrigin(request: IncomingMessage, listener: URL): string {
   return host && hostHeaderPattern.test(host) ? `${listener.protocol}//${host}` : listener.origin;
 }
 
-async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > limit) return undefined;
-    chunks.push(chunk as Buffer);
+function matchingRoute(routes: readonly HttpRoute[], path: string): { route: HttpRoute; params: Record<string, string> } | undefined {
+  for (const route of routes) {
+    const params = matchRoute(route.template, path);
+    if (params) return { route, params };
   }
-  return Buffer.concat(chunks);
+  return undefined;
+}
+
+/** The request body, or undefined past `limit`; read from events, cheaper per call than an async iterator. */
+function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        // As leaving a for-await loop early did: the rest of the upload is not read.
+        request.destroy();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    request.on('data', onData);
+    request.once('end', () => resolve(Buffer.concat(chunks, size)));
+    request.once('error', reject);
+  });
 }
 
 interface RpcHttpResponse {
@@ -154,6 +172,9 @@ interface RpcHttpResponse {
 export async function startLocalHost(options: LocalHostOptions, port = 0): Promise<RunningHost> {
   const functions = registeredFunctions();
   const routes = collectHttpRoutes(functions);
+  // Routes sharing a method never overlap (collectHttpRoutes), so among a method's routes the
+  // first that matches is the only one: the others need not be tried.
+  const routesByMethod = new Map(allMethods.map((method) => [method, routes.filter((route) => route.methods.has(method))]));
   const timers = collectTimers(functions);
   const keys = Object.entries(options.keys ?? {});
   const prefix = `/${options.routePrefix.replace(/^\/+|\/+$/g, '')}`.replace(/^\/$/, '');
@@ -204,10 +225,9 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
       return hostError(response, 404, 'NotFound', `No route: function routes are under ${prefix}/.`);
     }
     const path = url.pathname.slice(prefix.length);
-    const matches = routes.map((route) => ({ route, params: matchRoute(route.template, path) })).filter((entry) => entry.params);
-    const matched = matches.find((entry) => entry.route.methods.has(method));
+    const matched = matchingRoute(routesByMethod.get(method) ?? [], path);
     if (!matched) {
-      return matches.length > 0
+      return routes.some((route) => matchRoute(route.template, path))
         ? hostError(response, 404, 'NotFound', `No function accepts ${method} on this route.`)
         : hostError(response, 404, 'NotFound', 'No function matches this route.');
     }
@@ -237,7 +257,9 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
     }
     const answer = returned?.http ?? {};
     const status = Number(answer.statusCode ?? 200);
-    const bodyBytes = answer.body?.bytes ? Buffer.from(answer.body.bytes) : Buffer.from(answer.body?.string ?? '');
+    // A view of the bytes the programming model handed over, not a copy: a merged list is megabytes.
+    const { bytes } = answer.body ?? {};
+    const bodyBytes = bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.from(answer.body?.string ?? '');
     response.writeHead(status, answer.headers ?? {});
     response.end(method === 'HEAD' ? undefined : bodyBytes);
   };
@@ -249,7 +271,8 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
       else response.destroy();
     });
   };
-  const server: Server | HttpsServer = options.tls ? createHttpsServer(options.tls, onRequest) : createServer(onRequest);
+  // node:https only when serving HTTPS: loading it costs every plain start a few milliseconds.
+  const server: Server | HttpsServer = options.tls ? (await import('node:https')).createServer(options.tls, onRequest) : createServer(onRequest);
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));

@@ -1,0 +1,40 @@
+/**
+ * The credential built on first use: @azure/identity is loaded by the first token request, and a
+ * package that does not load is a 500 of the app, never the 401 of a refused token.
+ */
+import type { TokenCredential } from '@azure/identity';
+import { GatewayError } from '../../../src/errors';
+import * as lazyPackages from '../../../src/lazyPackages';
+import { credentialOnFirstUse } from '../../../src/upstream/credentialOnFirstUse';
+import { credentialTokenSource } from '../../../src/upstream/tokenSource';
+
+afterEach(() => jest.restoreAllMocks());
+
+const scopes = { management: 'https://m/.default', lifecycle: 'https://l//.default' };
+
+it('loads the package and builds the credential on the first token request, once', async () => {
+  const load = jest.spyOn(lazyPackages, 'identityPackage');
+  const built: TokenCredential = { getToken: jest.fn(async () => ({ token: 't', expiresOnTimestamp: Date.now() + 3600_000 })) };
+  const create = jest.fn((_identity: typeof import('@azure/identity')) => built);
+  const credential = credentialOnFirstUse(create);
+  expect(load).not.toHaveBeenCalled();
+  expect(create).not.toHaveBeenCalled();
+  await credential.getToken('https://m/.default');
+  await credential.getToken('https://m/.default');
+  expect(load).toHaveBeenCalled();
+  expect(create).toHaveBeenCalledTimes(1);
+  expect(create.mock.calls[0]![0]).toHaveProperty('DefaultAzureCredential');
+  expect(built.getToken).toHaveBeenCalledTimes(2);
+});
+
+it('answers a package that does not load with InternalError, not Unauthorized', async () => {
+  jest.spyOn(lazyPackages, 'identityPackage').mockImplementation(() => {
+    throw new Error("Cannot find module './azure-identity.js'");
+  });
+  const credential = credentialOnFirstUse((identity) => new identity.DefaultAzureCredential());
+  const source = credentialTokenSource({ management: credential, lifecycle: credential }, scopes);
+  const refusal = await source.getToken({ upstream: 'management' }).catch((error: unknown) => error);
+  expect(refusal).toBeInstanceOf(GatewayError);
+  expect(refusal).toMatchObject({ code: 'InternalError', status: 500 });
+  expect((refusal as GatewayError).cause).toEqual(new Error("Cannot find module './azure-identity.js'"));
+});
