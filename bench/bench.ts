@@ -301,7 +301,8 @@ function startup(): void {
         cwd: root,
         env: { PATH: process.env.PATH ?? '', MANAGEMENT_BASE_URL: 'http://127.0.0.1:9', LIFECYCLE_BASE_URL: 'http://127.0.0.1:9' },
       }).stdout.toString();
-      return JSON.parse(output) as { ms: number; rssMiB: number };
+      // The measurement is the last line: the app may log its start-up lines (ACCESS_POLICY) first.
+      return JSON.parse(output.trimEnd().split('\n').at(-1) ?? '') as { ms: number; rssMiB: number };
     });
     return { ms: round(median(samples.map((sample) => sample.ms))), rssMiB: round(median(samples.map((sample) => sample.rssMiB)), 1) };
   };
@@ -310,6 +311,7 @@ function startup(): void {
   // The bundle needs the worker's functions-core; a stand-in that accepts registrations.
   const core = `const M=require('module');const r=M._resolveFilename;M._resolveFilename=function(q,...a){return q==='@azure/functions-core'?'core':r.call(this,q,...a)};M._cache.core={exports:{setProgrammingModel(){},registerFunction(){},registerHook(){}},loaded:true};`;
   const app = measureLoad(`${core}${timed(`require(${JSON.stringify(bundle)})`)}`);
+  const appWithoutCodeCache = measureLoad(`${core}${timed(`require(${JSON.stringify(resolve(root, 'dist', 'functions', 'app.js'))})`)}`);
   const sdk = measureLoad(
     timed(
       ['@azure/identity', '@azure/storage-blob', '@azure/arm-containerinstance', '@azure/arm-apimanagement', '@azure/arm-eventhub', '@azure/arm-authorization', '@azure/arm-resourcehealth']
@@ -317,11 +319,14 @@ function startup(): void {
         .join(';'),
     ),
   );
-  const bytes = statSync(bundle).size;
-  const gzipped = gzipSync(readFileSync(bundle)).length;
-  results.startup = { app, azureSdkPackages: sdk, bundleBytes: bytes, bundleGzipBytes: gzipped };
+  // index.js only loads app.js, the bundle, with its code cache (src/codeCache.ts).
+  const appBundle = resolve(root, 'dist', 'functions', 'app.js');
+  const bytes = statSync(appBundle).size;
+  const gzipped = gzipSync(readFileSync(appBundle)).length;
+  results.startup = { app, appWithoutCodeCache, azureSdkPackages: sdk, bundleBytes: bytes, bundleGzipBytes: gzipped };
   rows.push(
     { section: 'start-up', metric: 'load time (median of 5)', baseline: `${sdk.ms} ms Azure SDK packages`, app: `${app.ms} ms bundle`, difference: `x${round(app.ms / sdk.ms)}` },
+    { section: 'start-up', metric: 'load time without the code cache (median of 5)', baseline: `${sdk.ms} ms Azure SDK packages`, app: `${appWithoutCodeCache.ms} ms bundle`, difference: `x${round(appWithoutCodeCache.ms / sdk.ms)}` },
     { section: 'start-up', metric: 'resident memory after load', baseline: `${sdk.rssMiB} MiB`, app: `${app.rssMiB} MiB`, difference: `${round(app.rssMiB - sdk.rssMiB, 1)} MiB` },
     { section: 'start-up', metric: 'bundle size', baseline: '-', app: `${(bytes / 2 ** 20).toFixed(2)} MiB (${(gzipped / 2 ** 20).toFixed(2)} MiB gzip)`, difference: '-' },
   );

@@ -1,7 +1,8 @@
 // `npm run package` (after `npm run build`): the zip to deploy to a function app (zip deploy or
 // run from package). It holds host.json, a package.json that says where the bundle is, and the
-// bundle's folder: index.js, the files of the packages it loads on first use (tools/build.mjs,
-// which empties the folder before each build), and their source maps. The bundle holds every
+// bundle's folder: index.js, the bundle app.js it runs and that bundle's V8 code cache, the files
+// of the packages it loads on first use (tools/build.mjs, which empties the folder before each
+// build), and their source maps. The bundle holds every
 // dependency but @azure/functions-core, which the Node worker provides, so no node_modules go
 // with it.
 import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';

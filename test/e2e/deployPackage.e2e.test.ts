@@ -1,8 +1,9 @@
 /**
  * `npm run package`: the zip to deploy holds host.json, package.json and the bundle's folder only
- * (index.js and the files of the packages it loads on first use), and the app unpacked from it
- * into an empty folder, with no node_modules beside it, serves through the local host run in
- * that folder, as `func start` there would: storage and identity, loaded on first use, included.
+ * (index.js, the app.js it runs with its code cache, and the files of the packages it loads on
+ * first use), and the app unpacked from it into an empty folder, with no node_modules beside it,
+ * serves through the local host run in that folder, as `func start` there would: storage and
+ * identity, loaded on first use, included.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -55,7 +56,7 @@ it('holds host.json, a package.json naming the bundle, and the bundle\'s folder:
   const built = readdirSync(join(repositoryRoot, 'dist', 'functions')).map((file) => `dist/functions/${file}`);
   expect(entryNames.sort()).toEqual(['host.json', 'package.json', ...built].sort());
   // Every file the bundle loads on first use (src/lazyPackages.ts) is among them.
-  const loadedLater = [...readFileSync(join(repositoryRoot, 'dist', 'functions', 'index.js'), 'utf8').matchAll(/require\.resolve\("\.\/([^"]+)"\)/g)].map((match) => `dist/functions/${match[1]}`);
+  const loadedLater = [...readFileSync(join(repositoryRoot, 'dist', 'functions', 'app.js'), 'utf8').matchAll(/require\.resolve\("\.\/([^"]+)"\)/g)].map((match) => `dist/functions/${match[1]}`);
   expect(loadedLater).toEqual(expect.arrayContaining(['dist/functions/azure-identity.js', 'dist/functions/azure-storage-blob.js']));
   expect(entryNames).toEqual(expect.arrayContaining(loadedLater));
   const manifest = JSON.parse(readFileSync(join(appFolder, 'package.json'), 'utf8')) as Record<string, unknown>;
@@ -69,6 +70,8 @@ it('serves from the unpacked folder, with no node_modules beside the bundle', as
   const gateway = await startGateway({}, { listItems: 3, pageSize: 2 }, { cwd: appFolder });
   try {
     expect(gateway.app.lines).toContain(`Function app: ${join(appFolder, 'dist', 'functions', 'index.js')}`);
+    // The code cache the build made is in the package, and this Node, which made it, takes it.
+    expect(gateway.app.lines).toContain('V8 code cache of the app: accepted');
     const usages = await request(gateway.api(usagesPath));
     expect(usages.statusCode).toBe(200);
     expect(((await usages.body.json()) as { value: unknown[] }).value).toHaveLength(2);
