@@ -58,13 +58,15 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
     const services = getServices();
     const startedMs = services.now();
     const correlationId = correlationIdOf(request.headers);
-    const caller = callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED);
+    // Parsed once: the caller's key may be in it, and the call's parameters are.
+    const query = rawQueryOf(request);
+    const caller = callerOf(request.headers, query, services.config.WEBSITE_AUTH_ENABLED);
     let targetPath = '';
     let decision: string | undefined;
     let response: HttpResponseInit;
     let upstream = undefined as UpstreamResponse | undefined;
     try {
-      const prepared = await prepareCall(operation, request, params, services, correlationId, caller);
+      const prepared = await prepareCall(operation, request, params, services, { correlationId, caller, query });
       decision = 'allowed';
       targetPath = prepared.targetPath;
       const appBase = appBaseOf(request.url, prepared.targetPath, services.config.APP_PUBLIC_URL);
@@ -167,8 +169,7 @@ export async function prepareCall(
   request: HttpRequest,
   params: Record<string, string>,
   services: Services,
-  correlationId: string,
-  caller: CallerIdentity,
+  { correlationId, caller, query }: { correlationId: string; caller: CallerIdentity; query: URLSearchParams },
 ): Promise<PreparedCall> {
   const { config } = services;
   const grant = grantFor(services, caller, { names: [operation.operationId, operation.name], access: operation.access, unscoped: operation.upstream !== 'management' });
@@ -176,7 +177,7 @@ export async function prepareCall(
     operation,
     {
       params: { ...params },
-      query: rawQueryOf(request),
+      query,
       contentType: request.headers.get('content-type'),
       bodyBytes: await bodyBytesOf(request),
     },
