@@ -657,7 +657,8 @@ async function main(): Promise<void> {
  * `--serve-azurite` is that process.
  */
 async function spawnAzurite(): Promise<RunningAzurite> {
-  const child = spawn(process.execPath, [__filename, '--serve-azurite'], { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  // Its stdin is a pipe from this process: when this one ends, however it ends, Azurite does too.
+  const child = spawn(process.execPath, [__filename, '--serve-azurite'], { env: { PATH: process.env.PATH ?? '' }, stdio: ['pipe', 'pipe', 'inherit'] });
   const blobEndpoint = await new Promise<string>((resolveEndpoint, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       const match = /Azurite listening on (\S+)/.exec(chunk.toString());
@@ -677,7 +678,10 @@ async function spawnAzurite(): Promise<RunningAzurite> {
 async function serveAzurite(): Promise<void> {
   const azurite = await startAzurite();
   console.log(`Azurite listening on ${azurite.blobEndpoint}`);
-  await new Promise<void>((resolveStop) => process.once('SIGTERM', () => resolveStop()));
+  await new Promise<void>((resolveStop) => {
+    process.once('SIGTERM', () => resolveStop());
+    process.stdin.on('end', () => resolveStop()).resume();
+  });
   await azurite.close();
 }
 
