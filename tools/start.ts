@@ -99,8 +99,7 @@ async function main(): Promise<Started> {
   console.log(`Function app: ${appEntry}`);
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { codeCache } = require(appEntry) as { codeCache?: string };
-    if (codeCache) console.log(`V8 code cache of the app: ${codeCache}`);
+    require(appEntry);
   } catch (error) {
     console.error(`The function app failed to load: ${(error as Error).message}`);
     await shutdown(1);

@@ -1,7 +1,7 @@
 /**
  * src/codeCache.ts: a file loaded with the code cache made of it runs as under require(), takes
- * the cache, and one changed since, or whose cache is missing or garbage, still loads: compiled
- * as usual. Each load is a process of its own, as each cold start is: within one process V8
+ * the cache, and one changed since (even at the same length), or whose cache is missing, damaged,
+ * garbage or made with other V8 flags, still loads and runs its own code: compiled as usual. Each load is a process of its own, as each cold start is: within one process V8
  * answers a second compile of the same source from memory, whatever the cache holds. The
  * processes run the build of src/codeCache.ts (dist/tools/codeCache.js), as the build does.
  */
@@ -72,6 +72,38 @@ it('compiles as usual a file changed since its cache, or whose cache is missing 
   rmSync(join(folder, 'seen.json'));
   expect(loadWithCodeCache(file)).toBe('absent');
   expect(seen()).toMatchObject({ changed: true });
+});
+
+it('runs the new code of a file changed since its cache, even at the same length', () => {
+  // V8 itself compares only the source's length: the seal's digest of the source catches this.
+  const file = join(folder, 'app.js');
+  const decide = (admin: string, other: string) =>
+    `const decide = (role) => (role === 'admin' ? '${admin}' : '${other}');\nrequire('node:fs').writeFileSync(__filename + '.answer', decide('admin'));`;
+  writeFileSync(file, decide('DENY', 'PASS'));
+  loadWithCodeCache(file, { writeCache: true });
+  writeFileSync(file, decide('PASS', 'DENY'));
+  expect(loadWithCodeCache(file)).toBe('rejected');
+  expect(readFileSync(`${file}.answer`, 'utf8')).toBe('PASS');
+});
+
+it('neither crashes on nor uses a cache damaged inside', () => {
+  // A release V8 does not check a cache's own bytes: damaged ones crashed the process before the seal.
+  const file = writeApp(Array.from({ length: 300 }, (_, index) => `function f${index}(x) { return [x, ${index}].map((n) => n * 2).join('-'); } f${index}(${index});`).join('\n'));
+  loadWithCodeCache(file, { writeCache: true });
+  const cache = readFileSync(codeCacheFileOf(file));
+  for (let offset = 0; offset < 64; offset += 1) cache[(cache.length >> 1) + offset]! ^= 0x5a;
+  writeFileSync(codeCacheFileOf(file), cache);
+  rmSync(join(folder, 'seen.json'));
+  expect(loadWithCodeCache(file)).toBe('rejected');
+  expect(seen()).toMatchObject({ helper: 42 });
+});
+
+it('compiles as usual when V8 refuses a cache made with other flags', () => {
+  const file = writeApp();
+  loadWithCodeCache(file, { writeCache: true });
+  rmSync(join(folder, 'seen.json'));
+  expect(loadWithCodeCache(file, { nodeOptions: ['--max-old-space-size=200'] })).toBe('rejected');
+  expect(seen()).toMatchObject({ helper: 42 });
 });
 
 it('lets an error of the file reach the loader', () => {
