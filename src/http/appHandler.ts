@@ -14,7 +14,7 @@ import { fillPath } from '../spec/catalogue';
 import { appBaseOf } from './appBase';
 import { correlationIdOf } from './correlation';
 import { rawQueryOf } from './requestQuery';
-import { sanitizeText } from './redaction';
+import { failureForLog } from './redaction';
 import { errorResponse } from './responses';
 
 export interface AppCall {
@@ -49,7 +49,7 @@ export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<H
     } catch (thrown) {
       const error = toGatewayError(thrown);
       if (refusalCodes.has(error.code)) decision = error.code;
-      if (error.status >= 500) context.error(sanitizeText(`${context.functionName} failed (${error.code}): ${String((thrown as Error)?.stack ?? thrown)}`));
+      if (error.status >= 500) context.error(`${context.functionName} failed (${error.code}): ${failureForLog(thrown)}`);
       response = errorResponse(error, correlationId);
     }
     // The same record as the documented operations leave; the target is the path, never the query.

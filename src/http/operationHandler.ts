@@ -25,7 +25,7 @@ import { correlationIdOf } from './correlation';
 import { validateOperationCall, type OperationCall } from './operationRequest';
 import { bodyBytesOf } from './requestBody';
 import { rawQueryOf } from './requestQuery';
-import { sanitizeText } from './redaction';
+import { failureForLog } from './redaction';
 import { errorResponse, upstreamResponse } from './responses';
 import { assertScopeAllowed } from './scopeGuard';
 
@@ -110,7 +110,7 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
     } catch (thrown) {
       const error = toGatewayError(thrown);
       if (refusalCodes.has(error.code)) decision = error.code;
-      if (error.code === 'InternalError') context.error(sanitizeText(`${operation.name} failed: ${String((thrown as Error)?.stack ?? thrown)}`));
+      if (error.code === 'InternalError') context.error(`${operation.name} failed: ${failureForLog(thrown)}`);
       response = errorResponse(error, correlationId);
     }
     context.log(

@@ -36,3 +36,17 @@ export function sanitizeText(text: string): string {
     .replace(/eyJ[\w-]+\.[\w-]+\.[\w-]*/g, redactedMarker)
     .replace(/(https?:\/\/[^\s?"']+)\?[^\s"']*/g, `$1?${redactedMarker}`);
 }
+
+/**
+ * A failure for the log: its stack and those of its causes (a few levels), sanitised. A wrapped
+ * failure's own stack says only where it was wrapped; the cause says what went wrong.
+ */
+export function failureForLog(thrown: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = thrown;
+  for (let depth = 0; depth < 3 && current !== undefined; depth += 1) {
+    parts.push(String((current as Error)?.stack ?? current));
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return sanitizeText(parts.join('\nCaused by: '));
+}

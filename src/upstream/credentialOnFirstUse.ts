@@ -1,6 +1,8 @@
 /**
  * A credential built on its first token request, so `@azure/identity` (with MSAL, the largest
- * part of what the app could load) is loaded then and not at start (src/lazyPackages.ts).
+ * part of what the app could load) is loaded then and not at start (src/lazyPackages.ts). A
+ * package that does not load, or settings the credential refuses, are the app's failure (500),
+ * never a refused token (401).
  */
 import type * as Identity from '@azure/identity';
 import type { TokenCredential } from '@azure/identity';
@@ -11,10 +13,24 @@ export function credentialOnFirstUse(create: (identity: typeof Identity) => Toke
   let credential: TokenCredential | undefined;
   return {
     getToken: (scopes, options) => {
-      credential ??= create(loadIdentity());
+      credential ??= built(create);
       return credential.getToken(scopes, options);
     },
   };
+}
+
+/**
+ * The credential, or InternalError: settings it refuses (a tenant id that is not one, say) are the
+ * deployment's fault, found at the first call now that nothing builds it at start, and must not
+ * read as a caller's refused token (401). The cause, logged with the failure, says which.
+ */
+function built(create: (identity: typeof Identity) => TokenCredential): TokenCredential {
+  const identity = loadIdentity();
+  try {
+    return create(identity);
+  } catch (error) {
+    throw new GatewayError('InternalError', "The app could not build its credential from its settings; the app's log says why.", { cause: error });
+  }
 }
 
 /**

@@ -5,6 +5,9 @@
 import type { TokenCredential } from '@azure/identity';
 import { GatewayError } from '../../../src/errors';
 import * as lazyPackages from '../../../src/lazyPackages';
+import { parseConfig } from '../../../src/config';
+import { failureForLog } from '../../../src/http/redaction';
+import { createTokenSource } from '../../../src/services';
 import { credentialOnFirstUse } from '../../../src/upstream/credentialOnFirstUse';
 import { credentialTokenSource } from '../../../src/upstream/tokenSource';
 
@@ -37,4 +40,23 @@ it('answers a package that does not load with InternalError, not Unauthorized', 
   expect(refusal).toBeInstanceOf(GatewayError);
   expect(refusal).toMatchObject({ code: 'InternalError', status: 500 });
   expect((refusal as GatewayError).cause).toEqual(new Error("Cannot find module './azure-identity.js'"));
+});
+
+it('answers settings the credential refuses with InternalError, and logs why without the password', async () => {
+  // Built at start before, this failed the app's start; built on first use, it must not read as a 401.
+  const config = parseConfig({
+    MANAGEMENT_BASE_URL: 'http://127.0.0.1:9',
+    LIFECYCLE_BASE_URL: 'http://127.0.0.1:9',
+    UPSTREAM_AUTH: 'managed',
+    LIFECYCLE_TENANT_ID: 'contoso tenant',
+    LIFECYCLE_CLIENT_ID: 'client',
+    LIFECYCLE_USERNAME: 'user@contoso.example',
+    LIFECYCLE_PASSWORD: 'the-password-itself',
+  });
+  const refusal = await createTokenSource(config).getToken({ upstream: 'lifecycle' }).catch((error: unknown) => error);
+  expect(refusal).toBeInstanceOf(GatewayError);
+  expect(refusal).toMatchObject({ code: 'InternalError', status: 500 });
+  const logged = failureForLog(refusal);
+  expect(logged).toMatch(/Caused by: .*tenant id/i);
+  expect(logged).not.toContain('the-password-itself');
 });
