@@ -60,17 +60,30 @@ async function timeEach(count: number, call: (index: number) => Promise<void>): 
   return durations;
 }
 
-/** An emulator in its own process, so the load generator does not share its event loop. */
-async function spawnEmulator(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [resolve(root, 'dist', 'bench', 'emulator.js')], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * `node ...args` in a process of its own, once it prints `<name> listening on <url>`; `stdin`
+ * 'pipe' ties its life to this process's (the child ends when the pipe does).
+ */
+async function spawnListening(
+  name: string,
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string; stdin?: 'ignore' | 'pipe' } = {},
+): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, args, { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, stdio: [options.stdin ?? 'ignore', 'pipe', 'inherit'] });
+  const announcement = new RegExp(`${name} listening on (\\S+)`);
   const url = await new Promise<string>((resolveUrl, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
-      const match = /Emulator listening on (\S+)/.exec(chunk.toString());
+      const match = announcement.exec(chunk.toString());
       if (match) resolveUrl(match[1]!);
     });
-    child.once('exit', (code) => reject(new Error(`The emulator exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
   });
   return { url, child };
+}
+
+/** An emulator in its own process, so the load generator does not share its event loop. */
+function spawnEmulator(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  return spawnListening('Emulator', [resolve(root, 'dist', 'bench', 'emulator.js')], { env });
 }
 
 function appEnv(emulatorUrl: string, azurite: Pick<RunningAzurite, 'connectionString'>, extra: Record<string, string> = {}): Record<string, string> {
@@ -268,15 +281,8 @@ async function bareProxyCeiling(emulatorUrl: string, app: Record<string, unknown
       for await (const chunk of answer.body) outgoing.write(chunk);
       outgoing.end();
     }).listen(0, '127.0.0.1', function () { console.log('Proxy listening on http://127.0.0.1:' + this.address().port); });`;
-  const child = spawn(process.execPath, ['-e', proxyScript], { cwd: root, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const { url, child } = await spawnListening('Proxy', ['-e', proxyScript], { cwd: root });
   try {
-    const url = await new Promise<string>((resolveUrl, reject) => {
-      child.stdout!.on('data', (chunk: Buffer) => {
-        const match = /Proxy listening on (\S+)/.exec(chunk.toString());
-        if (match) resolveUrl(match[1]!);
-      });
-      child.once('exit', (code) => reject(new Error(`The bare proxy exited with ${code}`)));
-    });
     const measured = await autocannon({ url: `${url}/api/${usagesPath}`, connections: 32, duration: 3 });
     const proxy = { requestsPerSecond: measured.requests.average, p99Ms: measured.latency.p99, errors: measured.errors + measured.non2xx };
     const direct = app.direct as { requestsPerSecond: number };
@@ -658,14 +664,7 @@ async function main(): Promise<void> {
  */
 async function spawnAzurite(): Promise<RunningAzurite> {
   // Its stdin is a pipe from this process: when this one ends, however it ends, Azurite does too.
-  const child = spawn(process.execPath, [__filename, '--serve-azurite'], { env: { PATH: process.env.PATH ?? '' }, stdio: ['pipe', 'pipe', 'inherit'] });
-  const blobEndpoint = await new Promise<string>((resolveEndpoint, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      const match = /Azurite listening on (\S+)/.exec(chunk.toString());
-      if (match) resolveEndpoint(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`Azurite exited with ${code}`)));
-  });
+  const { url: blobEndpoint, child } = await spawnListening('Azurite', [__filename, '--serve-azurite'], { stdin: 'pipe' });
   return {
     blobEndpoint,
     connectionString: azuriteConnectionString(blobEndpoint),

@@ -21,10 +21,11 @@
  * start.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import Module from 'node:module';
 import { dirname } from 'node:path';
 import { constants as vmConstants, Script } from 'node:vm';
+import { writeWhole } from './files/writeWhole';
 
 /** What became of the cache: used, refused by V8, absent, or not tried (the file was required). */
 export type CodeCacheOutcome = 'accepted' | 'rejected' | 'absent' | 'skipped';
@@ -59,12 +60,6 @@ function cacheOf(file: string): Buffer | undefined {
   }
 }
 
-/** Written whole or not at all: a reader never meets half a cache. */
-function writeWhole(path: string, bytes: Buffer): void {
-  const partial = `${path}.${process.pid}.partial`;
-  writeFileSync(partial, bytes);
-  renameSync(partial, path);
-}
 
 /**
  * Runs `file` as the module `parent` requires, with its code cache when there is one; with

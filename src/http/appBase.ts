@@ -10,9 +10,9 @@
  * them, and only the deployment knows which proxy in front of it to believe; it says so with
  * `APP_PUBLIC_URL`.
  */
-export function appBaseOf(requestUrl: string, ownPath: string, publicUrl: string | undefined): string {
+export function appBaseOf(requestUrl: string | URL, ownPath: string, publicUrl: string | undefined): string {
   if (publicUrl) return publicUrl;
-  const url = new URL(requestUrl);
+  const url = typeof requestUrl === 'string' ? new URL(requestUrl) : requestUrl;
   // The request path ends with the function's own filled route; what precedes it is the
   // host's route prefix.
   const suffix = `/${ownPath.replace(/^\/+/, '')}`.toLowerCase();

@@ -24,7 +24,6 @@ import { callerLogFields, callerOf, type CallerIdentity } from './caller';
 import { correlationIdOf } from './correlation';
 import { validateOperationCall, type OperationCall } from './operationRequest';
 import { bodyBytesOf } from './requestBody';
-import { rawQueryOf } from './requestQuery';
 import { failureForLog } from './redaction';
 import { errorResponse, upstreamResponse } from './responses';
 import { assertScopeAllowed } from './scopeGuard';
@@ -58,8 +57,10 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
     const services = getServices();
     const startedMs = services.now();
     const correlationId = correlationIdOf(request.headers);
-    // Parsed once: the caller's key may be in it, and the call's parameters are.
-    const query = rawQueryOf(request);
+    // Parsed once: its query (as sent, see requestQuery.ts) holds the caller's key and the call's
+    // parameters, its path the app's base.
+    const requestUrl = new URL(request.url);
+    const query = requestUrl.searchParams;
     const caller = callerOf(request.headers, query, services.config.WEBSITE_AUTH_ENABLED);
     let targetPath = '';
     let decision: string | undefined;
@@ -69,7 +70,7 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
       const prepared = await prepareCall(operation, request, params, services, { correlationId, caller, query });
       decision = 'allowed';
       targetPath = prepared.targetPath;
-      const appBase = appBaseOf(request.url, prepared.targetPath, services.config.APP_PUBLIC_URL);
+      const appBase = appBaseOf(requestUrl, prepared.targetPath, services.config.APP_PUBLIC_URL);
       // Only the certificate download reads the guard, and with it storage (built on first use).
       const downloadGuard = operation.rateLimitedPerEnvironment ? services.certificates.downloadGuard : undefined;
       const send = async () => {

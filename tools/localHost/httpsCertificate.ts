@@ -8,10 +8,11 @@
  * the RSA key, in milliseconds where forge's own key generation takes seconds.
  */
 import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import forge from 'node-forge';
+import { writeWhole } from '../../src/files/writeWhole';
 
 export interface HttpsCertificate {
   /** What node:https serves with. */
@@ -127,14 +128,6 @@ export function selfSignedCertificate(now: Date): { certPem: string; keyPem: str
   return { certPem: forge.pki.certificateToPem(certificate), keyPem };
 }
 
-/** Written beside, then renamed: two starts at once never read half a file. */
-function writeAtomically(path: string, text: string, mode: number): void {
-  const partial = `${path}.${process.pid}.partial`;
-  writeFileSync(partial, text, { mode });
-  chmodSync(partial, mode);
-  renameSync(partial, path);
-}
-
 /**
  * The certificate kept in `folder`, made (again) when it is missing, unreadable, expires within
  * a day, or does not match its key.
@@ -147,8 +140,8 @@ export function generatedCertificate(folder: string, now = new Date()): HttpsCer
   const { certPem, keyPem } = reused ? kept : selfSignedCertificate(now);
   if (!reused) {
     mkdirSync(folder, { recursive: true, mode: 0o700 });
-    writeAtomically(keyPath, keyPem, 0o600);
-    writeAtomically(pemPath, certPem, 0o644);
+    writeWhole(keyPath, keyPem, 0o600);
+    writeWhole(pemPath, certPem, 0o644);
   }
   const validTo = new Date(new X509Certificate(certPem).validTo).toISOString().slice(0, 10);
   return {
