@@ -10,4 +10,6 @@ export default tseslint.config(
     },
   },
   { files: ['tools/**', 'bench/**', 'test/**'], rules: { 'no-console': 'off' } },
+  // Jest loads its reporters and config as CommonJS.
+  { files: ['**/*.js'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
 );

@@ -9,6 +9,6 @@ module.exports = {
   // as the Node worker provides it to @azure/functions in production.
   moduleNameMapper: { '^@azure/functions-core$': '<rootDir>/tools/localHost/coreApi.ts' },
   testTimeout: 30000,
-  reporters: ['default', '<rootDir>/test/helpers/plainSummaryReporter.js'],
+  reporters: ['<rootDir>/test/helpers/quietPassingReporter.js', '<rootDir>/test/helpers/plainSummaryReporter.js'],
   maxWorkers: 2,
 };

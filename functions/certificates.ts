@@ -1,5 +1,5 @@
 /**
- * Certificate routes and the refresh timer (DESIGN.md sections 1 and 5). Glue only: the work
+ * Certificate routes and the refresh timer. Glue only: the work
  * is in src/certificates.
  */
 import { app } from '@azure/functions';

@@ -1,4 +1,4 @@
-/** `GET health` (the one anonymous route) and `GET openapi.json` (DESIGN.md section 1). */
+/** `GET health` (the one anonymous route) and `GET openapi.json`. */
 import { app } from '@azure/functions';
 import { appRoutes, registrationOf } from '../src/appRoutes';
 import { appHandler } from '../src/http/appHandler';

@@ -1,6 +1,6 @@
 /**
- * Registers every documented operation as an HTTP function on its documented path
- * (DESIGN.md section 1, "Routes"). Registration only: the work is in src/http.
+ * Registers every documented operation as an HTTP function on its documented path.
+ * Registration only: the work is in src/http.
  */
 import { app } from '@azure/functions';
 import { getConfig } from '../src/config';

@@ -1,5 +1,5 @@
 /**
- * The orchestration routes and the poller timer (DESIGN.md sections 1 and 4), with Durable
+ * The orchestration routes and the poller timer, with Durable
  * Functions' names: status (`gateway-wait` holds it until the end), list, terminate, purge, and
  * the upstream-style `operations/{id}`. Registration and glue only: the engine is in
  * src/orchestration.

@@ -1,4 +1,4 @@
-/** Validation of Doc 3 declarations and the gateway custom properties. Glue only: the rules are in src/templates. */
+/** Validation of gallery image version and API definition declarations and the gateway custom properties. Glue only: the rules are in src/templates. */
 import { app } from '@azure/functions';
 import { appRoutes, registrationOf, type AppRoute } from '../src/appRoutes';
 import { GatewayError } from '../src/errors';

@@ -188,7 +188,7 @@ export const appRoutes = {
   validateGalleryImageVersions: appRoute(
     {
       name: 'templates-galleryImageVersions-validate', method: 'POST', route: 'templates/galleryImageVersions/validate', authLevel: 'function', access: 'read', tag: 'templates',
-      summary: 'Validate gallery image version declarations (Doc 3, A)',
+      summary: 'Validate gallery image version declarations',
     },
     ({ validationResult, declarationBody }) => ({
       body: declarationBody,
@@ -198,7 +198,7 @@ export const appRoutes = {
   validateApis: appRoute(
     {
       name: 'templates-apis-validate', method: 'POST', route: 'templates/apis/validate', authLevel: 'function', access: 'read', tag: 'templates',
-      summary: 'Validate API definition declarations (Doc 3, B)',
+      summary: 'Validate API definition declarations',
     },
     ({ validationResult, declarationBody }) => ({
       body: declarationBody,
@@ -208,7 +208,7 @@ export const appRoutes = {
   buildGatewayProperties: appRoute(
     {
       name: 'templates-gatewayCustomProperties-build', method: 'POST', route: 'templates/gatewayCustomProperties/build', authLevel: 'function', access: 'read', tag: 'templates',
-      summary: 'The complete set of gateway TLS and cipher custom properties for the wanted settings (Doc 3, C)',
+      summary: 'The complete set of gateway TLS and cipher custom properties for the wanted settings',
     },
     () => ({
       body: z.looseObject({}).describe('{ serviceCreatedOnOrBefore20180401?, clientProtocols?, backendProtocols?, tripleDes168?, http2?, ciphers? }'),
@@ -218,7 +218,7 @@ export const appRoutes = {
   validateGatewayProperties: appRoute(
     {
       name: 'templates-gatewayCustomProperties-validate', method: 'POST', route: 'templates/gatewayCustomProperties/validate', authLevel: 'function', access: 'read', tag: 'templates',
-      summary: "Check a service resource's customProperties (Doc 3, C)",
+      summary: "Check a service resource's customProperties",
     },
     ({ validationResult }) => ({
       body: z.looseObject({}).describe('A service resource, or { customProperties }'),

@@ -1,6 +1,6 @@
 /**
- * Loads a CommonJS file as `require` would, but compiled with a V8 code cache made at build time
- * (issue 14): a cold start otherwise spends about half its load of the app compiling it. The
+ * Loads a CommonJS file as `require` would, but compiled with a V8 code cache made at build time:
+ * a cold start otherwise spends about half its load of the app compiling it. The
  * cache is made by tools/build.mjs, which loads the app once and keeps what V8 compiled then
  * (top-level code and the registration it runs), so a cold start neither parses nor compiles
  * those functions again. Node 22 does this itself (module.enableCompileCache); Node 20 does

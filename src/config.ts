@@ -1,5 +1,5 @@
 /**
- * App settings, parsed once with zod (DESIGN.md section 1, "Settings").
+ * App settings, parsed once with zod.
  * A bad value stops start-up with one message naming every bad setting and what it accepts.
  */
 import { Cron } from 'croner';

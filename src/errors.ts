@@ -1,6 +1,6 @@
 /**
  * The one error type of the app, its table from code to HTTP status, and the function that
- * renders the documented error body (DESIGN.md section 1, "Errors").
+ * renders the documented error body.
  *
  * Errors that come from the upstream are not GatewayErrors: they are passed back as they came.
  */
@@ -43,7 +43,7 @@ export const errorStatusByCode = {
 
 export type ErrorCode = keyof typeof errorStatusByCode;
 
-/** Most `details` entries an answer lists; the message counts the rest (DESIGN.md section 1). */
+/** Most `details` entries an answer lists; the message counts the rest. */
 export const maxListedDetails = 100;
 
 export class GatewayError extends Error {

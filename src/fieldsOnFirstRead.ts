@@ -1,7 +1,7 @@
 /**
  * Declarations whose schemas are built on first use (the catalogue's operations, the app's
  * routes): a cold start registers functions from their names and paths and builds no schema
- * until a call or the OpenAPI document reads one (issue 14).
+ * until a call or the OpenAPI document reads one.
  */
 
 /** `entry` with the fields `names`, read from what `build` returns; it runs on the first read of any. */

@@ -1,6 +1,6 @@
 /**
  * Packages only some calls need, loaded by the first of them instead of at start: a cold start
- * pays to read, compile and run every file it loads (issue 14). The app's identity (`managed`
+ * pays to read, compile and run every file it loads. The app's identity (`managed`
  * mode, the lifecycle user credential), blob storage (long-running operations, certificates,
  * health, the poller) and the certificate check's zip and PKCS#12 readers.
  *

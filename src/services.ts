@@ -34,7 +34,7 @@ export interface Services {
   orchestrations: OrchestrationEngine;
   certificates: { refresher: CertificateRefresher; store: CertificateStore; downloadGuard: DownloadGuard };
   health: HealthMonitor;
-  /** ACCESS_POLICY and the per-caller shares of the upstream (DESIGN.md section 8). */
+  /** ACCESS_POLICY and the per-caller shares of the upstream. */
   access: { policy: AccessPolicy; rates: CallerRateLimiter };
   /** The management service's last remaining-request counts. */
   upstreamBudget: UpstreamBudget;

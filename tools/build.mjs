@@ -14,7 +14,7 @@ const importMetaUrl = {
 const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'warning', ...importMetaUrl };
 
 /**
- * A cold start pays for reading and compiling every byte of the app's files (issue 14): comments
+ * A cold start pays for reading and compiling every byte of the app's files: comments
  * and indentation go (names stay, so stack traces read as the source does). Output stays ASCII
  * (esbuild escapes other characters in strings): one character above U+00FF anywhere makes V8
  * hold the whole file as a two-byte string, slower to scan.

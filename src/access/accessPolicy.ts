@@ -1,5 +1,5 @@
 /**
- * ACCESS_POLICY (DESIGN.md section 8): which callers may use which operations, in which
+ * ACCESS_POLICY: which callers may use which operations, in which
  * scopes, at what rate. A caller gets the union of the rules that name it; what no rule allows
  * is refused before anything is sent upstream. Unset, every caller may do everything (within
  * ALLOWED_SCOPES), as before the policy existed.

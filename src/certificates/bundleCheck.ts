@@ -1,5 +1,5 @@
 /**
- * Checks a downloaded certificate bundle before it may be stored (DESIGN.md section 5):
+ * Checks a downloaded certificate bundle before it may be stored:
  * strict base64, a readable zip, and in it at least one .pfx and one .cer, all within a size
  * bound (`CERT_MAX_BUNDLE_BYTES`). What the .pfx and .cer hold is certificateVerification's to judge.
  *

@@ -1,5 +1,5 @@
 /**
- * Keeps a current certificate bundle for each configured environment (DESIGN.md section 5):
+ * Keeps a current certificate bundle for each configured environment:
  * it downloads only when the stored one is missing, near expiry, or a refresh is forced; at
  * most once per environment per window across all instances; and stores a bundle only after
  * checking it. Every environment's outcome is logged and recorded, and one running out of
@@ -84,7 +84,7 @@ export class CertificateRefresher {
     if (outcome.outcome === 'fresh') return outcome;
     const attempt: AttemptRecord = { at: new Date(this.deps.now()).toISOString(), trigger: options.trigger, ...rest };
     await this.deps.store.recordAttempt(projectId, environmentId, attempt);
-    // One warning line per environment running out, each run (issue 13); when even the current
+    // One warning line per environment running out, each run; when even the current
     // certificate could not be read, the failed outcome above is all there is to say.
     const atRisk = status && environmentAtRisk(environment, { current: status.current, lastAttempt: attempt }, this.deps.now(), this.deps.policy);
     if (atRisk) this.deps.warn(JSON.stringify({ event: 'certificate-at-risk', trigger: options.trigger, ...atRisk }));
@@ -124,7 +124,7 @@ export class CertificateRefresher {
     const parsed = certificateDownloadResponse.safeParse(body);
     if (!parsed.success) return failed(environment, 'UpstreamBadResponse', 'The lifecycle service answer lacks IsSuccess.');
     const answer = parsed.data;
-    // Doc 3: the status is 200 in every case; success is read from IsSuccess.
+    // The service answers 200 in every case; success is read from IsSuccess.
     if (!answer.IsSuccess) return failed(environment, 'DownloadFailed', answer.ErrorMessage ?? 'The lifecycle service reported a failure without a message.');
 
     const data = answer.Data ?? {};
@@ -135,7 +135,7 @@ export class CertificateRefresher {
     const secret = secretOf(data.CertificateSecretEncoded);
     if (!secret) return failed(environment, 'UpstreamBadResponse', 'The answer holds no certificate secret that decodes from base64 to text.');
 
-    // The certificate itself decides (issue 13): it opens with the secret, is the one the answer
+    // The certificate itself decides: it opens with the secret, is the one the answer
     // and the .cer name, and is valid now. A bundle refused here never replaces the current one.
     const certificate = verifyCertificateBundle({ pfx: bundle.pfx.content, cer: bundle.cer.content, password: secret.password, expectedThumbprint, now: this.deps.now() });
     if (!certificate.ok) return failed(environment, certificate.problem, certificate.message);
@@ -167,7 +167,7 @@ function failed(environment: CertificateEnvironment, code: string, message: stri
 
 /**
  * The secret as answered (what is stored) and the .pfx password it encodes: `CertificateSecretEncoded`
- * is the password's base64 (Doc 3, D; d365fo.tools decodes it the same way). Undefined when it is
+ * is the password's base64 (as the lifecycle service documents it; d365fo.tools decodes it the same way). Undefined when it is
  * missing or not base64 of text.
  */
 function secretOf(encoded: string | undefined): { encoded: string; password: string } | undefined {

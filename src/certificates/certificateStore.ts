@@ -1,5 +1,5 @@
 /**
- * Certificate bundles in blob storage (DESIGN.md section 5). A bundle is written completely
+ * Certificate bundles in blob storage. A bundle is written completely
  * under `{projectId}/{environmentId}/{thumbprint}/` (zip and metadata in one private
  * container, the secret in another), and only then made current by replacing the
  * environment's `current.json`. A failure at any step leaves the current certificate as it was.

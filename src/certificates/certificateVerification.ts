@@ -1,5 +1,5 @@
 /**
- * Whether a downloaded bundle may become current (DESIGN.md section 5, issue 13): the .pfx opens
+ * Whether a downloaded bundle may become current: the .pfx opens
  * with the secret and holds a private key and its certificate; that certificate is the one
  * `CertificateThumbprint` names and the one in the .cer; and it is valid now. A pure function of
  * the bytes, the password, the thumbprint and the time, so each rule is tested with a table.

@@ -1,5 +1,5 @@
 /**
- * Which environments are running out of certificate (issue 13, part 3): those whose current
+ * Which environments are running out of certificate: those whose current
  * certificate expires within `CERT_RENEW_BEFORE_DAYS`, or that have none, and whose last attempt
  * to get one did not succeed. Within `CERT_ALERT_DAYS` (or with none at all) it is an alert:
  * `health` turns Degraded. The refresher warns of each such environment every run, and `health`

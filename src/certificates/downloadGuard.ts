@@ -1,6 +1,6 @@
 /**
- * The documented download route obeys the same one-call-per-environment limit as the timer
- * (DESIGN.md section 5): before the call it takes the window, or answers 429 with Retry-After;
+ * The documented download route obeys the same one-call-per-environment limit as the timer:
+ * before the call it takes the window, or answers 429 with Retry-After;
  * a 429 from the service moves the next allowed time as the service asks.
  */
 import { GatewayError } from '../errors';

@@ -1,5 +1,5 @@
 /**
- * One call per key per window across every instance (DESIGN.md section 5): the limiter's
+ * One call per key per window across every instance: the limiter's
  * state is a blob per key, changed only with ETag conditions, so of two instances asking at
  * once exactly one wins. A 429 from the service moves the next allowed time as it asks.
  */

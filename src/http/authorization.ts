@@ -1,5 +1,5 @@
 /**
- * The access policy applied to one call (DESIGN.md section 8), shared by the documented
+ * The access policy applied to one call, shared by the documented
  * operations and the app's own routes: the operation or route allowed (else 403
  * `OperationNotAllowed`), the target within the caller's scopes (else 403 `ScopeNotAllowed`),
  * and an upstream call within the caller's rate (else 429 `CallerRateLimited` with

@@ -28,7 +28,7 @@ export function formatCallRecord(record: CallRecord): string {
   return JSON.stringify({ event: 'call', ...record });
 }
 
-/** The error code of an answer, for the record: the app's and ARM's under `error`, Doc 1's at the top. */
+/** The error code of an answer, for the record: the app's and ARM's under `error`, service health's at the top. */
 export function errorCodeOf(response: HttpResponseInit): string | undefined {
   if ((response.status ?? 200) < 400 || typeof response.body !== 'string') return undefined;
   try {

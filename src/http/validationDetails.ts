@@ -29,7 +29,7 @@ const shortened = (text: string) => (text.length > maxTextLength ? `${text.slice
 
 /**
  * The problems of one request: every one counted, the first `maxListedDetails` listed, so a
- * body with 200,000 bad items gets a small 400, not a 16 MB one (DESIGN.md section 1, Errors).
+ * body with 200,000 bad items gets a small 400, not a 16 MB one.
  */
 export class ProblemList {
   readonly listed: ErrorDetail[] = [];

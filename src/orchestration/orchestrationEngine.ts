@@ -1,5 +1,5 @@
 /**
- * The durable-style engine of the long-running calls (DESIGN.md section 4): it starts an
+ * The durable-style engine of the long-running calls: it starts an
  * operation upstream once per request key, advances it one claimed poll at a time until a
  * terminal state or its deadline, tells the targets named of its end, and purges it after the
  * retention. Every step is a read, a conditional write, and at most one upstream call, so any

@@ -57,7 +57,7 @@ export interface OrchestrationState {
   notifyTargets?: string[];
   /** When it ended (Completed, Failed or Terminated): the notification's time, and where retention counts from. */
   endedTime?: string;
-  /** The outbox: one delivery per target, opened when it ends (DESIGN.md section 4). */
+  /** The outbox: one delivery per target, opened when it ends. */
   deliveries?: Delivery[];
 }
 

@@ -1,7 +1,7 @@
 /**
  * Orchestration documents in blob storage, one JSON blob each (`instances/{id}.json`), written
- * only with ETag conditions so two instances never both advance one, and never lose an update
- * (DESIGN.md section 4). Blob metadata repeats what a listing needs (name, status, times), so
+ * only with ETag conditions so two instances never both advance one, and never lose an update.
+ * Blob metadata repeats what a listing needs (name, status, times), so
  * the list and purge routes never download a document to filter it. Which orchestrations need
  * the poller is kept apart, in the index (orchestrationIndex.ts). Every call runs within the
  * storage budget (`STORAGE_TIMEOUT_MS`).

@@ -1,4 +1,4 @@
-/** Doc 3, C: the gateway-management service resource and its migration. */
+/** API management: the gateway-management service resource and its migration. */
 import { z } from 'zod';
 import { identityType, resourceEnvelope, systemData } from './common';
 
@@ -8,7 +8,7 @@ export const serviceName = z
   .max(50, 'serviceName must be 1 to 50 characters')
   .regex(/^[a-zA-Z](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?$/, 'serviceName must match ^[a-zA-Z](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?$');
 
-/** Body of migrateToStv2; absent, the service applies `PreserveIp` (Doc 3, endpoint 1). */
+/** Body of migrateToStv2; absent, the service applies `PreserveIp`, as the service documents. */
 export const migrateToStv2Request = z.looseObject({ mode: z.enum(['PreserveIp', 'NewIP']).optional() });
 
 const skuName = z.enum(['Developer', 'Standard', 'Premium', 'Basic', 'Consumption', 'Isolated', 'BasicV2', 'StandardV2']);

@@ -1,4 +1,4 @@
-/** Doc 1, A: role assignment schedules and schedule instances. */
+/** Authorization: role assignment schedules and schedule instances. */
 import { z } from 'zod';
 import { apiVersionQuery, resourceEnvelope } from './common';
 
@@ -58,7 +58,7 @@ export const roleAssignmentSchedule = z.looseObject({
 });
 
 /**
- * The four documented `$filter` forms (Doc 1, endpoints 1 and 2). `principalId eq` takes the id
+ * The four documented `$filter` forms of both schedule lists. `principalId eq` takes the id
  * quoted, as ARM filters are written, or bare, as the spec writes it.
  */
 export const scheduleFilter = z

@@ -1,10 +1,10 @@
 /**
- * The operation catalogue: each documented operation once, as data (DESIGN.md section 2).
+ * The operation catalogue: each documented operation once, as data.
  * Function registration, the OpenAPI document and the tests all read it.
  *
  * An entry's schemas, and those of the spec documents it names (src/spec/schemas.ts), are built
  * the first time one is read (validating a call, writing the OpenAPI document): registration
- * reads names, methods and paths only, so a cold start builds none (issue 14).
+ * reads names, methods and paths only, so a cold start builds none.
  */
 import { z } from 'zod';
 import { withFieldsOnFirstRead } from '../fieldsOnFirstRead';
@@ -14,13 +14,13 @@ import { specDocuments, type SpecDocuments } from './schemas';
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
 
 /**
- * How a long-running operation is followed (DESIGN.md section 4):
+ * How a long-running operation is followed:
  * `put` — a PUT whose resource carries `provisioningState`; `post` — a POST answered 202 with `Location`.
  */
 export type LongRunningKind = 'put' | 'post';
 
 /**
- * What calling an operation amounts to, for ACCESS_POLICY (DESIGN.md section 8): `read` (lists,
+ * What calling an operation amounts to, for ACCESS_POLICY: `read` (lists,
  * event details), `write` (creates, updates, the migration), `secrets` (the certificate download,
  * whose answer holds the secret).
  */
@@ -47,7 +47,7 @@ export interface OperationSpec {
   errorSchema: z.ZodType;
   pageable: boolean;
   longRunning?: LongRunningKind;
-  /** Calls limited per environment across instances (Doc 3, Limits: one download per minute). */
+  /** Calls limited per environment across instances (the lifecycle service allows one download per environment per minute). */
   rateLimitedPerEnvironment?: boolean;
   /** Doc and endpoint, for descriptions. */
   source: string;
@@ -73,7 +73,7 @@ export const operations: readonly OperationSpec[] = [
       apiVersion: '2020-10-01',
       upstream: 'management',
       pageable: true,
-      source: 'Doc 1, endpoint 1',
+      source: 'Authorization: role assignment schedule instances of a scope',
     },
     ({ authorization, common }) => ({
       pathParams: z.object({ scope: authorization.scopeParam }),
@@ -93,7 +93,7 @@ export const operations: readonly OperationSpec[] = [
       apiVersion: '2020-10-01',
       upstream: 'management',
       pageable: true,
-      source: 'Doc 1, endpoint 2',
+      source: 'Authorization: role assignment schedules of a scope',
     },
     ({ authorization, common }) => ({
       pathParams: z.object({ scope: authorization.scopeParam }),
@@ -113,7 +113,7 @@ export const operations: readonly OperationSpec[] = [
       apiVersion: '2025-05-01',
       upstream: 'management',
       pageable: false,
-      source: 'Doc 1, endpoint 3',
+      source: 'Service health: the details of an event',
     },
     ({ common, resourceHealth }) => ({
       pathParams: z.object({ eventTrackingId: z.string().min(1) }),
@@ -135,11 +135,11 @@ export const operations: readonly OperationSpec[] = [
       upstream: 'management',
       pageable: false,
       longRunning: 'put',
-      source: 'Doc 1, endpoint 4',
+      source: 'Event streaming: a private endpoint connection of a namespace',
     },
     ({ common, eventHub }) => ({
       pathParams: z.object({
-        // Doc 1 gives this subscriptionId only minLength 1 (the official example uses "subID").
+        // The service documents this subscriptionId with only minLength 1 (the official example uses "subID").
         subscriptionId: z.string().min(1),
         resourceGroupName: common.resourceGroupName,
         namespaceName: eventHub.namespaceName,
@@ -164,7 +164,7 @@ export const operations: readonly OperationSpec[] = [
       upstream: 'management',
       pageable: false,
       longRunning: 'put',
-      source: 'Doc 2, endpoint 1',
+      source: 'Container instances: create or update a container group',
     },
     ({ common, containerInstance }) => ({
       pathParams: z.object({ subscriptionId: common.subscriptionIdUuid, resourceGroupName: common.resourceGroupName, containerGroupName: z.string().min(1) }),
@@ -185,7 +185,7 @@ export const operations: readonly OperationSpec[] = [
       apiVersion: '2026-07-01',
       upstream: 'management',
       pageable: true,
-      source: 'Doc 2, endpoint 2',
+      source: 'Container instances: usage in a location',
     },
     ({ common, containerInstance }) => ({
       pathParams: z.object({ subscriptionId: common.subscriptionIdUuid, location: z.string().min(1) }),
@@ -205,7 +205,7 @@ export const operations: readonly OperationSpec[] = [
       apiVersion: '2026-07-01',
       upstream: 'management',
       pageable: true,
-      source: 'Doc 2, endpoint 3',
+      source: 'Container instances: cached images in a location',
     },
     ({ common, containerInstance }) => ({
       pathParams: z.object({ subscriptionId: common.subscriptionIdUuid, location: z.string().min(1) }),
@@ -227,7 +227,7 @@ export const operations: readonly OperationSpec[] = [
       upstream: 'management',
       pageable: false,
       longRunning: 'post',
-      source: 'Doc 3, endpoint 1',
+      source: 'API management: migrate a service to the stv2 platform',
     },
     ({ apiManagement, common, eventHub }) => ({
       pathParams: z.object({ subscriptionId: common.subscriptionIdUuid, resourceGroupName: common.resourceGroupName, serviceName: apiManagement.serviceName }),
@@ -249,7 +249,7 @@ export const operations: readonly OperationSpec[] = [
       upstream: 'lifecycle',
       pageable: false,
       rateLimitedPerEnvironment: true,
-      source: 'Doc 3, endpoint 2',
+      source: 'Lifecycle services: download an environment certificate',
     },
     ({ lifecycle }) => ({
       pathParams: z.object({ projectId: lifecycle.projectId, environmentId: lifecycle.environmentId }),

@@ -1,6 +1,6 @@
 /**
  * Schema pieces shared by the three spec documents. Objects are loose: validation checks the
- * fields the spec names and keeps every other field (DESIGN.md section 3).
+ * fields the spec names and keeps every other field.
  */
 import { z } from 'zod';
 

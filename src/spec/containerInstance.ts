@@ -1,10 +1,10 @@
-/** Doc 2: container groups, usage and cached images. */
+/** Container instances: container groups, usage and cached images. */
 import { z } from 'zod';
 import { identityType, resourceEnvelope, systemData } from './common';
 
 const int32 = z.number().int().min(-2147483648).max(2147483647);
 
-/** ContainerPort protocol; the group IpAddress port shares the value set (Doc 2, ContainerPort and IpAddress ports). */
+/** ContainerPort protocol; the group IpAddress port shares the value set (ContainerPort and IpAddress ports). */
 export const portProtocol = z.enum(['TCP', 'UDP']);
 
 const environmentVariable = z.looseObject({
@@ -16,7 +16,7 @@ const environmentVariable = z.looseObject({
 
 const volumeMount = z.looseObject({
   name: z.string(),
-  // Doc 2, Limits: "mountPath must not contain a colon".
+  // The service's limits: "mountPath must not contain a colon".
   mountPath: z.string().min(1).refine((path) => !path.includes(':'), 'mountPath must not contain a colon'),
   readOnly: z.boolean().optional(),
 });
@@ -89,7 +89,7 @@ const initContainer = z.looseObject({
 
 const gitRepoDirectory = z
   .string()
-  // Doc 2, Volume: "must not contain or start with `..`".
+  // Volume names: "must not contain or start with `..`".
   .refine((directory) => !directory.includes('..'), 'gitRepo directory must not contain or start with ..');
 
 const volume = z.looseObject({
@@ -203,7 +203,7 @@ const containerGroupIdentity = z.looseObject({
   tenantId: z.string().optional(),
 });
 
-/** The request body of Doc 2, endpoint 1. */
+/** The request body of a container group's create or update. */
 export const containerGroupRequest = z.looseObject({
   location: z.string().optional(),
   tags: z.record(z.string(), z.string()).optional(),

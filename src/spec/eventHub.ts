@@ -1,4 +1,4 @@
-/** Doc 1, C: private endpoint connections of an event-streaming namespace. */
+/** Event streaming: private endpoint connections of an event-streaming namespace. */
 import { z } from 'zod';
 import { resourceEnvelope, systemData } from './common';
 
@@ -19,7 +19,7 @@ const properties = z.looseObject({
   provisioningState: endpointProvisioningState.optional(),
 });
 
-/** The request body: every field optional (Doc 1, endpoint 4). */
+/** The request body: every field optional. */
 export const privateEndpointConnectionRequest = z.looseObject({ properties: properties.optional() });
 
 export const privateEndpointConnection = z.looseObject({

@@ -1,4 +1,4 @@
-/** Doc 3, D: the environment certificate download of the lifecycle-management service. */
+/** The environment certificate download of the lifecycle-management service. */
 import { z } from 'zod';
 
 export const projectId = z

@@ -1,4 +1,4 @@
-/** Doc 1, B: service-health events. */
+/** Service health: events. */
 import { z } from 'zod';
 import { resourceEnvelope } from './common';
 
@@ -85,7 +85,7 @@ export const serviceHealthEvent = z.looseObject({
     .optional(),
 });
 
-/** ErrorResponse of Doc 1, endpoint 3: { code, message, details } at the top level. */
+/** ErrorResponse of the service-health event details: { code, message, details } at the top level. */
 export const resourceHealthErrorResponse = z.looseObject({
   code: z.string().optional(),
   message: z.string().optional(),

@@ -1,5 +1,5 @@
 /**
- * Every storage call runs within a time budget (`STORAGE_TIMEOUT_MS`, DESIGN.md section 1,
+ * Every storage call runs within a time budget (`STORAGE_TIMEOUT_MS`,
  * Errors): a storage account that stalls answers 503 `StorageUnavailable` within the budget,
  * never a hang. The call is given an abort signal, so the request it made is dropped too
  * rather than left holding a socket; and it is raced against the budget, so the caller is

@@ -1,5 +1,5 @@
 /**
- * The API definition declaration (Doc 3, B): version 2016-10-10, with the 2021-08-01 fields
+ * The API definition declaration: version 2016-10-10, with the 2021-08-01 fields
  * the spec names. 2016-10-10 requires path, protocols and serviceUrl; the 2021-08-01 examples
  * create APIs by import without protocols or serviceUrl, so there only their form is checked.
  */

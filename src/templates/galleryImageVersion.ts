@@ -1,5 +1,5 @@
 /**
- * The gallery image version declaration (Doc 3, A; version 2023-07-03), with the rules the
+ * The gallery image version declaration (version 2023-07-03), with the rules the
  * service would enforce: required fields, every enum, integer replica counts, data disk LUNs
  * required and unique, encryption LUNs naming declared data disks, and the exclusive sources.
  */
@@ -12,7 +12,7 @@ import { addDeclarationIssue, type DeclarationKind } from './declarationValidati
 function declarationSchema() {
   const hostCaching = z.enum(['None', 'ReadOnly', 'ReadWrite']);
   const regionStorageAccountType = z.enum(['Premium_LRS', 'Standard_LRS', 'Standard_ZRS']);
-  /** Extended locations also take StandardSSD_LRS (Doc 3, GalleryTargetExtendedLocation). */
+  /** Extended locations also take StandardSSD_LRS (GalleryTargetExtendedLocation). */
   const extendedLocationStorageAccountType = z.enum(['Premium_LRS', 'StandardSSD_LRS', 'Standard_LRS', 'Standard_ZRS']);
   const replicaCount = z.number().int('a replica count must be a whole number').min(1);
   const lun = z.number().int('lun must be a whole number').min(0);
@@ -40,7 +40,7 @@ function declarationSchema() {
     source: z
       .looseObject({ id: z.string().optional(), communityGalleryImageId: z.string().optional(), virtualMachineId: z.string().optional() })
       .superRefine((source, ctx) => {
-        // Doc 3: communityGalleryImageId only when the source is a community gallery image,
+        // The service: communityGalleryImageId only when the source is a community gallery image,
         // virtualMachineId only when capturing a virtual machine: each stands alone.
         for (const exclusive of ['communityGalleryImageId', 'virtualMachineId'] as const) {
           if (source[exclusive] !== undefined) {

@@ -1,5 +1,5 @@
 /**
- * The gateway's TLS and cipher custom properties (Doc 3, C). A PATCH that omits any of these
+ * The gateway's TLS and cipher custom properties. A PATCH that omits any of these
  * keys resets it to its default, so a caller should always send the complete set: this module
  * builds that set from a short description, refuses to disable what the platform requires,
  * and checks a service resource's `customProperties`.

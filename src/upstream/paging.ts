@@ -1,5 +1,5 @@
 /**
- * Paging rules (DESIGN.md section 3): a `nextLink` is followed, or handed to the caller, only
+ * Paging rules: a `nextLink` is followed, or handed to the caller, only
  * when it is on the upstream's origin; handed to the caller, it points back at the app.
  */
 import { GatewayError } from '../errors';
@@ -24,7 +24,7 @@ export function rewriteNextLink(nextLink: string, upstreamBase: string, appBase:
   return `${appBase.replace(/\/+$/, '')}${relativePath}${link.search}`;
 }
 
-/** How much one merge may hold: the first bound reached ends it (DESIGN.md section 3). */
+/** How much one merge may hold: the first bound reached ends it. */
 export interface MergeLimits {
   maxPages: number;
   maxItems: number;
@@ -144,7 +144,7 @@ export async function collectPages(
 /**
  * The same merge for an answer: each page's items are written out as JSON while the request for
  * the next page is out, and are not held as objects after that, so a merge of 10,000 items is
- * neither serialised again at the end nor kept alive until then (issue 14).
+ * neither serialised again at the end nor kept alive until then.
  */
 export async function collectPagesText(
   first: FirstPage,

@@ -1,6 +1,6 @@
 /**
  * When to send a request again, kept apart from the loop that does it (core-rest-pipeline's
- * retry strategies). DESIGN.md section 3: repeat only what is safe, on 408/429/5xx and
+ * retry strategies): repeat only what is safe, on 408/429/5xx and
  * connection errors, honouring the upstream's wait, with exponential back-off and jitter.
  */
 import { parseRetryAfterMs, type HeaderReader } from './retryAfter';

@@ -1,5 +1,5 @@
 /**
- * Where the bearer token for an upstream call comes from (`UPSTREAM_AUTH`, DESIGN.md section 1).
+ * Where the bearer token for an upstream call comes from (`UPSTREAM_AUTH`).
  * A token is only ever handed to the client together with the upstream it is meant for; the
  * client attaches it to URLs on that upstream's origin alone.
  */

@@ -1,7 +1,7 @@
 /**
  * Sends requests to an upstream with undici: keep-alive pools per origin (the Agent keeps
  * one pool per origin), a time budget per call, retries only where safe, and a token only for
- * URLs on the upstream's own origin (DESIGN.md section 3).
+ * URLs on the upstream's own origin.
  */
 import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';

@@ -1,7 +1,7 @@
 /**
  * Any URL the upstream hands back (nextLink, Location, Azure-AsyncOperation) is followed only
- * when it is on the configured origin, so a token is never sent to another host
- * (DESIGN.md section 3). Userinfo is refused too: `https://base@evil/` has another host, and
+ * when it is on the configured origin, so a token is never sent to another host.
+ * Userinfo is refused too: `https://base@evil/` has another host, and
  * `https://user@base/` would send credentials of its own.
  */
 import { GatewayError } from '../errors';

@@ -1,5 +1,5 @@
 /**
- * Caller rights through the built app on the local host (DESIGN.md section 8): a chat-ops bot's
+ * Caller rights through the built app on the local host: a chat-ops bot's
  * key that may read and start container groups in one resource group, an automation key that
  * writes in the subscription, operators by app role through App Service Authentication (with
  * WEBSITE_AUTH_ENABLED=true and without), orchestrations that belong to their starters, a

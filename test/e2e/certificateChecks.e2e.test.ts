@@ -1,5 +1,5 @@
 /**
- * Issue 13 over HTTP, through the built app: the timer and `POST certificates/refresh` refuse
+ * The certificate checks over HTTP, through the built app: the timer and `POST certificates/refresh` refuse
  * each bad bundle the emulator can make and keep the current certificate; `health` names every
  * environment running out, turns Degraded within CERT_ALERT_DAYS, and shows no secret; a good
  * bundle takes an environment off the list.

@@ -100,7 +100,7 @@ describe.each(operations.map((operation) => [operation.operationId, operation] a
         expect(response.statusCode).toBeLessThan(500);
         if (response.statusCode >= 400) {
           const code = expectDocumentedError(text);
-          // The app's own refusals carry their code under `error`; Doc 1's upstream errors do not.
+          // The app's own refusals carry their code under `error`; service health's upstream errors do not.
           if (refusedBeforeUpstream.has(code) && text.startsWith('{"error"')) expect(gateway.emulator.upstreamRequests().length).toBe(before);
         }
       }),
@@ -110,7 +110,7 @@ describe.each(operations.map((operation) => [operation.operationId, operation] a
   });
 });
 
-/** An error answer in one of the documented shapes: the app's, ARM's, or Doc 1's top-level one. */
+/** An error answer in one of the documented shapes: the app's, ARM's, or service health's top-level one. */
 function expectDocumentedError(text: string): string {
   const error = JSON.parse(text) as { error?: { code?: unknown; message?: unknown }; code?: unknown; message?: unknown };
   const code = error.error?.code ?? error.code;

@@ -151,7 +151,7 @@ describe('the call log', () => {
     expect(response.status).toBe(201);
     expect(response.headers['x-correlation-id']).toBe(correlationId);
     expect(gateway.emulator.upstreamRequests()[0]!.headers['x-ms-correlation-request-id']).toBe(correlationId);
-    // The upstream keeps secrets out of its answer (Doc 2, "Hidden in responses").
+    // The upstream keeps secrets out of its answer ("Hidden in responses").
     expect(response.text).not.toContain(secureValue);
 
     await new Promise((resolve) => setTimeout(resolve, 100));

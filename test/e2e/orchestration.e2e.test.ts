@@ -158,7 +158,8 @@ describe('a host killed mid-operation', () => {
     await gateway.app.kill();
     restarted = await startApp(gateway.env);
     gateway.others.push(restarted);
-    await waitForStatus(restarted.url, ids, 'Completed', 30_000);
+    await waitForStatus(restarted.url, ids, 'Completed', 90_000);
     expect(gateway.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(3);
-  });
+    // A new process start and the polls' own waits: more than jest's default on a busy machine.
+  }, 120_000);
 });

@@ -1,5 +1,5 @@
 /**
- * Real certificate bundles for the emulator's download (Doc 3, D): a zip holding a .pfx encrypted
+ * Real certificate bundles for the emulator's download: a zip holding a .pfx encrypted
  * with a fresh password and the matching .cer, so every test and `npm start` run the gateway's
  * real check. The certificate and the PKCS#12 structure are built with node-forge, the costly
  * steps natively: the RSA key pair (one per process), the certificate's signature, and the

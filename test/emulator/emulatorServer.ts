@@ -1,6 +1,6 @@
 /**
  * The management emulator: an HTTP server on 127.0.0.1 that behaves like the upstream services
- * of the spec (DESIGN.md section 6). Written from the spec, not from the app's schemas, so the
+ * of the spec. Written from the spec, not from the app's schemas, so the
  * two can catch each other's mistakes.
  *
  * Control routes under `/_emulator/` (no token needed): `GET requests` (the log),

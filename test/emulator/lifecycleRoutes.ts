@@ -1,8 +1,8 @@
 /**
- * The lifecycle service's certificate download (Doc 3, endpoint 2): 200 in every case but a
+ * The lifecycle service's certificate download: 200 in every case but a
  * failed authentication, success read from `IsSuccess`; 429 with `retry-after` (seconds) past
  * one call per environment per minute; a base64 zip holding a real .pfx, encrypted with the
- * password whose base64 is `CertificateSecretEncoded` (a new one each call, as Doc 3 says), and
+ * password whose base64 is `CertificateSecretEncoded` (a new one each call, as the service documents), and
  * its .cer. A scripted `certificate` answer asks for a faulty bundle, or another validity.
  */
 import { randomUUID } from 'node:crypto';
@@ -20,7 +20,7 @@ export interface LifecycleState {
   issuedSecrets: string[];
 }
 
-/** The service's full-text date, e.g. "Thursday, June 30, 2022 8:52:13 PM" (Doc 3, D). */
+/** The service's full-text date, e.g. "Thursday, June 30, 2022 8:52:13 PM". */
 function fullTextDate(date: Date): string {
   const options: Intl.DateTimeFormatOptions = { timeZone: 'UTC', weekday: 'long', year: 'numeric', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit', second: '2-digit' };
   return date.toLocaleString('en-US', options).replace(' at ', ' ');

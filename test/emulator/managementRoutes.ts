@@ -2,7 +2,7 @@
  * The management operations of Docs 1–3 as the emulator answers them: lists with `nextLink`
  * paging, event details, and three long-running calls that move to a terminal state after a
  * number of status reads (`lroSteps`), each the way the ARM async rules describe:
- * - container group PUT: 201 with `Location` and `Retry-After` (Doc 2, endpoint 1);
+ * - container group PUT: 201 with `Location` and `Retry-After`;
  * - private endpoint connection PUT: 201/200 with a non-terminal `provisioningState`, then GET the resource;
  * - migrateToStv2 POST: 202 with `location`, which answers 202 until done, then 200 with the service.
  */
@@ -138,7 +138,7 @@ function listLocationItems(context: EmulatorContext, url: URL, location: string,
 
 function fetchEventDetails(context: EmulatorContext, trackingId: string): Reply {
   if (trackingId.toLowerCase().startsWith('missing')) {
-    // Doc 1, endpoint 3 errors use ErrorResponse with code, message and details at the top.
+    // Service-health event errors use ErrorResponse with code, message and details at the top.
     return { status: 404, body: { code: 'NotFound', message: `Event ${trackingId} was not found.`, details: 'No event has this tracking id.' } };
   }
   const P = context.options.providerNamespace;
@@ -213,7 +213,7 @@ function putPrivateEndpointConnection(context: EmulatorContext, path: string, bo
   return { status: existing ? 200 : 201, body: resource };
 }
 
-/** Secret values are not echoed (Doc 2, "Hidden in responses"). */
+/** Secret values are not echoed (the service hides them in responses). */
 function withoutSecrets(group: Record<string, unknown>): Record<string, unknown> {
   const copy = JSON.parse(JSON.stringify(group)) as { properties: Record<string, unknown> };
   const properties = copy.properties;

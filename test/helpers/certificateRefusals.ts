@@ -1,5 +1,5 @@
 /**
- * The refusal code the app must record for each faulty bundle the emulator makes (issue 13):
+ * The refusal code the app must record for each faulty bundle the emulator makes:
  * one table for the unit, integration and end-to-end tests.
  */
 import type { BundleFault } from '../emulator/certificateBundle';

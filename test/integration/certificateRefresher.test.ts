@@ -137,7 +137,7 @@ describe('CertificateRefresher', () => {
     // 1 MB on the wire, 1 GiB in memory: refused from the zip's directory, before inflating.
     ['a zip bomb', downloadAnswer({ CertificateZipEncoded: zipOf(new Uint8Array(8 * 1024 * 1024)) }), 'BundleTooLarge', 'more than'],
     ['a secret that is not base64', downloadAnswer({ CertificateZipEncoded: makeCertificateBundle('x', clock).zip.toString('base64'), CertificateSecretEncoded: 'not base64!' }), 'UpstreamBadResponse', 'secret'],
-    // Issue 13: each bundle a careful operator refuses (an expired one, however valid the current
+    // Each bundle a careful operator refuses (an expired one, however valid the current
     // certificate is, included), built by the emulator with real certificates.
     // (Each row has all four cells: jest passes `done` in place of a missing one.)
     ...faultRefusals.map(([fault, code]): [string, ScriptedAnswer, string, string | undefined] => [`a bundle with fault ${fault}`, { kind: 'certificate', certificate: { fault } }, code, undefined]),

@@ -1,6 +1,6 @@
 /**
- * The module `@azure/functions-core` as the Node worker provides it to `@azure/functions`
- * (DESIGN.md section 7): the library hands it its programming model and every registration,
+ * The module `@azure/functions-core` as the Node worker provides it to `@azure/functions`:
+ * the library hands it its programming model and every registration,
  * exactly as the real host would receive them. The local host reads them from here.
  */
 

@@ -1,7 +1,7 @@
 /**
  * The local host: serves the real `app.http` registrations over HTTP and runs the
  * `app.timer` ones on their NCRONTAB schedules, invoking them through the programming model
- * the way the Node worker does (DESIGN.md section 7). It refuses overlapping routes at
+ * the way the Node worker does. It refuses overlapping routes at
  * start-up, since the real host would pick between them by function name.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * When a bundle may become current (issue 13): real PKCS#12 files of both encryptions from
+ * When a bundle may become current: real PKCS#12 files of both encryptions from
  * OpenSSL, and bundles of the emulator's builder for the faults a careful operator refuses.
  */
 import { generateKeyPairSync } from 'node:crypto';

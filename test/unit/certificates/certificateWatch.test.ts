@@ -1,4 +1,4 @@
-/** Which environments are running out of certificate, and which of them are an alert (issue 13). */
+/** Which environments are running out of certificate, and which of them are an alert. */
 import type { AttemptRecord, CertificateMetadata } from '../../../src/certificates/certificateStore';
 import { environmentAtRisk } from '../../../src/certificates/certificateWatch';
 

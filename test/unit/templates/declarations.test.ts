@@ -1,5 +1,5 @@
 /**
- * Doc 3 declarations: every official example is valid, and each broken declaration in the
+ * Gallery image version and API definition declarations: every official example is valid, and each broken declaration in the
  * table yields the expected JSON path and code.
  */
 import { apiDefinitionKind } from '../../../src/templates/apiDefinition';
