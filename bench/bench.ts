@@ -60,6 +60,13 @@ async function timeEach(count: number, call: (index: number) => Promise<void>): 
   return durations;
 }
 
+/** What a child writes to stderr, its last 16 KiB, to show when it fails. */
+function keptErrorOutput(child: ChildProcess): () => string {
+  let kept = '';
+  child.stderr!.on('data', (chunk: Buffer) => (kept = (kept + chunk.toString('utf8')).slice(-16_384)));
+  return () => kept;
+}
+
 /**
  * `node ...args` in a process of its own, once it prints `<name> listening on <url>`; `stdin`
  * 'pipe' ties its life to this process's (the child ends when the pipe does).
@@ -69,14 +76,16 @@ async function spawnListening(
   args: string[],
   options: { env?: Record<string, string>; cwd?: string; stdin?: 'ignore' | 'pipe' } = {},
 ): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, args, { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, stdio: [options.stdin ?? 'ignore', 'pipe', 'inherit'] });
+  // The child's warnings are kept and shown only if it fails: a bench starts many processes.
+  const child = spawn(process.execPath, args, { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'] });
+  const errors = keptErrorOutput(child);
   const announcement = new RegExp(`${name} listening on (\\S+)`);
   const url = await new Promise<string>((resolveUrl, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       const match = announcement.exec(chunk.toString());
       if (match) resolveUrl(match[1]!);
     });
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${errors()}`)));
   });
   return { url, child };
 }
@@ -307,7 +316,8 @@ async function bareProxyCeiling(emulatorUrl: string, app: Record<string, unknown
 async function timeToFirstAnswer(args: string[], env: Record<string, string>, announcement: string, path: string): Promise<number> {
   const cwd = mkdtempSync(resolve(tmpdir(), 'bench-start-'));
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const errors = keptErrorOutput(child);
   try {
     const url = await new Promise<string>((resolveUrl, reject) => {
       let output = '';
@@ -316,7 +326,7 @@ async function timeToFirstAnswer(args: string[], env: Record<string, string>, an
         const match = new RegExp(`${announcement} (\\S+)`).exec(output);
         if (match) resolveUrl(match[1]!);
       });
-      child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}:\n${output}`)));
+      child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}:\n${output}${errors()}`)));
     });
     const response = await request(`${url}${path}`, { headers: { 'content-type': 'application/json' } });
     await response.body.dump();
