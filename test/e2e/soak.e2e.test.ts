@@ -125,26 +125,27 @@ it('hostile upstream and a stalling storage: usable answers, no 500, no crash, w
     expect(outcome.status).not.toBe(500);
     if (outcome.status >= 400) expect(outcome.code).toEqual(expect.any(String));
   }
-  for (const outcomes of [healthy, stalled, recovered, again]) {
-    // A healthy read answers 200, or 504 when this machine is so busy that the call's budget
-    // ran out first: a stalled call must end in the documented shape, never hang or 500.
-    for (const kind of ['plain', 'endless']) {
-      for (const answer of statusesOf(outcomes, kind)) expect(['200', '504 UpstreamTimeout']).toContain(answer);
-    }
-    expect(statusesOf(outcomes, 'drip')).toEqual(new Set(['504 UpstreamTimeout']));
+  // Each kind has the answer the contract gives it. On a busy machine any call may also run out
+  // of its time budget first, which is the contract too: 504 for the upstream's budget, 503 for
+  // storage's. Never a 500, never another answer, and the kind's own answer is the common one.
+  const budgetAnswers = ['504 UpstreamTimeout', '503 StorageUnavailable'];
+  const expected: Record<string, string> = {
+    plain: '200',
+    endless: '200',
+    drip: '504 UpstreamTimeout',
     // The upstream's 429 is passed back at once: its wait cannot fit the budget.
-    expect(statusesOf(outcomes, 'throttle')).toEqual(new Set(['429 TooManyRequests']));
-    // A reset connection is retried (a GET is safe) within the call's budget: the answer is 502
-    // when the retries ran out first, 504 when the budget did (a loaded machine's back-off and
-    // reconnects can take it all). Both are the contract; a 500 or any other answer is not.
-    const resetAnswers = statusesOf(outcomes, 'reset');
-    expect(resetAnswers.size).toBeGreaterThan(0);
-    for (const answer of resetAnswers) expect(['502 UpstreamUnreachable', '504 UpstreamTimeout']).toContain(answer);
+    throttle: '429 TooManyRequests',
+    // A reset connection is retried (a GET is safe): 502 when the retries ran out first.
+    reset: '502 UpstreamUnreachable',
+    start: '201',
+  };
+  for (const [kind, answer] of Object.entries(expected)) {
+    const phases = kind === 'start' ? [healthy, recovered, again] : [healthy, stalled, recovered, again];
+    const outcomes = phases.flat().filter((outcome) => outcome.kind === kind);
+    for (const seen of statusesOf(outcomes, kind)) expect([answer, ...budgetAnswers]).toContain(seen);
+    const own = outcomes.filter((outcome) => `${outcome.status} ${outcome.code ?? ''}`.trim() === answer).length;
+    expect({ kind, mostlyItsOwnAnswer: own > outcomes.length / 2 }).toEqual({ kind, mostlyItsOwnAnswer: true });
   }
-  // The hostile calls beside them do not starve the healthy ones: most of them succeed.
-  const healthyReads = all.filter((outcome) => outcome.kind === 'plain' || outcome.kind === 'endless');
-  expect(healthyReads.filter((outcome) => outcome.status === 200).length).toBeGreaterThan(healthyReads.length / 2);
-  for (const outcomes of [healthy, recovered, again]) expect(statusesOf(outcomes, 'start')).toEqual(new Set(['201']));
   expect(statusesOf(stalled, 'start')).toEqual(new Set(['503 StorageUnavailable']));
 
   // Waits end within their budgets (generous margins for a loaded two-core machine).
