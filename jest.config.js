@@ -11,4 +11,6 @@ module.exports = {
   testTimeout: 30000,
   reporters: ['<rootDir>/test/helpers/quietPassingReporter.js', '<rootDir>/test/helpers/plainSummaryReporter.js'],
   maxWorkers: 2,
+  // Even a single file's run buffers its console, so a passing file prints nothing there either.
+  verbose: false,
 };
