@@ -24,7 +24,7 @@ export function namespaceHint(path: string, served: ReadonlyMap<string, { namesp
     if (known && known.namespace.toLowerCase() !== namespace!.toLowerCase()) {
       return (
         `the path names ${namespace}.${provider}, and this app serves ${known.namespace}.${known.provider} (PROVIDER_NAMESPACE=${known.namespace}). ` +
-        `Start it with PROVIDER_NAMESPACE=${namespace} to serve ${namespace}.* paths, as the Azure SDKs and az call them.`
+        `Start it with PROVIDER_NAMESPACE=${namespace} to serve ${namespace}.* paths${namespace === 'Microsoft' ? ', as the Azure SDKs and az call them' : ''}.`
       );
     }
   }
