@@ -23,6 +23,9 @@ import { parseStartArguments, type StartArguments } from './startArguments';
  */
 const appRoot = existsSync('host.json') ? process.cwd() : resolve(__dirname, '..', '..');
 
+/** The local start for the Azure SDKs and az, as the README gives it. */
+const sdkStartHint = 'For the Azure SDKs and az (Microsoft.* paths, over HTTPS): PROVIDER_NAMESPACE=Microsoft npm start -- --useHttps (README, "The local start for SDKs and az").';
+
 interface Started {
   emulator?: Emulator;
   azurite?: RunningAzurite;
@@ -87,6 +90,8 @@ async function main(): Promise<Started> {
     env.UPSTREAM_AUTH ||= 'static';
     env.UPSTREAM_STATIC_TOKEN ||= 'emulator-token';
     console.log(`Management emulator listening on ${started.emulator.url} (embedded default; set MANAGEMENT_BASE_URL and LIFECYCLE_BASE_URL for a real upstream)`);
+    // The Azure SDKs and az call Microsoft.* paths and send tokens over HTTPS only.
+    if (env.PROVIDER_NAMESPACE !== 'Microsoft') console.log(sdkStartHint);
   }
   if (!env.AzureWebJobsStorage) {
     started.azurite = await startAzurite();

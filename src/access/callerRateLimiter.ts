@@ -5,7 +5,7 @@
  * every caller shares the app's, so one noisy caller must not drain the budget of the others.
  *
  * Per instance: a bucket shared across instances would cost a storage round trip per call;
- * with N instances a caller may make up to N times its limit (the README says so).
+ * with N instances a caller may make up to N times its limit (docs/caller-rights.md says so).
  */
 export type CallKind = 'reads' | 'writes';
 

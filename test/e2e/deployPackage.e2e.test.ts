@@ -13,7 +13,8 @@ import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { openPromise } from 'yauzl';
-import { runAppExpectingFailure } from '../helpers/appProcess';
+import { runAppExpectingFailure, startApp } from '../helpers/appProcess';
+import { documentedSteps } from '../helpers/documentedCommands';
 import { startGateway } from '../helpers/gatewayFixture';
 import { azuriteConnectionString } from '../../tools/embeddedAzurite';
 
@@ -114,4 +115,21 @@ it('refuses to start when a file the bundle loads on first use is missing', asyn
   );
   expect(code).toBe(1);
   expect(output).toMatch(/The function app failed to load: Cannot find module '\.\/azure-storage-blob\.js'/);
+});
+
+it('serves as docs/local-development.md says: the repository\'s local host run in the unpacked folder', async () => {
+  const [documented, ...others] = documentedSteps().filter((step) => step.kind === 'package start');
+  expect(others).toHaveLength(0);
+  const unpackedInto = /cd (\S+) &&/.exec(documented!.block.text)?.[1];
+  expect(unpackedInto).toBeDefined();
+  // As written, run from the repository, with the folder the zip was unpacked into; nothing configured.
+  const app = await startApp({}, { cwd: repositoryRoot, shellCommand: documented!.block.text.replaceAll(unpackedInto!, appFolder) });
+  try {
+    expect(app.lines).toContain(`Function app: ${join(appFolder, 'dist', 'functions', 'index.js')}`);
+    const usages = await request(`${app.url}/api/${usagesPath}`);
+    expect(usages.statusCode).toBe(200);
+    await usages.body.dump();
+  } finally {
+    await app.stop();
+  }
 });

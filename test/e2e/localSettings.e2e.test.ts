@@ -2,11 +2,12 @@
  * `npm start` reads `local.settings.json` of its folder as Core Tools does: Values into the
  * environment, the environment winning; encrypted or broken files stop start-up with a message.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { parse } from 'jsonc-parser';
 import { request } from 'undici';
-import { runAppExpectingFailure } from '../helpers/appProcess';
+import { runAppExpectingFailure, startApp } from '../helpers/appProcess';
 import { emulatorToken, startGateway } from '../helpers/gatewayFixture';
 
 const usagesPath = 'subscriptions/00000000-0000-0000-0000-000000000000/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01';
@@ -56,4 +57,23 @@ it('stops at invalid JSON, naming the file and the line, and quoting none of it'
   expect(code).toBe(1);
   expect(output).toContain(`${path} is not valid JSON: line 4, column 3`);
   expect(output).not.toContain('CANARY-SECRET');
+});
+
+it('runs local.settings.sample.json copied as it is: the embedded emulator and Azurite, its namespace and its key', async () => {
+  const sample = resolve(__dirname, '..', '..', 'local.settings.sample.json');
+  copyFileSync(sample, join(folder, 'local.settings.json'));
+  const { Values: values } = parse(readFileSync(sample, 'utf8')) as { Values: Record<string, string> };
+  const key = (JSON.parse(values.LOCAL_HOST_KEYS!) as Record<string, string>).default!;
+  // Nothing but the sample: no upstream, storage or token in the environment.
+  const app = await startApp({}, { cwd: folder });
+  try {
+    const path = `api/subscriptions/00000000-0000-0000-0000-000000000000/providers/${values.PROVIDER_NAMESPACE}.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
+    const answer = await request(`${app.url}/${path}`, { headers: { 'x-functions-key': key } });
+    expect({ status: answer.statusCode, body: await answer.body.json() }).toEqual({ status: 200, body: expect.objectContaining({ value: expect.any(Array) }) });
+    const refresh = await request(`${app.url}/api/certificates/refresh`, { method: 'POST', headers: { 'x-functions-key': key } });
+    expect({ status: refresh.statusCode, body: await refresh.body.json() }).toEqual({ status: 200, body: { results: [expect.objectContaining({ outcome: 'downloaded' })] } });
+    expect(app.lines.join('\n')).not.toMatch(/failed|error/i);
+  } finally {
+    await app.stop();
+  }
 });

@@ -30,13 +30,16 @@ export interface AppProcessOptions {
   /** The folder to run in; by default a new empty one, removed when the process ends. */
   cwd?: string;
   timeoutMs?: number;
+  /** A bash command line to run instead of the start script (a command as a document gives it). */
+  shellCommand?: string;
 }
 
 const startScript = resolve(__dirname, '..', '..', 'dist', 'tools', 'start.js');
 
 function spawnStart(env: Record<string, string>, options: AppProcessOptions) {
   const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), 'gateway-app-'));
-  const child = spawn(process.execPath, [startScript, ...(options.args ?? [])], {
+  const [program, args] = options.shellCommand ? ['bash', ['-c', options.shellCommand]] : [process.execPath, [startScript, ...(options.args ?? [])]];
+  const child = spawn(program, args, {
     env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,6 @@
 /**
  * A notification receiver on 127.0.0.1, as a chat-ops bot would run one: it verifies each
- * delivery's Standard Webhooks signature with nothing but node:crypto (the README's snippet),
+ * delivery's Standard Webhooks signature with nothing but node:crypto (the snippet of docs/notifications.md),
  * reads the CloudEvent with the CloudEvents SDK, and answers what the test scripts.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -8,7 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HTTP, type CloudEvent } from 'cloudevents';
 
-/** The receiver's check, as the README gives it: the secret's key, `id.timestamp.body`, HMAC-SHA256, five minutes' tolerance. */
+/** The receiver's check, as docs/notifications.md gives it: the secret's key, `id.timestamp.body`, HMAC-SHA256, five minutes' tolerance. */
 export function verifyStandardWebhook(secret: string, headers: IncomingHttpHeaders, body: string, nowSeconds = Date.now() / 1000): boolean {
   const id = headers['webhook-id'];
   const timestamp = headers['webhook-timestamp'];

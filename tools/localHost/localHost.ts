@@ -12,6 +12,7 @@ import type { SecureContextOptions } from 'node:tls';
 import { Cron } from 'croner';
 import { getProgrammingModel, hooksFor, log, registeredFunctions, type BindingInfo, type RegisteredFunction } from './coreApi';
 import { appParameterOf } from '../../src/http/requestQuery';
+import { namespaceHint, servedProviders } from './namespaceHint';
 import { matchRoute, parseRouteTemplate, routesOverlap, type RouteTemplate } from './routeTemplate';
 
 export interface LocalHostOptions {
@@ -121,6 +122,12 @@ function hostError(response: ServerResponse, status: number, code: string, messa
   response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: { code, message } }));
 }
 
+/** The 404 of a path no route matches; with the namespace hint also logged, since a client that shows only the status hides it. */
+function noFunctionMatches(response: ServerResponse, hint: string | undefined): void {
+  if (hint) log('warning', 'system', `No function matches a request: ${hint}`);
+  hostError(response, 404, 'NotFound', hint ? `No function matches this route: ${hint}` : 'No function matches this route.');
+}
+
 /** What a Host header may hold: a name or an IPv4 address, or an IPv6 one in brackets, and a port. */
 const hostHeaderPattern = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
@@ -176,6 +183,7 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
   // first that matches is the only one: the others need not be tried.
   const routesByMethod = new Map(allMethods.map((method) => [method, routes.filter((route) => route.methods.has(method))]));
   const timers = collectTimers(functions);
+  const providers = servedProviders(routes.map((route) => route.template.template));
   const keys = Object.entries(options.keys ?? {});
   const prefix = `/${options.routePrefix.replace(/^\/+|\/+$/g, '')}`.replace(/^\/$/, '');
   const maxRequestBytes = options.maxRequestBytes ?? 100 * 1024 * 1024;
@@ -229,7 +237,7 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
     if (!matched) {
       return routes.some((route) => matchRoute(route.template, path))
         ? hostError(response, 404, 'NotFound', `No function accepts ${method} on this route.`)
-        : hostError(response, 404, 'NotFound', 'No function matches this route.');
+        : noFunctionMatches(response, namespaceHint(path, providers));
     }
     const { route, params } = matched;
     if (route.authLevel !== 'anonymous' && !hasValidKey(request, url)) {

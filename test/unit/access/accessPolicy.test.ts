@@ -94,7 +94,7 @@ describe('ACCESS_POLICY parsing', () => {
     return [];
   };
 
-  it('accepts the README example', () => {
+  it('accepts the example of docs/caller-rights.md', () => {
     expect(parseConfig({ ...minimal, ACCESS_POLICY: JSON.stringify(rules) }).ACCESS_POLICY).toHaveLength(rules.length);
   });
 
