@@ -14,6 +14,7 @@ import { startAzurite, type RunningAzurite } from './embeddedAzurite';
 import type { HttpsCertificate } from './localHost/httpsCertificate';
 import { installFunctionsCore } from './localHost/installCore';
 import { startLocalHost, type RunningHost } from './localHost/localHost';
+import { parseLocalHostKeys } from './localHostKeys';
 import { applyLocalSettings, localSettingsFile } from './localSettings';
 import { parseStartArguments, type StartArguments } from './startArguments';
 
@@ -27,15 +28,6 @@ interface Started {
   emulator?: Emulator;
   azurite?: RunningAzurite;
   host?: RunningHost;
-}
-
-function parseKeys(text: string | undefined): Record<string, string> | undefined {
-  if (!text) return undefined;
-  const keys = JSON.parse(text) as unknown;
-  if (typeof keys !== 'object' || keys === null || Object.values(keys).some((value) => typeof value !== 'string' || value.length < 16)) {
-    throw new Error('LOCAL_HOST_KEYS must be a JSON object of key names to key values of at least 16 characters.');
-  }
-  return keys as Record<string, string>;
 }
 
 function routePrefixOf(hostJsonPath: string): string {
@@ -105,7 +97,7 @@ async function main(): Promise<Started> {
     await shutdown(1);
   }
 
-  const keys = parseKeys(env.LOCAL_HOST_KEYS);
+  const keys = parseLocalHostKeys(env.LOCAL_HOST_KEYS);
   if (!keys) console.warn('No LOCAL_HOST_KEYS set: function keys are not checked (as with Core Tools). Set them to check keys as the real host does.');
   const routePrefix = routePrefixOf(join(appRoot, 'host.json'));
   // As Core Tools: --port, else the PORT setting, else local.settings.json's Host.LocalHttpPort.
