@@ -21,6 +21,7 @@ import type { OrchestrationState } from '../src/orchestration/orchestrationState
 import type { SummaryFilter } from '../src/orchestration/orchestrationStore';
 import { waitForEnd } from '../src/orchestration/orchestrationWaiter';
 import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
+import { sweepLogLine } from '../src/orchestration/sweepLog';
 import { getServices } from '../src/services';
 
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -155,9 +156,13 @@ app.timer('orchestrationPoller', {
     const token = services.tokens.mode === 'passthrough' ? undefined : await services.tokens.getToken({ upstream: 'management' });
     // Polls due within the lookahead are made in this run (see sweep). Waiting is billed
     // execution time, so it is a setting, and a margin keeps the run shorter than the period.
-    const untilNextRunMs = new Cron(services.config.ORCHESTRATION_POLL_SCHEDULE, { paused: true }).msToNext() ?? 0;
+    const schedule = new Cron(services.config.ORCHESTRATION_POLL_SCHEDULE, { paused: true });
+    const untilNextRunMs = schedule.msToNext() ?? 0;
     const lookaheadMs = Math.max(0, Math.min(untilNextRunMs - 300, services.config.LRO_POLL_LOOKAHEAD_SECONDS * 1000));
     const result = await services.orchestrations.sweep(token, lookaheadMs);
-    context.log(JSON.stringify({ event: 'sweep', ...result }));
+    const [next, after] = schedule.nextRuns(2);
+    const periodMs = next && after ? after.getTime() - next.getTime() : Number.POSITIVE_INFINITY;
+    const line = sweepLogLine(result, { periodMs, level: services.config.LOG_LEVEL });
+    if (line) context.log(line);
   },
 });

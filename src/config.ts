@@ -181,6 +181,8 @@ const settingsSchema = z.object({
   CERT_ENVIRONMENTS: jsonText(z.array(certificateEnvironment), '[{"projectId":1,"environmentId":"<guid>"}]').default([]),
   CERT_REFRESH_SCHEDULE: ncrontab.default('0 0 */6 * * *'),
   ORCHESTRATION_POLL_SCHEDULE: ncrontab.default('*/10 * * * * *'),
+  /** `debug` logs every poller run; otherwise only runs that did something or overran. */
+  LOG_LEVEL: z.enum(['debug', 'information']).default('information'),
   UPSTREAM_TIMEOUT_MS: integerText(100, 600_000).default(60_000),
   UPSTREAM_MAX_RETRIES: integerText(0, 10).default(3),
   MAX_REQUEST_BODY_BYTES: integerText(1024, 100 * 1024 * 1024).default(4 * 1024 * 1024),
