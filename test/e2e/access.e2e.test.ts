@@ -24,11 +24,14 @@ describe('function keys and the scope allow-list', () => {
   });
   beforeEach(() => gateway.emulator.reset());
 
-  it('refuses a call without a key, or with a wrong one', async () => {
-    for (const headers of [{}, { 'x-functions-key': 'wrong-key-0123456789abcdef' }]) {
+  it('refuses a call without a key, or with a wrong one, saying which', async () => {
+    for (const [headers, message] of [
+      [{}, 'This function needs a key: send it in x-functions-key or ?code=.'],
+      [{ 'x-functions-key': 'wrong-key-0123456789abcdef' }, 'The function key given was not accepted: send a key of this app in x-functions-key or ?code=.'],
+    ] as const) {
       const response = await request(gateway.api(usagesOf(allowedSubscription)), { headers });
       expect(response.statusCode).toBe(401);
-      await response.body.dump();
+      expect(await response.body.json()).toEqual({ error: { code: 'Unauthorized', message } });
     }
     expect(gateway.emulator.upstreamRequests()).toHaveLength(0);
   });
