@@ -91,3 +91,21 @@ describe('a port already taken', () => {
     expect(output).not.toContain('EADDRINUSE');
   });
 });
+
+it('says why the poller has no token and which settings to look at, and runs on without polls', async () => {
+  const gateway = await startGateway({ UPSTREAM_AUTH: 'managed', UPSTREAM_STATIC_TOKEN: '', ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *', AZURE_CLIENT_ID: 'not-a-real-identity' });
+  try {
+    const deadline = Date.now() + 60_000;
+    let line: string | undefined;
+    while (!line && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      line = gateway.app.lines.find((candidate) => candidate.includes('The orchestration poller made no polls'));
+    }
+    expect(line).toMatch(/No token could be obtained for the management upstream: .+\. Look at the app's managed identity \(AZURE_CLIENT_ID/);
+    expect(line).toContain(`MANAGEMENT_TOKEN_SCOPE (now ${gateway.emulator.url}/.default)`);
+    expect(line).toContain('UPSTREAM_AUTH (now managed;');
+    expect(gateway.app.lines.some((candidate) => candidate.includes('Timer function "orchestrationPoller" failed'))).toBe(false);
+  } finally {
+    await gateway.stop();
+  }
+});
