@@ -18,7 +18,7 @@ function block(lines: readonly string[]): string[] {
   return rows;
 }
 
-it('prints the embedded defaults it started, and the routes in one line', async () => {
+it('prints the embedded defaults it started and the routes in one line; health says what a 401 to its probe means', async () => {
   const app = await startApp({});
   try {
     const rows = block(app.lines);
@@ -34,6 +34,9 @@ it('prints the embedded defaults it started, and the routes in one line', async 
     ]);
     expect(app.lines.filter((line) => line.startsWith('Routes: '))).toEqual([expect.stringMatching(/^Routes: \d+ under \/api\/ \(anonymous: health;.*--verbose lists each$/)]);
     expect(app.lines.filter((line) => /^\s+GET/.test(line))).toEqual([]);
+    // The emulator, like the real upstreams, answers 401 to the probe, which sends no token.
+    const health = (await (await fetch(`${app.url}/api/health`)).json()) as { dependencies: Record<string, { ok: boolean; detail: string }> };
+    expect(health.dependencies.management).toMatchObject({ ok: true, detail: 'reachable (HTTP 401 to an anonymous probe: the expected answer, as the probe sends no token; calls carry one)' });
   } finally {
     await app.stop();
   }
