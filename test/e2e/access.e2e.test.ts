@@ -58,11 +58,14 @@ describe('function keys and the scope allow-list', () => {
     expect(await response.body.json()).toMatchObject({ status: 'Healthy', dependencies: { storage: { ok: true } } });
   });
 
-  it('answers 403 outside the allowed scopes and sends nothing upstream', async () => {
+  it('answers 403 outside the allowed scopes, sends nothing upstream, and logs the target refused', async () => {
     const response = await request(gateway.api(usagesOf(otherSubscription)), { headers: { 'x-functions-key': botKey } });
     expect(response.statusCode).toBe(403);
     expect(await response.body.json()).toMatchObject({ error: { code: 'ScopeNotAllowed', target: `/${usagesOf(otherSubscription).split('?')[0]}` } });
     expect(gateway.emulator.upstreamRequests()).toHaveLength(0);
+    // The call log names the path refused, not "(invalid)": the path was valid.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(gateway.app.callRecords().filter((record) => record.decision === 'ScopeNotAllowed').at(-1)).toMatchObject({ status: 403, target: `/${usagesOf(otherSubscription).split('?')[0]}` });
   });
 });
 
