@@ -25,13 +25,20 @@ export function baseUrlProblem(text: string): string | undefined {
   return undefined;
 }
 
-const absoluteHttpUrl = z
-  .string()
-  .superRefine((value, ctx) => {
-    const problem = baseUrlProblem(value);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  })
-  .transform((value) => value.replace(/\/+$/, ''));
+const httpUrlText = z.string().superRefine((value, ctx) => {
+  const problem = baseUrlProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const absoluteHttpUrl = httpUrlText.transform((value) => value.replace(/\/+$/, ''));
+
+/**
+ * The public base URL as WHATWG URL writes it (host in punycode, path percent-encoded,
+ * backslashes read as slashes, default port dropped): every link and header built on it is then
+ * ASCII, so none can fail once the upstream has been called.
+ */
+const publicBaseUrl = httpUrlText
+  .transform((value) => new URL(value).href.replace(/\/+$/, ''));
 
 /**
  * Why a storage connection string cannot work, or undefined. It follows the storage SDK's own
@@ -154,7 +161,7 @@ const maxDeadlineMinutes = 30 * 24 * 60;
 const settingsSchema = z.object({
   PORT: integerText(0, 65535).default(7071),
   /** The address callers use; every link the app hands out is built on it (src/http/appBase.ts). */
-  APP_PUBLIC_URL: absoluteHttpUrl.optional(),
+  APP_PUBLIC_URL: publicBaseUrl.optional(),
   MANAGEMENT_BASE_URL: absoluteHttpUrl,
   LIFECYCLE_BASE_URL: absoluteHttpUrl,
   PROVIDER_NAMESPACE: z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'must be one word, e.g. Microsoft').default('Vendor'),

@@ -114,6 +114,17 @@ describe('parseConfig', () => {
     expect(parseConfig({ ...minimal, AzureWebJobsStorage: connection }).AzureWebJobsStorage).toBe(connection);
   });
 
+  it.each([
+    ['an internationalised host, in punycode', 'https://网关.example/api', 'https://xn--d6q013i.example/api'],
+    ['backslashes, as slashes', 'https:\\\\gw.contoso.example\\api', 'https://gw.contoso.example/api'],
+    ['spaces and other characters of the path, percent-encoded', 'https://gw.contoso.example/my api/ü/', 'https://gw.contoso.example/my%20api/%C3%BC'],
+    ['an upper-case host and the default port, as a browser writes them', 'https://GW.Contoso.Example:443/Api', 'https://gw.contoso.example/Api'],
+  ])('normalises APP_PUBLIC_URL with %s', (_title, given, normalised) => {
+    const url = parseConfig({ ...minimal, APP_PUBLIC_URL: given }).APP_PUBLIC_URL!;
+    expect(url).toBe(normalised);
+    expect(/^[\x21-\x7e]+$/.test(url)).toBe(true);
+  });
+
   it('keeps APP_PUBLIC_URL without its trailing slash, and leaves it unset by default', () => {
     expect(parseConfig({ ...minimal, APP_PUBLIC_URL: 'https://gw.contoso.com/api/' }).APP_PUBLIC_URL).toBe('https://gw.contoso.com/api');
     expect(parseConfig(minimal).APP_PUBLIC_URL).toBeUndefined();
