@@ -7,3 +7,4 @@ import './health';
 import './orchestrations';
 import './certificates';
 import './templates';
+export { settingsSummary } from '../src/settingsSummary';

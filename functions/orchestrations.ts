@@ -4,7 +4,7 @@
  * the upstream-style `operations/{id}`. Registration and glue only: the engine is in
  * src/orchestration.
  */
-import { app } from '@azure/functions';
+import { app, type InvocationContext } from '@azure/functions';
 import { Cron } from 'croner';
 import { appRoutes, registrationOf } from '../src/appRoutes';
 import { getConfig } from '../src/config';
@@ -21,7 +21,9 @@ import type { OrchestrationState } from '../src/orchestration/orchestrationState
 import type { SummaryFilter } from '../src/orchestration/orchestrationStore';
 import { waitForEnd } from '../src/orchestration/orchestrationWaiter';
 import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
+import { sweepLogLine } from '../src/orchestration/sweepLog';
 import { getServices } from '../src/services';
+import { tokenFailureMessage } from '../src/upstream/tokenFailure';
 
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How much of the store one list or purge request may read, and for how long. */
@@ -146,18 +148,36 @@ for (const route of [
   app.http(route[0].name, { ...registrationOf(route[0]), handler: route[1] });
 }
 
+/**
+ * The poller's token, or undefined when none can be had: the run then goes on as in passthrough
+ * mode (no polls; deadlines, notifications and retention still apply), and the log says why and
+ * which settings to look at, instead of the bare failure of the timer.
+ */
+async function pollerToken(services: ReturnType<typeof getServices>, context: InvocationContext): Promise<string | undefined> {
+  try {
+    return await services.tokens.getToken({ upstream: 'management' });
+  } catch (error) {
+    context.error(`The orchestration poller made no polls in this run. ${tokenFailureMessage(error, 'management', services.config)}`);
+    return undefined;
+  }
+}
+
 app.timer('orchestrationPoller', {
   schedule: getConfig().ORCHESTRATION_POLL_SCHEDULE,
   handler: async (_timer, context) => {
     const services = getServices();
     // Passthrough mode holds no token: orchestrations advance when their callers read them, and
     // the sweep still applies deadlines, interrupted starts, notifications and retention.
-    const token = services.tokens.mode === 'passthrough' ? undefined : await services.tokens.getToken({ upstream: 'management' });
+    const token = services.tokens.mode === 'passthrough' ? undefined : await pollerToken(services, context);
     // Polls due within the lookahead are made in this run (see sweep). Waiting is billed
     // execution time, so it is a setting, and a margin keeps the run shorter than the period.
-    const untilNextRunMs = new Cron(services.config.ORCHESTRATION_POLL_SCHEDULE, { paused: true }).msToNext() ?? 0;
+    const schedule = new Cron(services.config.ORCHESTRATION_POLL_SCHEDULE, { paused: true });
+    const untilNextRunMs = schedule.msToNext() ?? 0;
     const lookaheadMs = Math.max(0, Math.min(untilNextRunMs - 300, services.config.LRO_POLL_LOOKAHEAD_SECONDS * 1000));
     const result = await services.orchestrations.sweep(token, lookaheadMs);
-    context.log(JSON.stringify({ event: 'sweep', ...result }));
+    const [next, after] = schedule.nextRuns(2);
+    const periodMs = next && after ? after.getTime() - next.getTime() : Number.POSITIVE_INFINITY;
+    const line = sweepLogLine(result, { periodMs, level: services.config.LOG_LEVEL });
+    if (line) context.log(line);
   },
 });

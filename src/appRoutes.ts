@@ -151,7 +151,7 @@ export const appRoutes = {
     ({ orchestrationId, statusDocument }) => ({
       params: orchestrationId,
       query: z.object({ reason: z.string().optional() }),
-      responses: { 202: { description: 'Terminated (or already finished)', schema: statusDocument } },
+      responses: { 202: { description: 'Terminated', schema: statusDocument }, 410: { description: 'Already ended (OrchestrationEnded): nothing to terminate' } },
     }),
   ),
   operationsGet: appRoute(

@@ -69,7 +69,7 @@ export function loadWithCodeCache(file: string, parent: NodeJS.Module, options: 
   // import() in the file needs the main context's loader, which vm scripts get from Node 20.12.
   const importModuleDynamically = vmConstants?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
   if (!importModuleDynamically || process.sourceMapsEnabled) {
-    parent.require(file);
+    parent.exports = parent.require(file);
     return 'skipped';
   }
   const source = readFileSync(file);
@@ -89,6 +89,8 @@ export function loadWithCodeCache(file: string, parent: NodeJS.Module, options: 
   }) as unknown as NodeJS.Require;
   (script.runInThisContext() as (...args: unknown[]) => void).call(loaded.exports, loaded.exports, requireOf, loaded, file, dirname(file));
   loaded.loaded = true;
+  // The file's exports are the loader's, as if the loader were the file (npm start reads them).
+  parent.exports = loaded.exports;
   if (options.writeCache) {
     writeWhole(codeCacheFileOf(file), sealed(source, script.createCachedData()));
     return 'absent';

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { accessClasses } from './access/accessPolicy';
 import { appRoutes } from './appRoutes';
 import { operations } from './spec/catalogue';
+import { crossSettingRules, describeIssue } from './settingRules';
 
 /** Why `text` is not a plain absolute http(s) base URL, or undefined when it is one. */
 export function baseUrlProblem(text: string): string | undefined {
@@ -24,13 +25,20 @@ export function baseUrlProblem(text: string): string | undefined {
   return undefined;
 }
 
-const absoluteHttpUrl = z
-  .string()
-  .superRefine((value, ctx) => {
-    const problem = baseUrlProblem(value);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  })
-  .transform((value) => value.replace(/\/+$/, ''));
+const httpUrlText = z.string().superRefine((value, ctx) => {
+  const problem = baseUrlProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const absoluteHttpUrl = httpUrlText.transform((value) => value.replace(/\/+$/, ''));
+
+/**
+ * The public base URL as WHATWG URL writes it (host in punycode, path percent-encoded,
+ * backslashes read as slashes, default port dropped): every link and header built on it is then
+ * ASCII, so none can fail once the upstream has been called.
+ */
+const publicBaseUrl = httpUrlText
+  .transform((value) => new URL(value).href.replace(/\/+$/, ''));
 
 /**
  * Why a storage connection string cannot work, or undefined. It follows the storage SDK's own
@@ -86,8 +94,18 @@ const ncrontab = z.string().refine((expression) => {
   }
 }, 'must be an NCRONTAB expression of six fields ({second} {minute} {hour} {day} {month} {day-of-week})');
 
-const integerText = (min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max);
+/** A whole number in a range; any other text gets the one message that says what is accepted. */
+const integerText = (min: number, max: number) => {
+  const error = `must be a whole number from ${min} to ${max}`;
+  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
+
+/** A number (fractions allowed) in a range, with the same kind of message. */
+const numberText = (min: number, max: number, options: { positive?: boolean } = {}) => {
+  const error = `must be a number ${options.positive ? `above ${min}` : `from ${min}`} up to ${max}`;
+  const number = z.coerce.number({ error });
+  return (options.positive ? number.positive({ error }) : number.min(min, { error })).max(max, { error });
+};
 
 const scopePrefix = z
   .string()
@@ -143,7 +161,7 @@ const maxDeadlineMinutes = 30 * 24 * 60;
 const settingsSchema = z.object({
   PORT: integerText(0, 65535).default(7071),
   /** The address callers use; every link the app hands out is built on it (src/http/appBase.ts). */
-  APP_PUBLIC_URL: absoluteHttpUrl.optional(),
+  APP_PUBLIC_URL: publicBaseUrl.optional(),
   MANAGEMENT_BASE_URL: absoluteHttpUrl,
   LIFECYCLE_BASE_URL: absoluteHttpUrl,
   PROVIDER_NAMESPACE: z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'must be one word, e.g. Microsoft').default('Vendor'),
@@ -170,6 +188,8 @@ const settingsSchema = z.object({
   CERT_ENVIRONMENTS: jsonText(z.array(certificateEnvironment), '[{"projectId":1,"environmentId":"<guid>"}]').default([]),
   CERT_REFRESH_SCHEDULE: ncrontab.default('0 0 */6 * * *'),
   ORCHESTRATION_POLL_SCHEDULE: ncrontab.default('*/10 * * * * *'),
+  /** `debug` logs every poller run; otherwise only runs that did something or overran. */
+  LOG_LEVEL: z.enum(['debug', 'information']).default('information'),
   UPSTREAM_TIMEOUT_MS: integerText(100, 600_000).default(60_000),
   UPSTREAM_MAX_RETRIES: integerText(0, 10).default(3),
   MAX_REQUEST_BODY_BYTES: integerText(1024, 100 * 1024 * 1024).default(4 * 1024 * 1024),
@@ -182,9 +202,9 @@ const settingsSchema = z.object({
   LRO_POLL_LOOKAHEAD_SECONDS: integerText(0, 60).default(2),
   // At most 30 days: far beyond any documented operation, and always a time a date can hold.
   LRO_DEADLINE_MINUTES: jsonText(z.record(z.string(), z.number().positive().max(maxDeadlineMinutes)), '{"ApiManagementService_MigrateToStv2": 240}').default({}),
-  ORCHESTRATION_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(168),
-  CERT_RENEW_BEFORE_DAYS: z.coerce.number().min(0).max(3650).default(14),
-  CERT_ALERT_DAYS: z.coerce.number().min(0).max(3650).default(7),
+  ORCHESTRATION_RETENTION_HOURS: numberText(0, 24 * 365, { positive: true }).default(168),
+  CERT_RENEW_BEFORE_DAYS: numberText(0, 3650).default(14),
+  CERT_ALERT_DAYS: numberText(0, 3650).default(7),
   CERT_KEEP_BUNDLES: integerText(1, 50).default(3),
   CERT_RATE_WINDOW_SECONDS: integerText(1, 86_400).default(60),
   CERT_CONCURRENCY: integerText(1, 64).default(4),
@@ -228,39 +248,39 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parses settings from an environment; throws one ConfigError naming every bad setting. */
+/** Names a JSON setting's path may show: the schema's own property names and operation ids. */
+const knownKeys = new Set<string>([
+  ...Object.keys(accessRule.shape),
+  'readsPerMinute',
+  'writesPerMinute',
+  ...Object.keys(certificateEnvironment.shape),
+  ...operations.flatMap((operation) => [operation.operationId, operation.name]),
+]);
+
+/**
+ * Parses settings from an environment; throws one ConfigError naming every bad setting. Each
+ * setting is parsed on its own, so the rules across settings (settingRules.ts) run on those
+ * that are valid and their problems are listed with the others.
+ */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
-  const result = settingsSchema.safeParse(present);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => {
-      const name = String(issue.path[0] ?? '(settings)');
-      const detail = issue.code === 'invalid_type' && present[name] === undefined ? 'is required' : issue.message;
-      // Inside a JSON setting, where: `ACCESS_POLICY [2].allow[0] …` names the rule and the entry.
-      const where = issue.path.slice(1).map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('').replace(/^\./, '');
-      return `${name}${where ? ` ${where}` : ''} ${detail}`;
-    });
-    throw new ConfigError(problems);
+  const problems: string[] = [];
+  const parsed: Record<string, unknown> = {};
+  const valid = new Set<string>();
+  for (const [name, schema] of Object.entries(settingsSchema.shape)) {
+    const result = (schema as z.ZodType).safeParse(present[name]);
+    if (result.success) {
+      parsed[name] = result.data;
+      valid.add(name);
+    } else {
+      problems.push(...result.error.issues.map((issue) => describeIssue(name, issue, present[name], knownKeys)));
+    }
   }
-  const settings = result.data;
-  if (settings.LRO_MIN_POLL_SECONDS > settings.LRO_MAX_POLL_SECONDS) {
-    throw new ConfigError([`LRO_MIN_POLL_SECONDS (${settings.LRO_MIN_POLL_SECONDS}) must not be above LRO_MAX_POLL_SECONDS (${settings.LRO_MAX_POLL_SECONDS})`]);
+  for (const rule of crossSettingRules) {
+    if (rule.reads.every((name) => valid.has(name))) problems.push(...rule.check(parsed as unknown as Settings));
   }
-  // health lists an environment only within CERT_RENEW_BEFORE_DAYS: a later alert could never fire.
-  if (settings.CERT_ALERT_DAYS > settings.CERT_RENEW_BEFORE_DAYS) {
-    throw new ConfigError([`CERT_ALERT_DAYS (${settings.CERT_ALERT_DAYS}) must not be above CERT_RENEW_BEFORE_DAYS (${settings.CERT_RENEW_BEFORE_DAYS})`]);
-  }
-  if (settings.UPSTREAM_AUTH === 'static' && !settings.UPSTREAM_STATIC_TOKEN) {
-    throw new ConfigError(['UPSTREAM_STATIC_TOKEN is required when UPSTREAM_AUTH is static']);
-  }
-  if ((settings.NOTIFY_URL || settings.NOTIFY_ALLOWED_ORIGINS.length > 0) && !settings.NOTIFY_SIGNING_SECRET) {
-    throw new ConfigError(['NOTIFY_SIGNING_SECRET is required when NOTIFY_URL or NOTIFY_ALLOWED_ORIGINS is set (whsec_ followed by base64)']);
-  }
-  const userCredential = ['LIFECYCLE_TENANT_ID', 'LIFECYCLE_CLIENT_ID', 'LIFECYCLE_USERNAME', 'LIFECYCLE_PASSWORD'] as const;
-  const given = userCredential.filter((name) => settings[name] !== undefined);
-  if (given.length > 0 && given.length < userCredential.length) {
-    throw new ConfigError(userCredential.filter((name) => settings[name] === undefined).map((name) => `${name} is required with the other LIFECYCLE_ user credential settings`));
-  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const settings = parsed as Settings;
   return {
     ...settings,
     GATEWAY_PROPERTY_PREFIX:

@@ -27,6 +27,7 @@ export const errorStatusByCode = {
   OrchestrationTerminated: 409,
   OrchestrationRunning: 409,
   NotificationsPending: 409,
+  OrchestrationEnded: 410,
   NotifyTargetNotAllowed: 400,
   PayloadTooLarge: 413,
   RateLimited: 429,

@@ -29,6 +29,15 @@ export interface HealthReport {
   upstreamBudget?: Record<string, { remaining: number; seenAt: string }>;
 }
 
+/**
+ * The detail of an upstream that answered the anonymous probe. The probe sends no token, so an
+ * upstream that is up answers it 401 or 403: that reads as what it means, not as a failure.
+ */
+export function upstreamProbeDetail(status: number): string {
+  const meaning = status === 401 || status === 403 ? ': the expected answer, as the probe sends no token; calls carry one' : '';
+  return `reachable (HTTP ${status} to an anonymous probe${meaning})`;
+}
+
 /** One check per dependency: resolves with a short detail, or throws when it does not answer. */
 export type HealthChecks = Record<DependencyName, () => Promise<string>>;
 

@@ -13,7 +13,7 @@ import { DistributedRateLimiter } from './certificates/rateLimiter';
 import { getConfig, type Config } from './config';
 import { NotificationSender } from './orchestration/notificationSender';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
-import { HealthMonitor, type HealthChecks, type HealthMonitorOptions } from './health';
+import { HealthMonitor, upstreamProbeDetail, type HealthChecks, type HealthMonitorOptions } from './health';
 import { AccessPolicy } from './access/accessPolicy';
 import { CallerRateLimiter } from './access/callerRateLimiter';
 import { UpstreamBudget } from './upstream/upstreamBudget';
@@ -102,7 +102,7 @@ function healthChecks(config: Config, blobService: () => BlobServiceClient): Hea
   const upstreamCheck = (baseUrl: string) => {
     const client = new UpstreamClient({ baseUrl, dispatcher: probePool, timeoutMs, retryPolicy: { ...defaultRetryPolicy, maxRetries: 0 }, maxResponseBytes: 64 * 1024 });
     // No token: this is a reachability probe, not a call.
-    return async () => `HTTP ${(await client.send({ method: 'GET', url: `${baseUrl}/` })).status}`;
+    return async () => upstreamProbeDetail((await client.send({ method: 'GET', url: `${baseUrl}/` })).status);
   };
   const storageBudget = new StorageBudget(timeoutMs, 'Storage');
   return {

@@ -10,12 +10,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Emulator } from '../test/emulator/emulatorServer';
+import type { EmbeddedServices } from '../src/settingsSummary';
 import { startAzurite, type RunningAzurite } from './embeddedAzurite';
 import type { HttpsCertificate } from './localHost/httpsCertificate';
 import { installFunctionsCore } from './localHost/installCore';
 import { startLocalHost, type RunningHost } from './localHost/localHost';
+import { parseLocalHostKeys } from './localHostKeys';
 import { applyLocalSettings, localSettingsFile } from './localSettings';
 import { parseStartArguments, type StartArguments } from './startArguments';
+import { formatSummary, listenOn, refuseHalfUpstreams, routeList } from './startChecks';
 
 /**
  * The function app served: the current folder when it holds a host.json (as `func start` serves
@@ -30,15 +33,6 @@ interface Started {
   emulator?: Emulator;
   azurite?: RunningAzurite;
   host?: RunningHost;
-}
-
-function parseKeys(text: string | undefined): Record<string, string> | undefined {
-  if (!text) return undefined;
-  const keys = JSON.parse(text) as unknown;
-  if (typeof keys !== 'object' || keys === null || Object.values(keys).some((value) => typeof value !== 'string' || value.length < 16)) {
-    throw new Error('LOCAL_HOST_KEYS must be a JSON object of key names to key values of at least 16 characters.');
-  }
-  return keys as Record<string, string>;
 }
 
 function routePrefixOf(hostJsonPath: string): string {
@@ -75,7 +69,8 @@ async function main(): Promise<Started> {
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
 
-  if (!env.MANAGEMENT_BASE_URL || !env.LIFECYCLE_BASE_URL) {
+  refuseHalfUpstreams(env);
+  if (!env.MANAGEMENT_BASE_URL && !env.LIFECYCLE_BASE_URL) {
     const { startEmulator } = await import('../test/emulator/emulatorServer');
     started.emulator = await startEmulator({
       providerNamespace: env.PROVIDER_NAMESPACE || 'Vendor',
@@ -85,39 +80,40 @@ async function main(): Promise<Started> {
       listItems: env.EMULATOR_LIST_ITEMS ? Number(env.EMULATOR_LIST_ITEMS) : undefined,
       pageSize: env.EMULATOR_PAGE_SIZE ? Number(env.EMULATOR_PAGE_SIZE) : undefined,
     });
-    env.MANAGEMENT_BASE_URL ||= started.emulator.url;
-    env.LIFECYCLE_BASE_URL ||= started.emulator.url;
+    env.MANAGEMENT_BASE_URL = started.emulator.url;
+    env.LIFECYCLE_BASE_URL = started.emulator.url;
     env.UPSTREAM_AUTH ||= 'static';
     env.UPSTREAM_STATIC_TOKEN ||= 'emulator-token';
-    console.log(`Management emulator listening on ${started.emulator.url} (embedded default; set MANAGEMENT_BASE_URL and LIFECYCLE_BASE_URL for a real upstream)`);
     // The Azure SDKs and az call Microsoft.* paths and send tokens over HTTPS only.
     if (env.PROVIDER_NAMESPACE !== 'Microsoft') console.log(sdkStartHint);
   }
   if (!env.AzureWebJobsStorage) {
     started.azurite = await startAzurite();
     env.AzureWebJobsStorage = started.azurite.connectionString;
-    console.log(`Azurite blob storage (in memory) listening on ${started.azurite.blobEndpoint} (embedded default; set AzureWebJobsStorage for real storage)`);
   }
 
   installFunctionsCore();
   const appEntry = resolve(appRoot, env.FUNCTIONS_APP_ENTRY || JSON.parse(readFileSync(join(appRoot, 'package.json'), 'utf8')).main);
   console.log(`Function app: ${appEntry}`);
+  let app: { settingsSummary?: (embedded: EmbeddedServices) => [string, string][] } = {};
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    require(appEntry);
+    app = require(appEntry);
   } catch (error) {
     console.error(`The function app failed to load: ${(error as Error).message}`);
     await shutdown(1);
   }
 
-  const keys = parseKeys(env.LOCAL_HOST_KEYS);
-  if (!keys) console.warn('No LOCAL_HOST_KEYS set: function keys are not checked (as with Core Tools). Set them to check keys as the real host does.');
+  const keys = parseLocalHostKeys(env.LOCAL_HOST_KEYS);
   const routePrefix = routePrefixOf(join(appRoot, 'host.json'));
   // As Core Tools: --port, else the PORT setting, else local.settings.json's Host.LocalHttpPort.
   const port = args.port ?? Number(env.PORT ?? localSettings?.localHttpPort ?? 7071);
-  started.host = await startLocalHost({ routePrefix, keys, runTimers: env.LOCAL_HOST_TIMERS !== 'off', tls: certificate?.tls }, port);
-  for (const route of started.host.routes) console.log(`  ${route.methods.join(',').padEnd(8)} /${routePrefix}/${route.route} (${route.name}, ${route.authLevel})`);
-  for (const timer of started.host.timers) console.log(`  TIMER    ${timer}`);
+  started.host = await listenOn(port, () => startLocalHost({ routePrefix, keys, runTimers: env.LOCAL_HOST_TIMERS !== 'off', tls: certificate?.tls }, port));
+  const embedded = { upstream: started.emulator?.url, storage: started.azurite?.blobEndpoint };
+  const keysRow: [string, string] = ['function keys', keys ? `checked (LOCAL_HOST_KEYS: ${Object.keys(keys).length})` : 'not checked, as with Core Tools: set LOCAL_HOST_KEYS to check them as the real host does'];
+  // An app package built before the summary existed has none: its start simply goes without.
+  if (app.settingsSummary) console.log(formatSummary([...app.settingsSummary(embedded), keysRow]));
+  console.log(routeList(started.host, routePrefix, args.verbose));
   if (certificate) {
     const { trustHints } = await import('./localHost/httpsCertificate');
     console.log([certificate.description, ...(certificate.pemPath ? trustHints(certificate.pemPath) : [])].join('\n'));

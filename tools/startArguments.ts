@@ -1,6 +1,7 @@
 /**
  * The options of `npm start -- …`, named as Core Tools' `func start` names them:
- * `--useHttps [--cert file.pfx --password <password or file>] [--port N]` (`-p N`).
+ * `--useHttps [--cert file.pfx --password <password or file>] [--port N]` (`-p N`), and
+ * `--verbose` (every route listed at start; Core Tools has the same option).
  *
  * Messages name the option, never the value given: a mistyped `--pasword secret` must not put
  * the secret on the terminal.
@@ -12,17 +13,20 @@ export interface StartArguments {
   cert?: string;
   password?: string;
   port?: number;
+  /** List every route at start, not only their count. */
+  verbose: boolean;
 }
 
 export class StartArgumentError extends Error {}
 
-const startUsage = 'npm start -- [--useHttps [--cert <file.pfx> --password <password, or a file holding it>]] [--port <N>]';
+const startUsage = 'npm start -- [--useHttps [--cert <file.pfx> --password <password, or a file holding it>]] [--port <N>] [--verbose]';
 
 const options = {
   useHttps: { type: 'boolean' },
   cert: { type: 'string' },
   password: { type: 'string' },
   port: { type: 'string', short: 'p' },
+  verbose: { type: 'boolean' },
 } as const;
 
 function fail(problem: string): never {
@@ -48,5 +52,5 @@ export function parseStartArguments(args: readonly string[]): StartArguments {
   if (cert !== undefined && password === undefined) fail('--cert needs --password: the password of the .pfx, or the path of a file holding it.');
   if (password !== undefined && cert === undefined) fail('--password needs --cert: the .pfx file it opens.');
   if (port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) <= 65535)) fail('--port must be a port number from 0 to 65535.');
-  return { useHttps, cert, password, port: port === undefined ? undefined : Number(port) };
+  return { useHttps, cert, password, port: port === undefined ? undefined : Number(port), verbose: given.verbose === true };
 }

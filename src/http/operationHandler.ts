@@ -62,14 +62,14 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
     const requestUrl = new URL(request.url);
     const query = requestUrl.searchParams;
     const caller = callerOf(request.headers, query, services.config.WEBSITE_AUTH_ENABLED);
-    let targetPath = '';
+    // The target as soon as it is known, so a refusal's record names it too.
+    const known: { targetPath?: string } = {};
     let decision: string | undefined;
     let response: HttpResponseInit;
     let upstream = undefined as UpstreamResponse | undefined;
     try {
-      const prepared = await prepareCall(operation, request, params, services, { correlationId, caller, query });
+      const prepared = await prepareCall(operation, request, params, services, { correlationId, caller, query, known });
       decision = 'allowed';
-      targetPath = prepared.targetPath;
       const appBase = appBaseOf(requestUrl, prepared.targetPath, services.config.APP_PUBLIC_URL);
       // Only the certificate download reads the guard, and with it storage (built on first use).
       const downloadGuard = operation.rateLimitedPerEnvironment ? services.certificates.downloadGuard : undefined;
@@ -110,14 +110,18 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
       }
     } catch (thrown) {
       const error = toGatewayError(thrown);
-      if (refusalCodes.has(error.code)) decision = error.code;
+      if (refusalCodes.has(error.code)) {
+        decision = error.code;
+        // A caller refused before its call was validated: the path it asked for, as the route read it.
+        known.targetPath ??= fillPath(resolvePathTemplate(operation, services.config.PROVIDER_NAMESPACE), params);
+      }
       if (error.code === 'InternalError') context.error(`${operation.name} failed: ${failureForLog(thrown)}`);
       response = errorResponse(error, correlationId);
     }
     context.log(
       formatCallRecord({
         operation: operation.operationId,
-        target: targetPath ? `/${targetPath}` : '(invalid)',
+        target: known.targetPath ? `/${known.targetPath}` : '(invalid)',
         ...callerLogFields(caller),
         decision,
         status: response.status ?? 200,
@@ -170,7 +174,7 @@ export async function prepareCall(
   request: HttpRequest,
   params: Record<string, string>,
   services: Services,
-  { correlationId, caller, query }: { correlationId: string; caller: CallerIdentity; query: URLSearchParams },
+  { correlationId, caller, query, known = {} }: { correlationId: string; caller: CallerIdentity; query: URLSearchParams; known?: { targetPath?: string } },
 ): Promise<PreparedCall> {
   const { config } = services;
   const grant = grantFor(services, caller, { names: [operation.operationId, operation.name], access: operation.access, unscoped: operation.upstream !== 'management' });
@@ -186,6 +190,7 @@ export async function prepareCall(
   );
   const notifyTargets = notifyTargetsOf(request.headers.get(notifyHeader), config.NOTIFY_ALLOWED_ORIGINS, operation.longRunning !== undefined);
   const targetPath = fillPath(resolvePathTemplate(operation, config.PROVIDER_NAMESPACE), call.params);
+  known.targetPath = targetPath;
   if (operation.upstream === 'management') {
     assertScopeAllowed(targetPath, config.ALLOWED_SCOPES);
     assertWithinGrant(targetPath, grant);

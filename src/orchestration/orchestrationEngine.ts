@@ -136,6 +136,15 @@ export interface SweepResult {
   janitorScanned: number;
 }
 
+/** Durable Functions' answer to terminating an instance that already ended: 410 Gone. */
+function alreadyEnded(state: OrchestrationState): GatewayError {
+  return new GatewayError(
+    'OrchestrationEnded',
+    `Orchestration ${state.id} already ended (${state.runtimeStatus}${state.endedTime ? ` at ${state.endedTime}` : ''}): there is nothing to terminate. Read its outcome with GET orchestrations/${state.id}.`,
+    { target: 'id' },
+  );
+}
+
 export function requestKeyOf(request: Pick<StartRequest, 'method' | 'path' | 'query' | 'bodyText' | 'actor' | 'startedBy' | 'duplicatesPerCaller'>): string {
   const query = [...request.query].sort(([a], [b]) => a.localeCompare(b));
   const starter = request.duplicatesPerCaller ? (request.startedBy ?? '') : '';
@@ -395,8 +404,12 @@ export class OrchestrationEngine {
   async terminate(id: string, reason: string): Promise<OrchestrationState> {
     const stored = await this.#deps.store.read(id);
     if (!stored) throw new GatewayError('NotFound', `No orchestration ${id}.`);
-    if (!isActive(stored.state)) return stored.state;
-    return this.#end(stored, { runtimeStatus: 'Terminated', failure: { code: 'Terminated', message: reason.slice(0, 500) } });
+    if (!isActive(stored.state)) throw alreadyEnded(stored.state);
+    const message = reason.slice(0, 500);
+    const state = await this.#end(stored, { runtimeStatus: 'Terminated', failure: { code: 'Terminated', message } });
+    // It may have ended another way between the read and the write: then this call changed nothing.
+    if (state.runtimeStatus !== 'Terminated' || state.failure?.message !== message) throw alreadyEnded(state);
+    return state;
   }
 
   /**

@@ -24,11 +24,14 @@ describe('function keys and the scope allow-list', () => {
   });
   beforeEach(() => gateway.emulator.reset());
 
-  it('refuses a call without a key, or with a wrong one', async () => {
-    for (const headers of [{}, { 'x-functions-key': 'wrong-key-0123456789abcdef' }]) {
+  it('refuses a call without a key, or with a wrong one, saying which', async () => {
+    for (const [headers, message] of [
+      [{}, 'This function needs a key: send it in x-functions-key or ?code=.'],
+      [{ 'x-functions-key': 'wrong-key-0123456789abcdef' }, 'The function key given was not accepted: send a key of this app in x-functions-key or ?code=.'],
+    ] as const) {
       const response = await request(gateway.api(usagesOf(allowedSubscription)), { headers });
       expect(response.statusCode).toBe(401);
-      await response.body.dump();
+      expect(await response.body.json()).toEqual({ error: { code: 'Unauthorized', message } });
     }
     expect(gateway.emulator.upstreamRequests()).toHaveLength(0);
   });
@@ -55,11 +58,14 @@ describe('function keys and the scope allow-list', () => {
     expect(await response.body.json()).toMatchObject({ status: 'Healthy', dependencies: { storage: { ok: true } } });
   });
 
-  it('answers 403 outside the allowed scopes and sends nothing upstream', async () => {
+  it('answers 403 outside the allowed scopes, sends nothing upstream, and logs the target refused', async () => {
     const response = await request(gateway.api(usagesOf(otherSubscription)), { headers: { 'x-functions-key': botKey } });
     expect(response.statusCode).toBe(403);
     expect(await response.body.json()).toMatchObject({ error: { code: 'ScopeNotAllowed', target: `/${usagesOf(otherSubscription).split('?')[0]}` } });
     expect(gateway.emulator.upstreamRequests()).toHaveLength(0);
+    // The call log names the path refused, not "(invalid)": the path was valid.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(gateway.app.callRecords().filter((record) => record.decision === 'ScopeNotAllowed').at(-1)).toMatchObject({ status: 403, target: `/${usagesOf(otherSubscription).split('?')[0]}` });
   });
 });
 

@@ -96,12 +96,17 @@ describe('one host', () => {
     expect([first.status, second.status]).toEqual([201, 201]);
   });
 
-  it('terminates, lists by runtimeStatus, and refuses unknown ones', async () => {
+  it('terminates, answers 410 to a second terminate, lists by runtimeStatus, and refuses unknown ones', async () => {
     const started = await put(gateway.app.url, 'to-terminate', groupBody('nginx:terminate'));
     const id = started.headers['x-orchestration-id'] as string;
     const terminated = await request(`${gateway.app.url}/api/orchestrations/${id}/terminate`, { method: 'POST' });
     expect(terminated.statusCode).toBe(202);
     expect(await terminated.body.json()).toMatchObject({ runtimeStatus: 'Terminated' });
+    // As Durable Functions: terminating an instance that already ended is 410 Gone, and changes nothing.
+    const again = await request(`${gateway.app.url}/api/orchestrations/${id}/terminate?reason=again`, { method: 'POST' });
+    expect(again.statusCode).toBe(410);
+    expect(await again.body.json()).toMatchObject({ error: { code: 'OrchestrationEnded', message: expect.stringMatching(/already ended \(Terminated at .+\): there is nothing to terminate/), target: 'id' } });
+    expect((await getJson(`${gateway.app.url}/api/orchestrations/${id}`)).json).toMatchObject({ runtimeStatus: 'Terminated', failure: { message: 'Terminated by a caller.' } });
     const listed = await getJson(`${gateway.app.url}/api/orchestrations?runtimeStatus=Terminated`);
     expect((listed.json!.value as { id: string }[]).map((entry) => entry.id)).toContain(id);
     const operation = await getJson(`${gateway.app.url}/api/operations/${id}`);

@@ -27,6 +27,7 @@ beforeAll(async () => {
       NOTIFY_ALLOWED_ORIGINS: JSON.stringify([hooks.origin]),
       NOTIFY_SIGNING_SECRET: secret,
       GATEWAY_WAIT_MAX_SECONDS: '20',
+      LOG_LEVEL: 'debug',
     },
     { lroSteps: 2, retryAfterSeconds: 1 },
   );
@@ -124,12 +125,12 @@ describe('finding and cleaning up', () => {
     expect((await call('DELETE', 'orchestrations?runtimeStatus=Running')).status).toBe(400);
   });
 
-  it('describes every route in openapi.json, and each poller run leaves one line', async () => {
+  it('describes every route in openapi.json, and at LOG_LEVEL=debug each poller run leaves one line', async () => {
     const document = (await call('GET', 'openapi.json')).json as { paths: Record<string, Record<string, unknown>> };
     expect(Object.keys(document.paths['/orchestrations']!)).toEqual(expect.arrayContaining(['get', 'delete']));
     expect(Object.keys(document.paths['/orchestrations/{id}']!)).toEqual(expect.arrayContaining(['get', 'delete']));
     const sweeps = gateway.app.lines.map((line) => /(\{"event":"sweep".*\})/.exec(line)?.[1]).filter((json): json is string => json !== undefined).map((json) => JSON.parse(json) as Record<string, unknown>);
     expect(sweeps.length).toBeGreaterThan(3);
-    expect(sweeps[0]).toEqual({ event: 'sweep', durationMs: expect.any(Number), due: expect.any(Number), polled: expect.any(Number), delivered: expect.any(Number), purged: expect.any(Number), reconciled: expect.any(Number), janitorScanned: expect.any(Number) });
+    expect(sweeps[0]).toEqual(expect.objectContaining({ event: 'sweep', durationMs: expect.any(Number), due: expect.any(Number), polled: expect.any(Number), delivered: expect.any(Number), purged: expect.any(Number), reconciled: expect.any(Number), janitorScanned: expect.any(Number) }));
   });
 });

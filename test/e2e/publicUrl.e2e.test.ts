@@ -138,3 +138,20 @@ it.each([
   expect(output).toMatch(/APP_PUBLIC_URL must/);
   expect(output).not.toContain('CANARY-SECRET');
 });
+
+describe('with an APP_PUBLIC_URL typed with an internationalised host and a space', () => {
+  let gateway: GatewayFixture;
+  beforeAll(async () => {
+    gateway = await startGateway({ APP_PUBLIC_URL: 'https://网关.example/my api' }, { retryAfterSeconds: 60 });
+  });
+  afterAll(async () => {
+    await gateway.stop();
+  });
+
+  it('hands out every link on its normalised form (punycode host, encoded path), a long-running start included', async () => {
+    const links = await linksOfAStart(gateway, 'idn-public-url');
+    expect(links).toHaveLength(10);
+    for (const link of links) expect(link.startsWith('https://xn--d6q013i.example/my%20api/')).toBe(true);
+    expect(gateway.app.lines).toEqual(expect.arrayContaining([expect.stringMatching(/^\s+public URL\s+https:\/\/xn--d6q013i\.example\/my%20api$/)]));
+  });
+});

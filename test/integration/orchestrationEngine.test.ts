@@ -180,6 +180,7 @@ describe('OrchestrationEngine', () => {
     const start = groupRequest('stop-me');
     const outcome = await engine.start(start, sendFor(start));
     expect((await engine.terminate(outcome.state.id, 'not needed')).runtimeStatus).toBe('Terminated');
+    await expect(engine.terminate(outcome.state.id, 'again')).rejects.toMatchObject({ code: 'OrchestrationEnded', status: 410 });
     expect(await tick()).toBe(0);
     expect(emulator.upstreamRequests({ method: 'GET' })).toHaveLength(0);
     expect(await idsWith('Terminated')).toEqual([outcome.state.id]);

@@ -4,6 +4,16 @@ import { resolve } from 'node:path';
 import { parse } from 'jsonc-parser';
 import { ConfigError, parseConfig } from '../../src/config';
 
+function problemsOf(settings: Record<string, string>): string[] {
+  try {
+    parseConfig(settings);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
 const minimal = { MANAGEMENT_BASE_URL: 'https://management.example.com/', LIFECYCLE_BASE_URL: 'https://lcs.example.com' };
 
 describe('parseConfig', () => {
@@ -105,9 +115,40 @@ describe('parseConfig', () => {
     expect(parseConfig({ ...minimal, AzureWebJobsStorage: connection }).AzureWebJobsStorage).toBe(connection);
   });
 
+  it.each([
+    ['an internationalised host, in punycode', 'https://网关.example/api', 'https://xn--d6q013i.example/api'],
+    ['backslashes, as slashes', 'https:\\\\gw.contoso.example\\api', 'https://gw.contoso.example/api'],
+    ['spaces and other characters of the path, percent-encoded', 'https://gw.contoso.example/my api/ü/', 'https://gw.contoso.example/my%20api/%C3%BC'],
+    ['an upper-case host and the default port, as a browser writes them', 'https://GW.Contoso.Example:443/Api', 'https://gw.contoso.example/Api'],
+  ])('normalises APP_PUBLIC_URL with %s', (_title, given, normalised) => {
+    const url = parseConfig({ ...minimal, APP_PUBLIC_URL: given }).APP_PUBLIC_URL!;
+    expect(url).toBe(normalised);
+    expect(/^[\x21-\x7e]+$/.test(url)).toBe(true);
+  });
+
   it('keeps APP_PUBLIC_URL without its trailing slash, and leaves it unset by default', () => {
     expect(parseConfig({ ...minimal, APP_PUBLIC_URL: 'https://gw.contoso.com/api/' }).APP_PUBLIC_URL).toBe('https://gw.contoso.com/api');
     expect(parseConfig(minimal).APP_PUBLIC_URL).toBeUndefined();
+  });
+
+  it('words a number setting given no number as it words every other setting', () => {
+    expect(problemsOf({ ...minimal, PORT: 'eighty' })).toEqual(['PORT must be a whole number from 0 to 65535']);
+    expect(problemsOf({ ...minimal, PORT: '70.5' })).toEqual(['PORT must be a whole number from 0 to 65535']);
+    expect(problemsOf({ ...minimal, CERT_ALERT_DAYS: 'soon' })).toEqual(['CERT_ALERT_DAYS must be a number from 0 up to 3650']);
+    expect(problemsOf({ ...minimal, ORCHESTRATION_RETENTION_HOURS: '0' })).toEqual(['ORCHESTRATION_RETENTION_HOURS must be a number above 0 up to 8760']);
+  });
+
+  it('lists the problems across settings with those of single settings, in one message', () => {
+    const problems = problemsOf({ ...minimal, PORT: 'x', UPSTREAM_AUTH: 'static', LRO_MIN_POLL_SECONDS: '900', LRO_MAX_POLL_SECONDS: '600' });
+    expect(problems).toEqual([
+      'PORT must be a whole number from 0 to 65535',
+      'LRO_MIN_POLL_SECONDS (900) must not be above LRO_MAX_POLL_SECONDS (600)',
+      'UPSTREAM_STATIC_TOKEN is required when UPSTREAM_AUTH is static',
+    ]);
+  });
+
+  it('leaves out a rule across settings while one of its settings is itself invalid', () => {
+    expect(problemsOf({ ...minimal, LRO_MIN_POLL_SECONDS: '900', LRO_MAX_POLL_SECONDS: 'x' })).toEqual(['LRO_MAX_POLL_SECONDS must be a whole number from 1 to 86400']);
   });
 
   it('needs a token for static auth', () => {

@@ -207,10 +207,12 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
     return execution;
   };
 
+  // As the app reads it (src/http/caller.ts): the header, else `code` in any case, the first given.
+  const givenKeyOf = (request: IncomingMessage, url: URL): string => (request.headers['x-functions-key'] as string | undefined) ?? appParameterOf(url.searchParams, 'code') ?? '';
+
   const hasValidKey = (request: IncomingMessage, url: URL, keyName?: string): boolean => {
     if (keys.length === 0) return true;
-    // As the app reads it (src/http/caller.ts): the header, else `code` in any case, the first given.
-    const given = (request.headers['x-functions-key'] as string | undefined) ?? appParameterOf(url.searchParams, 'code') ?? '';
+    const given = givenKeyOf(request, url);
     return keys.some(([name, value]) => (!keyName || name === keyName) && keyMatches(given, value));
   };
 
@@ -241,7 +243,10 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
     }
     const { route, params } = matched;
     if (route.authLevel !== 'anonymous' && !hasValidKey(request, url)) {
-      return hostError(response, 401, 'Unauthorized', 'This function needs a key: send it in x-functions-key or ?code=.');
+      // A key given and refused is told apart from none given; which keys exist is never said.
+      return givenKeyOf(request, url)
+        ? hostError(response, 401, 'Unauthorized', 'The function key given was not accepted: send a key of this app in x-functions-key or ?code=.')
+        : hostError(response, 401, 'Unauthorized', 'This function needs a key: send it in x-functions-key or ?code=.');
     }
     const body = await readBody(request, maxRequestBytes);
     if (!body) return hostError(response, 413, 'PayloadTooLarge', `The request body exceeds the host's limit of ${maxRequestBytes} bytes.`);

@@ -1,0 +1,72 @@
+/**
+ * The block of effective settings a start prints: which upstreams, how it authenticates to
+ * them, which storage, the namespace, the public address, whether the access policy is
+ * enforced, and the schedules. It is read from the parsed settings (defaults included), so it
+ * says what runs rather than what was typed, and it holds no secret: a storage account is
+ * named by its account name or endpoint, never its key or signature.
+ */
+import { getConfig, type Config } from './config';
+
+/** What `npm start` started itself in place of a setting left unset. */
+export interface EmbeddedServices {
+  /** The embedded management emulator's URL, when it serves both upstreams. */
+  upstream?: string;
+  /** The embedded Azurite's blob endpoint, when it is the storage. */
+  storage?: string;
+}
+
+function connectionParts(connection: string): Map<string, string> {
+  const parts = new Map<string, string>();
+  for (const pair of connection.split(';')) {
+    const equals = pair.indexOf('=');
+    if (equals > 0) parts.set(pair.slice(0, equals).trim(), pair.slice(equals + 1).trim());
+  }
+  return parts;
+}
+
+/** The storage, named without its key or signature. */
+function storageOf(config: Config, embedded: EmbeddedServices): string {
+  if (embedded.storage) return `embedded Azurite in memory (${embedded.storage}); set AzureWebJobsStorage for real storage`;
+  const connection = config.AzureWebJobsStorage;
+  if (connection.startsWith('UseDevelopmentStorage=true')) return 'the local storage emulator (UseDevelopmentStorage=true: Azurite on 127.0.0.1:10000)';
+  const parts = connectionParts(connection);
+  const endpoint = parts.get('BlobEndpoint');
+  const endpointOrigin = endpoint === undefined ? undefined : new URL(endpoint).origin;
+  const account = parts.get('AccountName');
+  if (account) return `account ${account}${endpointOrigin ? ` at ${endpointOrigin}` : ''}`;
+  return `${endpointOrigin ?? 'a blob endpoint'} with a shared access signature`;
+}
+
+function upstreamsOf(config: Config, embedded: EmbeddedServices): string {
+  if (embedded.upstream) return `embedded management emulator (${embedded.upstream}); set MANAGEMENT_BASE_URL and LIFECYCLE_BASE_URL for real ones`;
+  return `management ${config.MANAGEMENT_BASE_URL}, lifecycle ${config.LIFECYCLE_BASE_URL}`;
+}
+
+function authOf(config: Config, embedded: EmbeddedServices): string {
+  if (config.UPSTREAM_AUTH === 'passthrough') return "passthrough: each caller's own Authorization is sent upstream";
+  if (config.UPSTREAM_AUTH === 'static') return embedded.upstream ? "static: the embedded emulator's token" : 'static: UPSTREAM_STATIC_TOKEN';
+  return `managed identity: tokens for ${config.managementTokenScope} and ${config.lifecycleTokenScope}`;
+}
+
+function policyOf(config: Config): string {
+  const scopes = config.ALLOWED_SCOPES ? `; ALLOWED_SCOPES holds calls to ${config.ALLOWED_SCOPES.length} scope${config.ALLOWED_SCOPES.length === 1 ? '' : 's'}` : '';
+  if (!config.ACCESS_POLICY) return `ACCESS_POLICY not set: every caller with a key may call every operation${scopes}`;
+  return `ACCESS_POLICY enforced (${config.ACCESS_POLICY.length} rule${config.ACCESS_POLICY.length === 1 ? '' : 's'})${scopes}`;
+}
+
+/** The rows of the block, as [label, value]; the local host adds its own (function keys). */
+export function settingsSummary(embedded: EmbeddedServices = {}, config: Config = getConfig()): [string, string][] {
+  const environments = config.CERT_ENVIRONMENTS.length;
+  return [
+    ['upstreams', upstreamsOf(config, embedded)],
+    ['upstream auth', authOf(config, embedded)],
+    ['storage', storageOf(config, embedded)],
+    ['namespace', config.PROVIDER_NAMESPACE],
+    ['public URL', config.APP_PUBLIC_URL ?? 'APP_PUBLIC_URL not set: links name the address each request came to'],
+    ['access', policyOf(config)],
+    [
+      'schedules',
+      `poller ${config.ORCHESTRATION_POLL_SCHEDULE}; certificate refresh ${config.CERT_REFRESH_SCHEDULE} (${environments === 0 ? 'no CERT_ENVIRONMENTS' : `${environments} environment${environments === 1 ? '' : 's'}`})`,
+    ],
+  ];
+}

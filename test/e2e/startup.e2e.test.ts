@@ -1,0 +1,114 @@
+/**
+ * What `npm start` says about what it runs: one block of the effective settings (no secret in
+ * it), the routes in one line unless `--verbose`, and a refusal with a way out for a half set
+ * of upstreams or a port already taken.
+ */
+import { createServer, type Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { runAppExpectingFailure, startApp } from '../helpers/appProcess';
+import { startGateway } from '../helpers/gatewayFixture';
+
+function block(lines: readonly string[]): string[] {
+  const start = lines.indexOf('Effective settings:');
+  const rows: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (!line.startsWith('  ')) break;
+    rows.push(line.trim().replace(/\s{2,}/, ' | '));
+  }
+  return rows;
+}
+
+it('prints the embedded defaults it started and the routes in one line; health says what a 401 to its probe means', async () => {
+  const app = await startApp({});
+  try {
+    const rows = block(app.lines);
+    expect(rows).toEqual([
+      expect.stringMatching(/^upstreams \| embedded management emulator \(http:\/\/127\.0\.0\.1:\d+\); set MANAGEMENT_BASE_URL and LIFECYCLE_BASE_URL/),
+      "upstream auth | static: the embedded emulator's token",
+      expect.stringMatching(/^storage \| embedded Azurite in memory \(http:\/\/127\.0\.0\.1:\d+\/devstoreaccount1\)/),
+      'namespace | Vendor',
+      'public URL | APP_PUBLIC_URL not set: links name the address each request came to',
+      'access | ACCESS_POLICY not set: every caller with a key may call every operation',
+      'schedules | poller */10 * * * * *; certificate refresh 0 0 */6 * * * (no CERT_ENVIRONMENTS)',
+      expect.stringMatching(/^function keys \| not checked/),
+    ]);
+    expect(app.lines.filter((line) => line.startsWith('Routes: '))).toEqual([expect.stringMatching(/^Routes: \d+ under \/api\/ \(anonymous: health;.*--verbose lists each$/)]);
+    expect(app.lines.filter((line) => /^\s+GET/.test(line))).toEqual([]);
+    // The emulator, like the real upstreams, answers 401 to the probe, which sends no token.
+    const health = (await (await fetch(`${app.url}/api/health`)).json()) as { dependencies: Record<string, { ok: boolean; detail: string }> };
+    expect(health.dependencies.management).toMatchObject({ ok: true, detail: 'reachable (HTTP 401 to an anonymous probe: the expected answer, as the probe sends no token; calls carry one)' });
+  } finally {
+    await app.stop();
+  }
+});
+
+it('names the storage account and upstreams it was given, never the account key, and lists routes with --verbose', async () => {
+  const gateway = await startGateway(
+    { ACCESS_POLICY: JSON.stringify([{ callers: ['*'], allow: ['read'] }]), APP_PUBLIC_URL: 'https://gw.contoso.example/api', LOCAL_HOST_KEYS: '{"default":"0123456789abcdef-key"}' },
+    {},
+    { args: ['--verbose'] },
+  );
+  try {
+    const rows = block(gateway.app.lines);
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        `upstreams | management ${gateway.emulator.url}, lifecycle ${gateway.emulator.url}`,
+        'upstream auth | static: UPSTREAM_STATIC_TOKEN',
+        `storage | account devstoreaccount1 at ${new URL(gateway.azurite.blobEndpoint).origin}`,
+        'public URL | https://gw.contoso.example/api',
+        'access | ACCESS_POLICY enforced (1 rule)',
+        'function keys | checked (LOCAL_HOST_KEYS: 1)',
+      ]),
+    );
+    const accountKey = /AccountKey=([^;]+)/.exec(gateway.env.AzureWebJobsStorage!)![1]!;
+    expect(gateway.app.lines.join('\n')).not.toContain(accountKey);
+    expect(gateway.app.lines).toContain('Routes:');
+    expect(gateway.app.lines).toEqual(expect.arrayContaining([expect.stringMatching(/^\s+GET\s+\/api\/health \(health, anonymous\)$/)]));
+  } finally {
+    await gateway.stop();
+  }
+});
+
+it.each(['MANAGEMENT_BASE_URL', 'LIFECYCLE_BASE_URL'])('refuses to start with %s alone, naming both settings', async (name) => {
+  const { code, output } = await runAppExpectingFailure({ [name]: 'https://management.example.com' });
+  expect(code).toBe(1);
+  expect(output).toMatch(/MANAGEMENT_BASE_URL is set but LIFECYCLE_BASE_URL is not|LIFECYCLE_BASE_URL is set but MANAGEMENT_BASE_URL is not/);
+  expect(output).toContain('Set both MANAGEMENT_BASE_URL and LIFECYCLE_BASE_URL to use real upstreams, or neither');
+  expect(output).not.toContain('listening on');
+});
+
+describe('a port already taken', () => {
+  let holder: Server;
+  beforeAll(async () => {
+    holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+
+  it('says the port is in use and how to choose another', async () => {
+    const port = (holder.address() as AddressInfo).port;
+    const { code, output } = await runAppExpectingFailure({ PORT: String(port) });
+    expect(code).toBe(1);
+    expect(output).toContain(`Port ${port} on 127.0.0.1 is already in use`);
+    expect(output).toMatch(/npm start -- --port <N>, the PORT setting, or Host\.LocalHttpPort in local\.settings\.json/);
+    expect(output).not.toContain('EADDRINUSE');
+  });
+});
+
+it('says why the poller has no token and which settings to look at, and runs on without polls', async () => {
+  const gateway = await startGateway({ UPSTREAM_AUTH: 'managed', UPSTREAM_STATIC_TOKEN: '', ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *', AZURE_CLIENT_ID: 'not-a-real-identity' });
+  try {
+    const deadline = Date.now() + 60_000;
+    let line: string | undefined;
+    while (!line && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      line = gateway.app.lines.find((candidate) => candidate.includes('The orchestration poller made no polls'));
+    }
+    expect(line).toMatch(/No token could be obtained for the management upstream: .+\. Look at the app's managed identity \(AZURE_CLIENT_ID/);
+    expect(line).toContain(`MANAGEMENT_TOKEN_SCOPE (now ${gateway.emulator.url}/.default)`);
+    expect(line).toContain('UPSTREAM_AUTH (now managed;');
+    expect(gateway.app.lines.some((candidate) => candidate.includes('Timer function "orchestrationPoller" failed'))).toBe(false);
+  } finally {
+    await gateway.stop();
+  }
+});

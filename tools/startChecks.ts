@@ -1,0 +1,57 @@
+/**
+ * What `npm start` checks and says around starting the local host: settings that would make a
+ * half-embedded start, a port already taken, and what the terminal shows of the settings and
+ * routes once it listens.
+ */
+import type { RunningHost } from './localHost/localHost';
+
+export class StartRefused extends Error {}
+
+const upstreamSettings = ['MANAGEMENT_BASE_URL', 'LIFECYCLE_BASE_URL'] as const;
+
+/**
+ * The embedded emulator stands in for both upstreams or for neither: with one of them set, it
+ * would serve the other with its own static token, and that token would go to the real one too.
+ */
+export function refuseHalfUpstreams(env: NodeJS.ProcessEnv): void {
+  const given = upstreamSettings.filter((name) => env[name]);
+  if (given.length !== 1) return;
+  const missing = upstreamSettings.find((name) => !env[name])!;
+  throw new StartRefused(
+    `${given[0]} is set but ${missing} is not. Set both MANAGEMENT_BASE_URL and LIFECYCLE_BASE_URL to use real upstreams, or neither to use the embedded emulator for both.`,
+  );
+}
+
+/** Runs `listen`, turning a port already in use into a message that says how to choose another. */
+export async function listenOn<T>(port: number, listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    throw new StartRefused(
+      `Port ${port} on 127.0.0.1 is already in use (another npm start or func start?). Stop what holds it, or choose another port: npm start -- --port <N>, the PORT setting, or Host.LocalHttpPort in local.settings.json.`,
+    );
+  }
+}
+
+/** The routes: their count and the anonymous ones, or with `--verbose` one line each. */
+export function routeList(host: RunningHost, routePrefix: string, verbose: boolean): string {
+  if (verbose) {
+    return [
+      'Routes:',
+      ...host.routes.map((route) => `  ${route.methods.join(',').padEnd(8)} /${routePrefix}/${route.route} (${route.name}, ${route.authLevel})`),
+      ...host.timers.map((timer) => `  TIMER    ${timer}`),
+    ].join('\n');
+  }
+  const anonymous = host.routes.filter((route) => route.authLevel === 'anonymous').map((route) => route.name);
+  return (
+    `Routes: ${host.routes.length} under /${routePrefix}/ (anonymous: ${anonymous.join(', ') || 'none'}; the others need a function key) and ` +
+    `${host.timers.length} timer${host.timers.length === 1 ? '' : 's'} (${host.timers.join(', ')}); npm start -- --verbose lists each`
+  );
+}
+
+/** The settings block: a title, then one aligned line per [label, value]. */
+export function formatSummary(rows: readonly [string, string][]): string {
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return ['Effective settings:', ...rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`)].join('\n');
+}
