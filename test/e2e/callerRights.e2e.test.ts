@@ -20,6 +20,7 @@ const keys = {
   pager: 'pager-key-0123456789abcde',
   operator: 'operator-key-0123456789ab',
   stranger: 'stranger-key-0123456789ab',
+  rotating: 'rotating-key-0123456789ab',
 };
 const policy = [
   { callers: [keyFingerprintOf(keys.bot)], allow: ['read'], rate: { readsPerMinute: 120 } },
@@ -31,6 +32,7 @@ const policy = [
   // Two reads a minute, whatever the operation's HTTP method.
   { callers: [keyFingerprintOf(keys.sparing)], allow: ['read'], rate: { readsPerMinute: 2 } },
   { callers: [keyFingerprintOf(keys.pager)], allow: ['read'], rate: { readsPerMinute: 2 } },
+  { callers: [keyFingerprintOf(keys.rotating)], allow: ['read', 'write'], rate: { readsPerMinute: 2 } },
   { callers: ['role:Gateway.Operator'], allow: ['read', 'write', 'secrets', 'admin'] },
 ];
 const operatorPrincipal = {
@@ -57,7 +59,7 @@ afterAll(async () => {
   await gateway.stop();
 });
 
-async function call(key: string, method: string, path: string, options: { body?: string; headers?: Record<string, string>; baseUrl?: string } = {}) {
+async function call(key: string | string[], method: string, path: string, options: { body?: string; headers?: Record<string, string>; baseUrl?: string } = {}) {
   const response = await request(`${options.baseUrl ?? gateway.app.url}/api/${path}`, {
     method: method as 'GET',
     body: options.body,
@@ -222,6 +224,28 @@ describe('the local host reads the key as the app does', () => {
     const response = await request(`${gateway.app.url}/api/${usages}&Code=chosen-by-caller-001&code=${keys.otherBot}`);
     expect(response.statusCode).toBe(401);
     await response.body.dump();
+  });
+});
+
+describe('a second x-functions-key line', () => {
+  it('makes no new caller: the share, the ownership and the log are the first line\'s, the key the host authenticated', async () => {
+    const withSecondLine = (index: number) => [keys.rotating, `chosen-by-caller-${index}`];
+    const started = await call(withSecondLine(0), 'PUT', groupPath('rg-auto', 'rotating-start'), { body: groupBody });
+    expect(started.status).toBe(201);
+    const id = started.headers['x-orchestration-id'] as string;
+    // Owned by the key alone: read with it, and not by anyone naming the same second line.
+    expect((await call(keys.rotating, 'GET', `orchestrations/${id}`)).json).toMatchObject({ id, startedBy: keyFingerprintOf(keys.rotating) });
+    // Two reads a minute, however the second line changes.
+    const answers = [];
+    for (const index of [1, 2, 3]) answers.push(await call(withSecondLine(index), 'GET', usages));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const callers = new Set(gateway.app.callRecords().filter((record) => record.operation === 'Location_ListUsage' && record.status !== 403).slice(-3).map((record) => record.caller));
+    expect([...callers]).toEqual([keyFingerprintOf(keys.rotating)]);
+  });
+
+  it('is refused after a key that is not one, as the host authenticates the first line only', async () => {
+    expect((await call(['not-a-key-0123456789abcd', keys.rotating], 'GET', usages)).status).toBe(401);
   });
 });
 

@@ -5,6 +5,7 @@
  * name nobody. Through the real registrations on the local host, against the emulator.
  */
 import { request } from 'undici';
+import { keyFingerprintOf } from '../../src/http/caller';
 import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
 
 const subscription = '00000000-0000-0000-0000-000000000000';
@@ -94,6 +95,14 @@ describe('the query as the caller sent it', () => {
 });
 
 describe('the logged caller', () => {
+  it('is the first x-functions-key line with no keys set too, as the host authenticates it', async () => {
+    const response = await request(api(`${usagesPath}?api-version=2026-07-01`), { headers: { 'x-functions-key': ['first-line-key-0123456789', 'chosen-by-caller'], 'x-ms-client-request-id': 'second-line-1' } });
+    expect(response.statusCode).toBe(200);
+    await response.body.dump();
+    const line = gateway.logLines.find((logged) => logged.includes('second-line-1') && logged.includes('"event":"call"'));
+    expect(line).toContain(`"caller":"${keyFingerprintOf('first-line-key-0123456789')}"`);
+  });
+
   it('is not taken from a principal header without App Service Authentication', async () => {
     const response = await request(api(`${usagesPath}?api-version=2026-07-01`), { headers: { 'x-ms-client-principal-name': 'ceo@contoso.com', 'x-ms-client-request-id': 'spoof-check-1' } });
     await response.body.dump();

@@ -201,8 +201,10 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
 
   const hasValidKey = (request: IncomingMessage, url: URL, keyName?: string): boolean => {
     if (keys.length === 0) return true;
-    // As the app reads it (src/http/caller.ts): the header, else `code` in any case, the first given.
-    const given = (request.headers['x-functions-key'] as string | undefined) ?? appParameterOf(url.searchParams, 'code') ?? '';
+    // As the real host reads it (and the app after it, src/http/caller.ts): the first header
+    // line, else the first `code` in any case. Node joins repeated lines, so read them apart.
+    const lines = request.headersDistinct['x-functions-key'];
+    const given = (lines ? lines[0] : appParameterOf(url.searchParams, 'code')) ?? '';
     return keys.some(([name, value]) => (!keyName || name === keyName) && keyMatches(given, value));
   };
 
