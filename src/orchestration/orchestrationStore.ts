@@ -77,20 +77,36 @@ export function encodeCursor(cursor: QueryCursor): string {
   return Buffer.from(JSON.stringify(cursor)).toString('base64url');
 }
 
-/** The cursor of a continuation token, or a 400 for anything a previous answer could not have given. */
-export function decodeCursor(token: string): QueryCursor {
-  const invalid = () => new GatewayError('InvalidRequest', 'x-ms-continuation-token must be the token a previous answer gave.', { target: 'x-ms-continuation-token' });
-  if (!/^[A-Za-z0-9_-]{1,4096}$/.test(token)) throw invalid();
+/**
+ * What a cursor's texts may hold: a listing marker (opaque, printable ASCII at the service and
+ * in Azurite) and a blob name the store wrote. Anything else (a lone surrogate, a control
+ * character) could not have come from a previous answer, and reaching storage it fails the
+ * request's encoding or stalls the service: a fake outage instead of a plain refusal.
+ */
+const cursorText = /^[\x20-\x7e]*$/;
+
+/** The cursor of a continuation token, or undefined for anything a previous answer could not have given. */
+export function cursorOf(token: string): QueryCursor | undefined {
+  if (!/^[A-Za-z0-9_-]{1,4096}$/.test(token)) return undefined;
   let cursor: unknown;
   try {
     cursor = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
   } catch {
-    throw invalid();
+    return undefined;
   }
-  const { marker, after } = (cursor ?? {}) as Record<string, unknown>;
-  const isText = (value: unknown, max: number) => value === undefined || (typeof value === 'string' && value.length <= max);
-  if (typeof cursor !== 'object' || cursor === null || Array.isArray(cursor) || !isText(marker, 2048) || !isText(after, 256)) throw invalid();
-  return { marker: marker as string | undefined, after: after as string | undefined };
+  if (typeof cursor !== 'object' || cursor === null || Array.isArray(cursor)) return undefined;
+  const { marker, after } = cursor as Record<string, unknown>;
+  const isText = (value: unknown, max: number) => value === undefined || (typeof value === 'string' && value.length <= max && cursorText.test(value));
+  return isText(marker, 2048) && isText(after, 256) ? { marker: marker as string | undefined, after: after as string | undefined } : undefined;
+}
+
+export const invalidContinuationMessage = 'x-ms-continuation-token must be the token a previous answer gave; send none to start from the beginning.';
+
+/** The cursor of a continuation token, or a 400 for anything a previous answer could not have given. */
+export function decodeCursor(token: string): QueryCursor {
+  const cursor = cursorOf(token);
+  if (!cursor) throw new GatewayError('InvalidRequest', invalidContinuationMessage, { target: 'x-ms-continuation-token' });
+  return cursor;
 }
 
 function optionalNumber(text: string | undefined): number | undefined {

@@ -158,4 +158,16 @@ describe('GET orchestrations, whatever is stored', () => {
     expect(response.statusCode).toBe(400);
     await response.body.dump();
   });
+
+  it.each([
+    ['a lone surrogate', { marker: '\ud800' }],
+    ['control characters', { marker: '2!\u0001\u0002!x' }],
+  ])('refuses a token whose marker holds %s with a 400, never a fake storage outage', async (_title, cursor) => {
+    const token = Buffer.from(JSON.stringify(cursor)).toString('base64url');
+    for (const method of ['GET', 'DELETE'] as const) {
+      const response = await request(api('orchestrations?runtimeStatus=Completed'), { method, headers: { 'x-ms-continuation-token': token } });
+      expect(response.statusCode).toBe(400);
+      expect(await response.body.json()).toMatchObject({ error: { code: 'InvalidRequest', target: 'x-ms-continuation-token', message: expect.stringContaining('previous answer') } });
+    }
+  });
 });
