@@ -12,13 +12,12 @@ import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { operationAnswer, statusDocumentResponse } from '../src/http/orchestrationAnswers';
 import { continuationHeader, listRequestOf, purgeRequestOf, waitSecondsOf } from '../src/http/orchestrationQueries';
-import { maySee } from '../src/http/authorization';
+import { maySee, visibleFilter } from '../src/http/authorization';
 import { callerReaderOf, waitReaderOf } from '../src/http/pollReader';
 import { rawQueryOf } from '../src/http/requestQuery';
 import { jsonResponse } from '../src/http/responses';
 import { invalidRequest, ProblemList } from '../src/http/validationDetails';
 import type { OrchestrationState } from '../src/orchestration/orchestrationState';
-import type { SummaryFilter } from '../src/orchestration/orchestrationStore';
 import { waitForEnd } from '../src/orchestration/orchestrationWaiter';
 import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
 import { getServices } from '../src/services';
@@ -36,19 +35,16 @@ function orchestrationId(call: AppCall): string {
 }
 
 /**
- * The orchestration if the caller may see it: its own, or any with `admin` (ACCESS_POLICY).
+ * The orchestration if the caller may see it: its own, or any in a scope where it has `admin`
+ * (ACCESS_POLICY).
  * Another caller's answers 404, as one that does not exist, so ids reveal nothing.
  */
 async function visibleOrchestration(call: AppCall, id: string): Promise<OrchestrationState> {
   const state = await call.services.orchestrations.get(id);
-  if (!state || !maySee(call.services, call.caller, state.startedBy)) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
+  if (!state || !maySee(call.services, call.caller, state)) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
   return state;
 }
 
-/** A list or purge filter held to the caller's own orchestrations unless it has `admin`. */
-function ownFilter(call: AppCall, filter: SummaryFilter): SummaryFilter {
-  return call.services.access.policy.isAdmin(call.caller) ? filter : { ...filter, startedBy: call.caller.primary };
-}
 
 /**
  * The orchestration, read after the caller's request drove it where it may: in passthrough
@@ -88,11 +84,11 @@ export const getOperation = appHandler(appRoutes.operationsGet, async (call) =>
  */
 export const listOrchestrations = appHandler(appRoutes.orchestrationsList, async (call) => {
   const { filter, top, showInput, continuationToken } = listRequestOf(rawQueryOf(call.request), call.request.headers);
-  const page = await call.services.orchestrations.query({ ...ownFilter(call, filter), top, continuationToken, ...scanBounds });
+  const page = await call.services.orchestrations.query({ ...visibleFilter(call.services, call.caller, filter), top, continuationToken, ...scanBounds });
   let inputBytes = 0;
   const value = [];
   for (const summary of page.summaries) {
-    const { requestKey: _key, nextDeliveryAt: _delivery, ...entry } = summary;
+    const { requestKey: _key, nextDeliveryAt: _delivery, target: _target, ...entry } = summary;
     const listed: Record<string, unknown> = { ...entry, ...orchestrationLinks(call.appBase, summary.id) };
     if (showInput) {
       const input = (await call.services.orchestrations.get(summary.id))?.input;
@@ -131,7 +127,7 @@ export const purgeOrchestration = appHandler(appRoutes.orchestrationsPurge, asyn
 /** Durable's purge by filter, bounded per request: `x-ms-continuation-token` goes on purging. */
 export const purgeOrchestrations = appHandler(appRoutes.orchestrationsPurgeMany, async (call) => {
   const { filter, continuationToken } = purgeRequestOf(rawQueryOf(call.request), call.request.headers);
-  const purged = await call.services.orchestrations.purgeMatching(ownFilter(call, filter), { top: call.services.config.ORCHESTRATION_PURGE_BATCH, continuationToken, ...scanBounds });
+  const purged = await call.services.orchestrations.purgeMatching(visibleFilter(call.services, call.caller, filter), { top: call.services.config.ORCHESTRATION_PURGE_BATCH, continuationToken, ...scanBounds });
   return jsonResponse(200, { instancesDeleted: purged.instancesDeleted }, call.correlationId, purged.continuationToken ? { [continuationHeader]: purged.continuationToken } : {});
 });
 

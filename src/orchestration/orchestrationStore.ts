@@ -8,6 +8,7 @@
  */
 import type { BlobItem, ContainerClient } from '@azure/storage-blob';
 import { GatewayError } from '../errors';
+import { isScopeAllowed } from '../http/scopeGuard';
 import { downloadText } from '../storage/blobText';
 import type { StorageBudget } from '../storage/storageBudget';
 import { nextDeliveryAt } from './outbox';
@@ -30,6 +31,8 @@ export interface OrchestrationSummary {
   requestKey?: string;
   nextDeliveryAt?: number;
   startedBy?: string;
+  /** The upstream path it acts on (its scope), for a caller with `admin` in some scopes only. */
+  target?: string;
 }
 
 export interface SummaryFilter {
@@ -40,8 +43,11 @@ export interface SummaryFilter {
   createdTo?: string;
   /** A prefix of the id: read straight from the listing's own prefix. */
   idPrefix?: string;
-  /** Only those this caller started (a caller without `admin` sees its own). */
-  startedBy?: string;
+  /**
+   * Only what one caller may see, for a caller without `admin` everywhere: those it started, and
+   * those whose target lies in one of `adminScopes`, where it has `admin`.
+   */
+  visibleTo?: { startedBy: string; adminScopes?: readonly string[] };
 }
 
 export interface SummaryQuery extends SummaryFilter {
@@ -126,6 +132,7 @@ function summaryOf(blob: BlobItem): OrchestrationSummary {
     requestKey: metadata.requestkey || undefined,
     nextDeliveryAt: optionalNumber(metadata.nextdeliveryat),
     startedBy: metadata.startedby || undefined,
+    target: targetOf(metadata.target),
   };
 }
 
@@ -134,8 +141,33 @@ export function matchesFilter(summary: OrchestrationSummary, filter: SummaryFilt
   if (filter.names && !filter.names.includes(summary.name)) return false;
   if (filter.createdFrom && summary.createdTime < filter.createdFrom) return false;
   if (filter.createdTo && summary.createdTime > filter.createdTo) return false;
-  if (filter.startedBy !== undefined && summary.startedBy !== filter.startedBy) return false;
+  if (filter.visibleTo && !isVisibleTo(summary, filter.visibleTo)) return false;
   return true;
+}
+
+function isVisibleTo(summary: OrchestrationSummary, caller: NonNullable<SummaryFilter['visibleTo']>): boolean {
+  if (summary.startedBy === caller.startedBy) return true;
+  return caller.adminScopes !== undefined && summary.target !== undefined && isScopeAllowed(summary.target, caller.adminScopes);
+}
+
+/**
+ * The target as blob metadata holds it: ASCII (encodeURI, undone by decodeURI), and within the
+ * 8 KiB the service allows all of a blob's metadata. One too long to keep is left out: the
+ * orchestration is then listed only to its starter and to callers with `admin` everywhere (its
+ * own id still reads it from the document).
+ */
+const maxTargetMetadata = 4096;
+function targetMetadata(path: string): string {
+  const encoded = encodeURI(path);
+  return encoded.length <= maxTargetMetadata ? encoded : '';
+}
+
+function targetOf(metadata: string | undefined): string | undefined {
+  try {
+    return metadata ? decodeURI(metadata) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export class OrchestrationStore {
@@ -175,6 +207,7 @@ export class OrchestrationStore {
           requestkey: state.requestKey,
           nextdeliveryat: String(nextDeliveryAt(state.deliveries) ?? ''),
           startedby: state.startedBy ?? '',
+          target: targetMetadata(state.input.path),
         },
       }),
     );

@@ -21,6 +21,7 @@ const keys = {
   operator: 'operator-key-0123456789ab',
   stranger: 'stranger-key-0123456789ab',
   rotating: 'rotating-key-0123456789ab',
+  teamAdmin: 'team-admin-key-0123456789',
 };
 const policy = [
   { callers: [keyFingerprintOf(keys.bot)], allow: ['read'], rate: { readsPerMinute: 120 } },
@@ -34,6 +35,8 @@ const policy = [
   { callers: [keyFingerprintOf(keys.pager)], allow: ['read'], rate: { readsPerMinute: 2 } },
   { callers: [keyFingerprintOf(keys.rotating)], allow: ['read', 'write'], rate: { readsPerMinute: 2 } },
   { callers: ['role:Gateway.Operator'], allow: ['read', 'write', 'secrets', 'admin'] },
+  // A team's administrator: admin, but only over its own resource group's orchestrations.
+  { callers: [keyFingerprintOf(keys.teamAdmin)], allow: ['read', 'write', 'admin'], scopes: [`/subscriptions/${subscription}/resourceGroups/rg-team`] },
 ];
 const operatorPrincipal = {
   'x-ms-client-principal-id': '7d1a2b3c-1234-4abc-9def-0123456789ab',
@@ -133,6 +136,27 @@ describe('orchestrations belong to their starters', () => {
     expect((await call(keys.scoped, 'DELETE', `orchestrations/${id}`)).status).toBe(404);
     expect((await call(keys.scoped, 'DELETE', 'orchestrations?runtimeStatus=Terminated')).json).toEqual({ instancesDeleted: 0 });
     expect((await call(keys.automation, 'GET', `orchestrations/${id}`)).status).toBe(200);
+  });
+
+  it("bounds an admin rule limited to scopes by them: another team's orchestration is not there for it", async () => {
+    const start = async (resourceGroup: string, name: string) => (await call(keys.automation, 'PUT', groupPath(resourceGroup, name), { body: groupBody })).headers['x-orchestration-id'] as string;
+    const inTeam = await start('rg-team', 'team-group');
+    const elsewhere = await start('rg-auto', 'another-team-group');
+
+    expect((await call(keys.teamAdmin, 'GET', `orchestrations/${inTeam}`)).json).toMatchObject({ id: inTeam });
+    expect((await call(keys.teamAdmin, 'GET', `orchestrations/${elsewhere}`)).status).toBe(404);
+    expect((await call(keys.teamAdmin, 'GET', `operations/${elsewhere}`)).status).toBe(404);
+    const listed = ((await call(keys.teamAdmin, 'GET', 'orchestrations?top=1000')).json!.value as { id: string }[]).map((entry) => entry.id);
+    expect(listed).toContain(inTeam);
+    expect(listed).not.toContain(elsewhere);
+    expect((await call(keys.teamAdmin, 'POST', `orchestrations/${elsewhere}/terminate`)).status).toBe(404);
+    expect((await call(keys.teamAdmin, 'POST', `orchestrations/${inTeam}/terminate`)).json).toMatchObject({ runtimeStatus: 'Terminated' });
+
+    await call(keys.automation, 'POST', `orchestrations/${elsewhere}/terminate`);
+    expect((await call(keys.teamAdmin, 'DELETE', `orchestrations/${elsewhere}`)).status).toBe(404);
+    await call(keys.teamAdmin, 'DELETE', 'orchestrations?runtimeStatus=Terminated');
+    expect((await call(keys.automation, 'GET', `orchestrations/${elsewhere}`)).status).toBe(200);
+    expect((await call(keys.automation, 'GET', `orchestrations/${inTeam}`)).status).toBe(404);
   });
 
   it('takes another caller\'s identical start for a start of its own', async () => {
