@@ -12,7 +12,7 @@ import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { operationAnswer, statusDocumentResponse } from '../src/http/orchestrationAnswers';
 import { continuationHeader, listRequestOf, purgeRequestOf, waitSecondsOf } from '../src/http/orchestrationQueries';
-import { maySee, visibleFilter } from '../src/http/authorization';
+import { maySee, notAllowed, visibleFilter } from '../src/http/authorization';
 import { callerReaderOf, waitReaderOf } from '../src/http/pollReader';
 import { rawQueryOf } from '../src/http/requestQuery';
 import { jsonResponse } from '../src/http/responses';
@@ -37,10 +37,13 @@ function orchestrationId(call: AppCall): string {
 /**
  * The orchestration if the caller may see it: its own, or any in a scope where it has `admin`
  * (ACCESS_POLICY).
- * Another caller's answers 404, as one that does not exist, so ids reveal nothing.
+ * Another caller's answers 404, as one that does not exist, so ids reveal nothing. A caller
+ * that reaches the route only as a starter is refused anything but its own, as a caller
+ * without the route's rule always was (403), whether or not the id exists.
  */
 async function visibleOrchestration(call: AppCall, id: string): Promise<OrchestrationState> {
   const state = await call.services.orchestrations.get(id);
+  if (call.starterOnly && state?.startedBy !== call.caller.primary) throw notAllowed(call.caller, { names: [call.context.functionName] });
   if (!state || !maySee(call.services, call.caller, state)) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
   return state;
 }

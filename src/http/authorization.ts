@@ -17,11 +17,13 @@ import { isScopeAllowed } from './scopeGuard';
 /** The codes of a refusal by the policy: the call log records them as its decision. */
 export const refusalCodes: ReadonlySet<string> = new Set(['OperationNotAllowed', 'ScopeNotAllowed', 'CallerRateLimited']);
 
+export function notAllowed(caller: CallerIdentity, action: Pick<Action, 'names'>): GatewayError {
+  return new GatewayError('OperationNotAllowed', `The caller (${caller.primary}) may not call ${action.names[0]} (see ACCESS_POLICY).`, { target: action.names[0] });
+}
+
 export function grantFor(services: Services, caller: CallerIdentity, action: Action): Grant {
   const grant = services.access.policy.grant(caller, action);
-  if (!grant) {
-    throw new GatewayError('OperationNotAllowed', `The caller (${caller.primary}) may not call ${action.names[0]} (see ACCESS_POLICY).`, { target: action.names[0] });
-  }
+  if (!grant) throw notAllowed(caller, action);
   return grant;
 }
 

@@ -2,7 +2,8 @@
  * Caller rights through the built app on the local host: a chat-ops bot's
  * key that may read and start container groups in one resource group, an automation key that
  * writes in the subscription, operators by app role through App Service Authentication (with
- * WEBSITE_AUTH_ENABLED=true and without), orchestrations that belong to their starters, a
+ * WEBSITE_AUTH_ENABLED=true and without), orchestrations that belong to their starters (who may
+ * always follow them) and to admins within their scopes, a
  * caller's share of upstream reads, and the management service's remaining budget.
  */
 import { request } from 'undici';
@@ -22,6 +23,7 @@ const keys = {
   stranger: 'stranger-key-0123456789ab',
   rotating: 'rotating-key-0123456789ab',
   teamAdmin: 'team-admin-key-0123456789',
+  starter: 'starter-key-0123456789abcd',
 };
 const policy = [
   { callers: [keyFingerprintOf(keys.bot)], allow: ['read'], rate: { readsPerMinute: 120 } },
@@ -35,6 +37,8 @@ const policy = [
   { callers: [keyFingerprintOf(keys.pager)], allow: ['read'], rate: { readsPerMinute: 2 } },
   { callers: [keyFingerprintOf(keys.rotating)], allow: ['read', 'write'], rate: { readsPerMinute: 2 } },
   { callers: ['role:Gateway.Operator'], allow: ['read', 'write', 'secrets', 'admin'] },
+  // A key that may only start container groups: following its own starts comes with them.
+  { callers: [keyFingerprintOf(keys.starter)], allow: ['ContainerGroups_CreateOrUpdate'] },
   // A team's administrator: admin, but only over its own resource group's orchestrations.
   { callers: [keyFingerprintOf(keys.teamAdmin)], allow: ['read', 'write', 'admin'], scopes: [`/subscriptions/${subscription}/resourceGroups/rg-team`] },
 ];
@@ -167,6 +171,36 @@ describe('orchestrations belong to their starters', () => {
   });
 });
 
+describe('a caller allowed only to start', () => {
+  it('follows its own start: the Location it was answered, and the status with gateway-wait', async () => {
+    const started = await call(keys.starter, 'PUT', groupPath('rg-bot', 'started-only'), { body: groupBody });
+    expect(started.status).toBe(201);
+    const id = started.headers['x-orchestration-id'] as string;
+    const location = started.headers.location as string;
+    expect(location).toBe(`${gateway.app.url}/api/operations/${id}`);
+    const followed = await call(keys.starter, 'GET', location.slice(`${gateway.app.url}/api/`.length));
+    expect([200, 202]).toContain(followed.status);
+    expect((await call(keys.starter, 'GET', `orchestrations/${id}?gateway-wait=30`)).json).toMatchObject({ id, runtimeStatus: 'Completed' });
+    expect((await call(keys.starter, 'GET', `operations/${id}`)).status).toBe(200);
+  });
+
+  it('gets nothing else from it: another caller\'s orchestration, lists, terminate and purge stay refused', async () => {
+    const others = (await call(keys.automation, 'PUT', groupPath('rg-auto', 'not-the-starters'), { body: groupBody })).headers['x-orchestration-id'] as string;
+    const own = (await call(keys.starter, 'PUT', groupPath('rg-bot', 'started-only-too'), { body: groupBody })).headers['x-orchestration-id'] as string;
+    for (const [method, path] of [
+      ['GET', `orchestrations/${others}`],
+      ['GET', `operations/${others}`],
+      ['GET', 'operations/6f1a2b3c-1234-4abc-9def-0123456789ab'],
+      ['GET', 'orchestrations'],
+      ['POST', `orchestrations/${own}/terminate`],
+      ['DELETE', `orchestrations/${own}`],
+    ]) {
+      const answer = await call(keys.starter, method!, path!);
+      expect([path, answer.status, errorCodeOf(answer)]).toEqual([path, 403, 'OperationNotAllowed']);
+    }
+  });
+});
+
 describe('App Service Authentication headers', () => {
   it('grant an app role only with WEBSITE_AUTH_ENABLED=true, where the platform sets them', async () => {
     // The stranger's key has no rule; the operator's principal headers make it an operator...
@@ -190,7 +224,8 @@ describe("a caller's share of the upstream", () => {
     expect(refused.every((answer) => errorCodeOf(answer) === 'CallerRateLimited' && Number(answer.headers['retry-after']) >= 1)).toBe(true);
     // One upstream call per allowed answer, counted by correlation id: under 130 calls at once a
     // connection can fail and its GET be retried (same id), which is not a refused call sent.
-    const sentCalls = new Set(gateway.emulator.upstreamRequests({ method: 'GET' }).map((sent) => sent.headers['x-ms-client-request-id']));
+    // Only the usages read: the poller's reads of orchestrations still running are not the bot's.
+    const sentCalls = new Set(gateway.emulator.upstreamRequests({ method: 'GET', pathIncludes: '/usages' }).map((sent) => sent.headers['x-ms-client-request-id']));
     expect(sentCalls.size).toBe(answers.length - refused.length);
     // Another caller's share is its own.
     expect((await call(keys.automation, 'GET', usages)).status).toBe(200);
@@ -222,7 +257,7 @@ describe("a caller's share of the upstream", () => {
     const merged = await call(keys.pager, 'GET', `${usages}&gateway-pages=all`);
     expect(merged.status).toBe(200);
     expect(merged.json).toMatchObject({ value: expect.any(Array), nextLink: expect.stringContaining('/api/subscriptions/') });
-    expect(gateway.emulator.upstreamRequests({ method: 'GET' })).toHaveLength(2);
+    expect(gateway.emulator.upstreamRequests({ method: 'GET', pathIncludes: '/usages' })).toHaveLength(2);
   });
 
   it('shows how much of the management service\'s budget is left, in the call log and in health', async () => {
