@@ -25,8 +25,6 @@ import { getServices } from '../src/services';
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How much of the store one list or purge request may read, and for how long. */
 const scanBounds = { maxScanned: 10_000, timeBudgetMs: 5000 };
-/** Most bytes of inputs one list answer carries with showInput=true; later entries say they left theirs out. */
-const maxListedInputBytes = 4 * 1024 * 1024;
 
 function orchestrationId(call: AppCall): string {
   const id = call.request.params.id ?? '';
@@ -83,26 +81,25 @@ export const getOperation = appHandler(appRoutes.operationsGet, async (call) =>
 
 /**
  * A page of orchestrations from blob metadata alone (no input or output unless `showInput`),
- * so the answer stays small whatever is stored; `x-ms-continuation-token` reads on.
+ * so the answer stays small whatever is stored; `x-ms-continuation-token` reads on. With
+ * `showInput`, the page ends where its documents would pass ORCHESTRATION_LIST_INPUT_BYTES,
+ * and only the documents whose inputs it returns are read.
  */
 export const listOrchestrations = appHandler(appRoutes.orchestrationsList, async (call) => {
   const { filter, top, showInput, continuationToken } = listRequestOf(rawQueryOf(call.request), call.request.headers);
-  const page = await call.services.orchestrations.query({ ...visibleFilter(call.services, call.caller, filter), top, continuationToken, ...scanBounds });
-  let inputBytes = 0;
+  const { services } = call;
+  const page = await services.orchestrations.query({
+    ...visibleFilter(services, call.caller, filter),
+    top,
+    continuationToken,
+    ...scanBounds,
+    ...(showInput ? { maxDocumentBytes: services.config.ORCHESTRATION_LIST_INPUT_BYTES } : {}),
+  });
   const value = [];
   for (const summary of page.summaries) {
-    const { requestKey: _key, nextDeliveryAt: _delivery, target: _target, ...entry } = summary;
+    const { requestKey: _key, nextDeliveryAt: _delivery, target: _target, documentBytes: _bytes, ...entry } = summary;
     const listed: Record<string, unknown> = { ...entry, ...orchestrationLinks(call.appBase, summary.id) };
-    if (showInput) {
-      const input = (await call.services.orchestrations.get(summary.id))?.input;
-      const bytes = Buffer.byteLength(JSON.stringify(input ?? null));
-      if (inputBytes + bytes <= maxListedInputBytes) {
-        listed.input = input ?? null;
-        inputBytes += bytes;
-      } else {
-        listed.inputOmitted = true;
-      }
-    }
+    if (showInput) listed.input = (await services.orchestrations.get(summary.id))?.input ?? null;
     value.push(listed);
   }
   return jsonResponse(200, { value }, call.correlationId, page.continuationToken ? { [continuationHeader]: page.continuationToken } : {});

@@ -118,7 +118,7 @@ export const appRoutes = {
     ({ listEntry, purgeFilter }) => ({
       query: purgeFilter.extend({
         top: z.string().regex(/^[1-9][0-9]*$/).optional().describe('Most entries answered: 1 to 1000, default 100'),
-        showInput: z.enum(['true', 'false']).optional().describe('Include each input (up to 4 MiB in all; later entries say inputOmitted)'),
+        showInput: z.enum(['true', 'false']).optional().describe('Include each input; the answer ends where the documents read for them would pass ORCHESTRATION_LIST_INPUT_BYTES (at least one entry), and the continuation token reads on'),
       }),
       responses: {
         200: {

@@ -33,6 +33,8 @@ export interface OrchestrationSummary {
   startedBy?: string;
   /** The upstream path it acts on (its scope), for a caller with `admin` in some scopes only. */
   target?: string;
+  /** The stored document's size: what reading it (for its input) costs. */
+  documentBytes: number;
 }
 
 export interface SummaryFilter {
@@ -58,6 +60,12 @@ export interface SummaryQuery extends SummaryFilter {
   timeBudgetMs: number;
   /** Where the previous answer stopped (see `QueryCursor`). */
   continuationToken?: string;
+  /**
+   * For a caller that will read the answered documents (for their inputs): the answer ends
+   * before the entry whose document would take their sizes in all past this, the first entry
+   * excepted, so every answer moves on.
+   */
+  maxDocumentBytes?: number;
 }
 
 export interface SummaryPage {
@@ -133,6 +141,7 @@ function summaryOf(blob: BlobItem): OrchestrationSummary {
     nextDeliveryAt: optionalNumber(metadata.nextdeliveryat),
     startedBy: metadata.startedby || undefined,
     target: targetOf(metadata.target),
+    documentBytes: blob.properties.contentLength ?? 0,
   };
 }
 
@@ -262,6 +271,8 @@ export class OrchestrationStore {
     const { after } = cursor;
     let { marker } = cursor;
     let scanned = 0;
+    let documentBytes = 0;
+    let lastAnswered: string | undefined;
     // Pages start at what `top` needs and double while the filter keeps missing: a dense
     // filter reads little, a sparse one needs few calls (never one per document).
     let wanted = Math.max(100, 2 * query.top);
@@ -280,7 +291,12 @@ export class OrchestrationStore {
         if (after !== undefined && blob.name <= after) continue;
         const summary = summaryOf(blob);
         if (!matchesFilter(summary, query)) continue;
+        documentBytes += summary.documentBytes;
+        if (lastAnswered !== undefined && query.maxDocumentBytes !== undefined && documentBytes > query.maxDocumentBytes) {
+          return { summaries, continuationToken: encodeCursor({ marker: pageMarker, after: lastAnswered }) };
+        }
         summaries.push(summary);
+        lastAnswered = blob.name;
         if (summaries.length === query.top) return { summaries, continuationToken: encodeCursor({ marker: pageMarker, after: blob.name }) };
       }
       // `after` holds across pages: names come in order, and a resumed page may be read in
