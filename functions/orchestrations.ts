@@ -12,13 +12,12 @@ import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { operationAnswer, statusDocumentResponse } from '../src/http/orchestrationAnswers';
 import { continuationHeader, listRequestOf, purgeRequestOf, waitSecondsOf } from '../src/http/orchestrationQueries';
-import { maySee } from '../src/http/authorization';
+import { maySee, notAllowed, visibleFilter } from '../src/http/authorization';
 import { callerReaderOf, waitReaderOf } from '../src/http/pollReader';
 import { rawQueryOf } from '../src/http/requestQuery';
 import { jsonResponse } from '../src/http/responses';
 import { invalidRequest, ProblemList } from '../src/http/validationDetails';
 import type { OrchestrationState } from '../src/orchestration/orchestrationState';
-import type { SummaryFilter } from '../src/orchestration/orchestrationStore';
 import { waitForEnd } from '../src/orchestration/orchestrationWaiter';
 import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
 import { sweepLogLine } from '../src/orchestration/sweepLog';
@@ -28,8 +27,6 @@ import { tokenFailureMessage } from '../src/upstream/tokenFailure';
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How much of the store one list or purge request may read, and for how long. */
 const scanBounds = { maxScanned: 10_000, timeBudgetMs: 5000 };
-/** Most bytes of inputs one list answer carries with showInput=true; later entries say they left theirs out. */
-const maxListedInputBytes = 4 * 1024 * 1024;
 
 function orchestrationId(call: AppCall): string {
   const id = call.request.params.id ?? '';
@@ -38,19 +35,19 @@ function orchestrationId(call: AppCall): string {
 }
 
 /**
- * The orchestration if the caller may see it: its own, or any with `admin` (ACCESS_POLICY).
- * Another caller's answers 404, as one that does not exist, so ids reveal nothing.
+ * The orchestration if the caller may see it: its own, or any in a scope where it has `admin`
+ * (ACCESS_POLICY).
+ * Another caller's answers 404, as one that does not exist, so ids reveal nothing. A caller
+ * that reaches the route only as a starter is refused anything but its own, as a caller
+ * without the route's rule always was (403), whether or not the id exists.
  */
 async function visibleOrchestration(call: AppCall, id: string): Promise<OrchestrationState> {
   const state = await call.services.orchestrations.get(id);
-  if (!state || !maySee(call.services, call.caller, state.startedBy)) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
+  if (call.starterOnly && state?.startedBy !== call.caller.primary) throw notAllowed(call.caller, { names: [call.context.functionName] });
+  if (!state || !maySee(call.services, call.caller, state)) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
   return state;
 }
 
-/** A list or purge filter held to the caller's own orchestrations unless it has `admin`. */
-function ownFilter(call: AppCall, filter: SummaryFilter): SummaryFilter {
-  return call.services.access.policy.isAdmin(call.caller) ? filter : { ...filter, startedBy: call.caller.primary };
-}
 
 /**
  * The orchestration, read after the caller's request drove it where it may: in passthrough
@@ -86,26 +83,25 @@ export const getOperation = appHandler(appRoutes.operationsGet, async (call) =>
 
 /**
  * A page of orchestrations from blob metadata alone (no input or output unless `showInput`),
- * so the answer stays small whatever is stored; `x-ms-continuation-token` reads on.
+ * so the answer stays small whatever is stored; `x-ms-continuation-token` reads on. With
+ * `showInput`, the page ends where its documents would pass ORCHESTRATION_LIST_INPUT_BYTES,
+ * and only the documents whose inputs it returns are read.
  */
 export const listOrchestrations = appHandler(appRoutes.orchestrationsList, async (call) => {
   const { filter, top, showInput, continuationToken } = listRequestOf(rawQueryOf(call.request), call.request.headers);
-  const page = await call.services.orchestrations.query({ ...ownFilter(call, filter), top, continuationToken, ...scanBounds });
-  let inputBytes = 0;
+  const { services } = call;
+  const page = await services.orchestrations.query({
+    ...visibleFilter(services, call.caller, filter),
+    top,
+    continuationToken,
+    ...scanBounds,
+    ...(showInput ? { maxDocumentBytes: services.config.ORCHESTRATION_LIST_INPUT_BYTES } : {}),
+  });
   const value = [];
   for (const summary of page.summaries) {
-    const { requestKey: _key, nextDeliveryAt: _delivery, ...entry } = summary;
+    const { requestKey: _key, nextDeliveryAt: _delivery, target: _target, documentBytes: _bytes, ...entry } = summary;
     const listed: Record<string, unknown> = { ...entry, ...orchestrationLinks(call.appBase, summary.id) };
-    if (showInput) {
-      const input = (await call.services.orchestrations.get(summary.id))?.input;
-      const bytes = Buffer.byteLength(JSON.stringify(input ?? null));
-      if (inputBytes + bytes <= maxListedInputBytes) {
-        listed.input = input ?? null;
-        inputBytes += bytes;
-      } else {
-        listed.inputOmitted = true;
-      }
-    }
+    if (showInput) listed.input = (await services.orchestrations.get(summary.id))?.input ?? null;
     value.push(listed);
   }
   return jsonResponse(200, { value }, call.correlationId, page.continuationToken ? { [continuationHeader]: page.continuationToken } : {});
@@ -133,7 +129,7 @@ export const purgeOrchestration = appHandler(appRoutes.orchestrationsPurge, asyn
 /** Durable's purge by filter, bounded per request: `x-ms-continuation-token` goes on purging. */
 export const purgeOrchestrations = appHandler(appRoutes.orchestrationsPurgeMany, async (call) => {
   const { filter, continuationToken } = purgeRequestOf(rawQueryOf(call.request), call.request.headers);
-  const purged = await call.services.orchestrations.purgeMatching(ownFilter(call, filter), { top: call.services.config.ORCHESTRATION_PURGE_BATCH, continuationToken, ...scanBounds });
+  const purged = await call.services.orchestrations.purgeMatching(visibleFilter(call.services, call.caller, filter), { top: call.services.config.ORCHESTRATION_PURGE_BATCH, continuationToken, ...scanBounds });
   return jsonResponse(200, { instancesDeleted: purged.instancesDeleted }, call.correlationId, purged.continuationToken ? { [continuationHeader]: purged.continuationToken } : {});
 });
 

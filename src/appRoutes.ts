@@ -17,6 +17,11 @@ export interface AppRoute {
   access: 'read' | 'write';
   /** Acts on nothing a scope names (the certificate routes): a rule limited to scopes never grants it. */
   unscoped?: true;
+  /**
+   * Reads one orchestration: its starter may call it on that orchestration without a rule
+   * allowing the route, as a start grants following it (reading and waiting on it).
+   */
+  openToStarter?: true;
   summary: string;
   tag: string;
   params?: z.ZodObject;
@@ -96,7 +101,7 @@ function buildRouteSchemas() {
 export const appRoutes = {
   orchestrationsGet: appRoute(
     {
-      name: 'orchestrations-get', method: 'GET', route: 'orchestrations/{id}', authLevel: 'function', access: 'read', tag: 'orchestrations',
+      name: 'orchestrations-get', method: 'GET', route: 'orchestrations/{id}', authLevel: 'function', access: 'read', openToStarter: true, tag: 'orchestrations',
       summary: 'Status document of an orchestration (202 with Retry-After while it runs)',
     },
     ({ orchestrationId, statusDocument, waitQuery }) => ({
@@ -113,7 +118,7 @@ export const appRoutes = {
     ({ listEntry, purgeFilter }) => ({
       query: purgeFilter.extend({
         top: z.string().regex(/^[1-9][0-9]*$/).optional().describe('Most entries answered: 1 to 1000, default 100'),
-        showInput: z.enum(['true', 'false']).optional().describe('Include each input (up to 4 MiB in all; later entries say inputOmitted)'),
+        showInput: z.enum(['true', 'false']).optional().describe('Include each input; the answer ends where the documents read for them would pass ORCHESTRATION_LIST_INPUT_BYTES (at least one entry), and the continuation token reads on'),
       }),
       responses: {
         200: {
@@ -156,7 +161,7 @@ export const appRoutes = {
   ),
   operationsGet: appRoute(
     {
-      name: 'operations-get', method: 'GET', route: 'operations/{id}', authLevel: 'function', access: 'read', tag: 'orchestrations',
+      name: 'operations-get', method: 'GET', route: 'operations/{id}', authLevel: 'function', access: 'read', openToStarter: true, tag: 'orchestrations',
       summary: "The operation in the upstream's polling protocol: 202 + Retry-After while running, then its final status and body",
     },
     ({ orchestrationId, waitQuery }) => ({

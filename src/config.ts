@@ -225,6 +225,9 @@ const settingsSchema = z.object({
   // The Azure front end ends an HTTP request at 230 s: a wait must end, and be answered, before.
   GATEWAY_WAIT_MAX_SECONDS: integerText(1, 220).default(200),
   ORCHESTRATION_PURGE_BATCH: integerText(1, 10_000).default(500),
+  // The stored documents one `showInput=true` list answer reads for their inputs: past it the
+  // answer ends and its continuation token reads on.
+  ORCHESTRATION_LIST_INPUT_BYTES: integerText(64 * 1024, 256 * 1024 * 1024).default(4 * 1024 * 1024),
   ORCHESTRATION_JANITOR_MINUTES: integerText(1, 7 * 24 * 60).default(60),
   ORCHESTRATION_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-orchestrations'),
 });

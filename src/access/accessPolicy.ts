@@ -7,7 +7,8 @@
  * A rule names callers (`key:<fingerprint>`, `principal:<object id>`, `role:<app role>`, `*`)
  * and what they may do: operation ids, function or app-route names, or the classes `read`,
  * `write`, `secrets` (the certificate download) and `admin` (every orchestration, not only
- * one's own).
+ * one's own). A rule's scopes bound every grant of the rule, `admin` included: an orchestration
+ * is in its target resource's scope.
  */
 export const accessClasses = ['read', 'write', 'secrets', 'admin'] as const;
 export type AccessClass = (typeof accessClasses)[number];
@@ -57,6 +58,11 @@ export function normalizeSelector(selector: string): string {
   return /^(key|principal):/i.test(selector) ? selector.toLowerCase() : selector;
 }
 
+/** Where several rules together reach: undefined (any scope) when one of them is not limited to scopes. */
+function scopesOf(rules: readonly AccessRule[]): string[] | undefined {
+  return rules.some((rule) => !rule.scopes) ? undefined : [...new Set(rules.flatMap((rule) => rule.scopes!))];
+}
+
 /** The most generous of several limits: undefined (no limit) wins. */
 function loosest(values: (number | undefined)[]): number | undefined {
   return values.some((value) => value === undefined) ? undefined : Math.max(...(values as number[]));
@@ -97,7 +103,7 @@ export class AccessPolicy {
       (rule) => rule.allow.some((entry) => entry === action.access || action.names.includes(entry)) && !(action.unscoped && rule.scopes),
     );
     if (matching.length === 0) return undefined;
-    const scopes = matching.some((rule) => !rule.scopes) ? undefined : [...new Set(matching.flatMap((rule) => rule.scopes!))];
+    const scopes = scopesOf(matching);
     const rates = matching.map((rule) => rule.rate);
     const rate = rates.some((limit) => limit === undefined)
       ? undefined
@@ -105,8 +111,13 @@ export class AccessPolicy {
     return rate ? { scopes, rate, rateSubject: this.#rateSubject(caller, matching.filter((rule) => rule.rate)) } : { scopes, rate };
   }
 
-  /** Whether the caller sees every orchestration, not only its own. */
-  isAdmin(caller: Caller): boolean {
-    return !this.#rules || this.#rulesFor(caller).some((rule) => rule.allow.includes('admin'));
+  /**
+   * Where the caller may see and act on any orchestration, not only its own: undefined when it
+   * has `admin` nowhere, `scopes` undefined when everywhere, else the scopes of its `admin` rules.
+   */
+  adminGrant(caller: Caller): Pick<Grant, 'scopes'> | undefined {
+    if (!this.#rules) return {};
+    const admin = this.#rulesFor(caller).filter((rule) => rule.allow.includes('admin'));
+    return admin.length === 0 ? undefined : { scopes: scopesOf(admin) };
   }
 }

@@ -27,6 +27,11 @@ export interface AppCall {
   /** When the request arrived (ms since the epoch): waits are counted from it. */
   startedMs: number;
   caller: CallerIdentity;
+  /**
+   * No rule allows the route to the caller, which reaches it only as a starter (an
+   * `openToStarter` route): the handler answers on the caller's own orchestrations only.
+   */
+  starterOnly: boolean;
 }
 
 /** `route` is the declared route (src/appRoutes.ts): its template, name and access class. */
@@ -41,11 +46,14 @@ export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<H
     try {
       services = getServices();
       caller = callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED);
+      const action = { names: [route.name], access: route.access, unscoped: route.unscoped };
       // An anonymous route (health) is open to all: there is no caller to judge.
-      if (route.authLevel !== 'anonymous') grantFor(services, caller, { names: [route.name], access: route.access, unscoped: route.unscoped });
+      const judged = route.authLevel !== 'anonymous';
+      const starterOnly = judged && route.openToStarter === true && !services.access.policy.grant(caller, action);
+      if (judged && !starterOnly) grantFor(services, caller, action);
       decision = 'allowed';
       const appBase = appBaseOf(request.url, fillPath(route.route, request.params), services.config.APP_PUBLIC_URL);
-      response = await handle({ request, context, services, correlationId, appBase, startedMs, caller });
+      response = await handle({ request, context, services, correlationId, appBase, startedMs, caller, starterOnly });
     } catch (thrown) {
       const error = toGatewayError(thrown);
       if (refusalCodes.has(error.code)) decision = error.code;

@@ -8,6 +8,8 @@
 import type { Action, Grant } from '../access/accessPolicy';
 import type { CallKind } from '../access/callerRateLimiter';
 import { GatewayError } from '../errors';
+import type { OrchestrationState } from '../orchestration/orchestrationState';
+import type { SummaryFilter } from '../orchestration/orchestrationStore';
 import type { Services } from '../services';
 import type { CallerIdentity } from './caller';
 import { isScopeAllowed } from './scopeGuard';
@@ -15,11 +17,13 @@ import { isScopeAllowed } from './scopeGuard';
 /** The codes of a refusal by the policy: the call log records them as its decision. */
 export const refusalCodes: ReadonlySet<string> = new Set(['OperationNotAllowed', 'ScopeNotAllowed', 'CallerRateLimited']);
 
+export function notAllowed(caller: CallerIdentity, action: Pick<Action, 'names'>): GatewayError {
+  return new GatewayError('OperationNotAllowed', `The caller (${caller.primary}) may not call ${action.names[0]} (see ACCESS_POLICY).`, { target: action.names[0] });
+}
+
 export function grantFor(services: Services, caller: CallerIdentity, action: Action): Grant {
   const grant = services.access.policy.grant(caller, action);
-  if (!grant) {
-    throw new GatewayError('OperationNotAllowed', `The caller (${caller.primary}) may not call ${action.names[0]} (see ACCESS_POLICY).`, { target: action.names[0] });
-  }
+  if (!grant) throw notAllowed(caller, action);
   return grant;
 }
 
@@ -41,7 +45,15 @@ export function takeCallerRate(services: Services, caller: CallerIdentity, grant
   }
 }
 
-/** Whether the caller may see an orchestration: its own, or any with `admin`. */
-export function maySee(services: Services, caller: CallerIdentity, startedBy: string | undefined): boolean {
-  return services.access.policy.isAdmin(caller) || startedBy === caller.primary;
+/** Whether the caller may see an orchestration: its own, or one in a scope where it has `admin` (its target's). */
+export function maySee(services: Services, caller: CallerIdentity, state: Pick<OrchestrationState, 'startedBy' | 'input'>): boolean {
+  if (state.startedBy === caller.primary) return true;
+  const admin = services.access.policy.adminGrant(caller);
+  return admin !== undefined && isScopeAllowed(state.input.path, admin.scopes);
+}
+
+/** A list or purge filter held to what the caller may see: all with `admin` everywhere, else its own and those in its `admin` scopes. */
+export function visibleFilter(services: Services, caller: CallerIdentity, filter: SummaryFilter): SummaryFilter {
+  const admin = services.access.policy.adminGrant(caller);
+  return admin && !admin.scopes ? filter : { ...filter, visibleTo: { startedBy: caller.primary, adminScopes: admin?.scopes } };
 }

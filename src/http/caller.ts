@@ -2,7 +2,8 @@
  * Who is calling, for the access policy and the call log: never a secret, and never a name the
  * caller chose.
  * - A function key is named by a short fingerprint of its hash (the host does not tell a Node
- *   worker the key's name).
+ *   worker the key's name), and only the key the host authenticated names the caller (see
+ *   authenticatedKeyOf).
  * - A principal counts only where the platform vouches for it: with App Service Authentication
  *   on (`WEBSITE_AUTH_ENABLED=true`) the platform strips client-sent copies of
  *   `x-ms-client-principal*` and sets its own; without it anyone can send them, and they grant
@@ -27,6 +28,21 @@ export interface CallerIdentity extends Caller {
 
 export function keyFingerprintOf(key: string): string {
   return `key:${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
+}
+
+/**
+ * The function key the Functions host authenticated: the first `x-functions-key` line, else
+ * (with no such header) the first `code` in any case. The host hands the worker repeated
+ * header lines as one value joined by commas (`"K,R"`; the local host, as Node does, `"K, R"`),
+ * so the first line is what precedes the first comma. Naming the caller by the whole value
+ * would let a valid key plus a second line of the caller's choosing pass for a new caller (a
+ * fresh rate share, an owner and a logged name of its own). A header whose first line is
+ * empty authenticates nothing, as at the host, which then reads no `code` either.
+ */
+export function authenticatedKeyOf(headers: HeaderGetter, query: URLSearchParams): string | undefined {
+  const header = headers.get('x-functions-key');
+  const key = header === null ? appParameterOf(query, 'code') : header.split(',')[0]!.trim();
+  return key || undefined;
 }
 
 /** Largest `x-ms-client-principal` read, and most roles taken from it. */
@@ -69,7 +85,7 @@ export function platformPrincipalOf(headers: HeaderGetter): PlatformPrincipal {
 export function callerOf(headers: HeaderGetter, query: URLSearchParams, platformAuthEnabled: boolean): CallerIdentity {
   const claims = unverifiedClaimsOf(bearerTokenOf(headers.get('authorization') ?? undefined));
   const subject = identifierClaim(claims, 'oid') ?? identifierClaim(claims, 'sub') ?? identifierClaim(claims, 'appid');
-  const key = headers.get('x-functions-key') ?? appParameterOf(query, 'code');
+  const key = authenticatedKeyOf(headers, query);
   const keySelector = key ? keyFingerprintOf(key) : undefined;
   const principal = platformAuthEnabled ? platformPrincipalOf(headers) : { roles: [] };
   const principalSelector = principal.id ? `principal:${principal.id.toLowerCase()}` : undefined;

@@ -6,7 +6,7 @@
  */
 import type { ErrorDetail } from '../errors';
 import type { RuntimeStatus } from '../orchestration/orchestrationState';
-import type { SummaryFilter } from '../orchestration/orchestrationStore';
+import { cursorOf, invalidContinuationMessage, type SummaryFilter } from '../orchestration/orchestrationStore';
 import { appParameterOf } from './requestQuery';
 import { invalidRequest, ProblemList } from './validationDetails';
 
@@ -67,8 +67,11 @@ function filterOf(query: URLSearchParams, problems: ProblemList): SummaryFilter 
   };
 }
 
-function continuationOf(headers: { get(name: string): string | null }): string | undefined {
-  return headers.get(continuationHeader) ?? undefined;
+/** The continuation token, checked here so a forged one is refused before any storage call. */
+function continuationOf(headers: { get(name: string): string | null }, problems: ProblemList): string | undefined {
+  const token = headers.get(continuationHeader) ?? undefined;
+  if (token !== undefined && !cursorOf(token)) problems.add(problem(continuationHeader, invalidContinuationMessage));
+  return token;
 }
 
 export interface ListRequest {
@@ -86,8 +89,9 @@ export function listRequestOf(query: URLSearchParams, headers: { get(name: strin
   if (!(top <= listBounds.maxTop)) problems.add(problem('top', `top must be a whole number from 1 to ${listBounds.maxTop}.`));
   const showInputText = query.get('showInput');
   if (showInputText !== null && !/^(true|false)$/i.test(showInputText)) problems.add(problem('showInput', 'showInput must be true or false.'));
+  const continuationToken = continuationOf(headers, problems);
   if (problems.total > 0) throw invalidRequest(problems);
-  return { filter, top, showInput: showInputText?.toLowerCase() === 'true', continuationToken: continuationOf(headers) };
+  return { filter, top, showInput: showInputText?.toLowerCase() === 'true', continuationToken };
 }
 
 /** The purge by filter: ended orchestrations only, and at least one filter, so no call empties the store by accident. */
@@ -100,6 +104,7 @@ export function purgeRequestOf(query: URLSearchParams, headers: { get(name: stri
   if (!filter.statuses && !filter.names && !filter.createdFrom && !filter.createdTo && !filter.idPrefix) {
     problems.add(problem('query', 'Name what to purge: runtimeStatus, name, createdTimeFrom, createdTimeTo or instanceIdPrefix.'));
   }
+  const continuationToken = continuationOf(headers, problems);
   if (problems.total > 0) throw invalidRequest(problems);
-  return { filter, continuationToken: continuationOf(headers) };
+  return { filter, continuationToken };
 }

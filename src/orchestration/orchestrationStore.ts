@@ -8,6 +8,7 @@
  */
 import type { BlobItem, ContainerClient } from '@azure/storage-blob';
 import { GatewayError } from '../errors';
+import { isScopeAllowed } from '../http/scopeGuard';
 import { downloadText } from '../storage/blobText';
 import type { StorageBudget } from '../storage/storageBudget';
 import { nextDeliveryAt } from './outbox';
@@ -30,6 +31,10 @@ export interface OrchestrationSummary {
   requestKey?: string;
   nextDeliveryAt?: number;
   startedBy?: string;
+  /** The upstream path it acts on (its scope), for a caller with `admin` in some scopes only. */
+  target?: string;
+  /** The stored document's size: what reading it (for its input) costs. */
+  documentBytes: number;
 }
 
 export interface SummaryFilter {
@@ -40,8 +45,11 @@ export interface SummaryFilter {
   createdTo?: string;
   /** A prefix of the id: read straight from the listing's own prefix. */
   idPrefix?: string;
-  /** Only those this caller started (a caller without `admin` sees its own). */
-  startedBy?: string;
+  /**
+   * Only what one caller may see, for a caller without `admin` everywhere: those it started, and
+   * those whose target lies in one of `adminScopes`, where it has `admin`.
+   */
+  visibleTo?: { startedBy: string; adminScopes?: readonly string[] };
 }
 
 export interface SummaryQuery extends SummaryFilter {
@@ -52,6 +60,12 @@ export interface SummaryQuery extends SummaryFilter {
   timeBudgetMs: number;
   /** Where the previous answer stopped (see `QueryCursor`). */
   continuationToken?: string;
+  /**
+   * For a caller that will read the answered documents (for their inputs): the answer ends
+   * before the entry whose document would take their sizes in all past this, the first entry
+   * excepted, so every answer moves on.
+   */
+  maxDocumentBytes?: number;
 }
 
 export interface SummaryPage {
@@ -77,20 +91,36 @@ export function encodeCursor(cursor: QueryCursor): string {
   return Buffer.from(JSON.stringify(cursor)).toString('base64url');
 }
 
-/** The cursor of a continuation token, or a 400 for anything a previous answer could not have given. */
-export function decodeCursor(token: string): QueryCursor {
-  const invalid = () => new GatewayError('InvalidRequest', 'x-ms-continuation-token must be the token a previous answer gave.', { target: 'x-ms-continuation-token' });
-  if (!/^[A-Za-z0-9_-]{1,4096}$/.test(token)) throw invalid();
+/**
+ * What a cursor's texts may hold: a listing marker (opaque, printable ASCII at the service and
+ * in Azurite) and a blob name the store wrote. Anything else (a lone surrogate, a control
+ * character) could not have come from a previous answer, and reaching storage it fails the
+ * request's encoding or stalls the service: a fake outage instead of a plain refusal.
+ */
+const cursorText = /^[\x20-\x7e]*$/;
+
+/** The cursor of a continuation token, or undefined for anything a previous answer could not have given. */
+export function cursorOf(token: string): QueryCursor | undefined {
+  if (!/^[A-Za-z0-9_-]{1,4096}$/.test(token)) return undefined;
   let cursor: unknown;
   try {
     cursor = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
   } catch {
-    throw invalid();
+    return undefined;
   }
-  const { marker, after } = (cursor ?? {}) as Record<string, unknown>;
-  const isText = (value: unknown, max: number) => value === undefined || (typeof value === 'string' && value.length <= max);
-  if (typeof cursor !== 'object' || cursor === null || Array.isArray(cursor) || !isText(marker, 2048) || !isText(after, 256)) throw invalid();
-  return { marker: marker as string | undefined, after: after as string | undefined };
+  if (typeof cursor !== 'object' || cursor === null || Array.isArray(cursor)) return undefined;
+  const { marker, after } = cursor as Record<string, unknown>;
+  const isText = (value: unknown, max: number) => value === undefined || (typeof value === 'string' && value.length <= max && cursorText.test(value));
+  return isText(marker, 2048) && isText(after, 256) ? { marker: marker as string | undefined, after: after as string | undefined } : undefined;
+}
+
+export const invalidContinuationMessage = 'x-ms-continuation-token must be the token a previous answer gave; send none to start from the beginning.';
+
+/** The cursor of a continuation token, or a 400 for anything a previous answer could not have given. */
+export function decodeCursor(token: string): QueryCursor {
+  const cursor = cursorOf(token);
+  if (!cursor) throw new GatewayError('InvalidRequest', invalidContinuationMessage, { target: 'x-ms-continuation-token' });
+  return cursor;
 }
 
 function optionalNumber(text: string | undefined): number | undefined {
@@ -110,6 +140,8 @@ function summaryOf(blob: BlobItem): OrchestrationSummary {
     requestKey: metadata.requestkey || undefined,
     nextDeliveryAt: optionalNumber(metadata.nextdeliveryat),
     startedBy: metadata.startedby || undefined,
+    target: targetOf(metadata.target),
+    documentBytes: blob.properties.contentLength ?? 0,
   };
 }
 
@@ -118,8 +150,33 @@ export function matchesFilter(summary: OrchestrationSummary, filter: SummaryFilt
   if (filter.names && !filter.names.includes(summary.name)) return false;
   if (filter.createdFrom && summary.createdTime < filter.createdFrom) return false;
   if (filter.createdTo && summary.createdTime > filter.createdTo) return false;
-  if (filter.startedBy !== undefined && summary.startedBy !== filter.startedBy) return false;
+  if (filter.visibleTo && !isVisibleTo(summary, filter.visibleTo)) return false;
   return true;
+}
+
+function isVisibleTo(summary: OrchestrationSummary, caller: NonNullable<SummaryFilter['visibleTo']>): boolean {
+  if (summary.startedBy === caller.startedBy) return true;
+  return caller.adminScopes !== undefined && summary.target !== undefined && isScopeAllowed(summary.target, caller.adminScopes);
+}
+
+/**
+ * The target as blob metadata holds it: ASCII (encodeURI, undone by decodeURI), and within the
+ * 8 KiB the service allows all of a blob's metadata. One too long to keep is left out: the
+ * orchestration is then listed only to its starter and to callers with `admin` everywhere (its
+ * own id still reads it from the document).
+ */
+const maxTargetMetadata = 4096;
+function targetMetadata(path: string): string {
+  const encoded = encodeURI(path);
+  return encoded.length <= maxTargetMetadata ? encoded : '';
+}
+
+function targetOf(metadata: string | undefined): string | undefined {
+  try {
+    return metadata ? decodeURI(metadata) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export class OrchestrationStore {
@@ -159,6 +216,7 @@ export class OrchestrationStore {
           requestkey: state.requestKey,
           nextdeliveryat: String(nextDeliveryAt(state.deliveries) ?? ''),
           startedby: state.startedBy ?? '',
+          target: targetMetadata(state.input.path),
         },
       }),
     );
@@ -213,6 +271,8 @@ export class OrchestrationStore {
     const { after } = cursor;
     let { marker } = cursor;
     let scanned = 0;
+    let documentBytes = 0;
+    let lastAnswered: string | undefined;
     // Pages start at what `top` needs and double while the filter keeps missing: a dense
     // filter reads little, a sparse one needs few calls (never one per document).
     let wanted = Math.max(100, 2 * query.top);
@@ -231,7 +291,12 @@ export class OrchestrationStore {
         if (after !== undefined && blob.name <= after) continue;
         const summary = summaryOf(blob);
         if (!matchesFilter(summary, query)) continue;
+        documentBytes += summary.documentBytes;
+        if (lastAnswered !== undefined && query.maxDocumentBytes !== undefined && documentBytes > query.maxDocumentBytes) {
+          return { summaries, continuationToken: encodeCursor({ marker: pageMarker, after: lastAnswered }) };
+        }
         summaries.push(summary);
+        lastAnswered = blob.name;
         if (summaries.length === query.top) return { summaries, continuationToken: encodeCursor({ marker: pageMarker, after: blob.name }) };
       }
       // `after` holds across pages: names come in order, and a resumed page may be read in

@@ -2,7 +2,8 @@
  * Caller rights through the built app on the local host: a chat-ops bot's
  * key that may read and start container groups in one resource group, an automation key that
  * writes in the subscription, operators by app role through App Service Authentication (with
- * WEBSITE_AUTH_ENABLED=true and without), orchestrations that belong to their starters, a
+ * WEBSITE_AUTH_ENABLED=true and without), orchestrations that belong to their starters (who may
+ * always follow them) and to admins within their scopes, a
  * caller's share of upstream reads, and the management service's remaining budget.
  */
 import { request } from 'undici';
@@ -20,6 +21,9 @@ const keys = {
   pager: 'pager-key-0123456789abcde',
   operator: 'operator-key-0123456789ab',
   stranger: 'stranger-key-0123456789ab',
+  rotating: 'rotating-key-0123456789ab',
+  teamAdmin: 'team-admin-key-0123456789',
+  starter: 'starter-key-0123456789abcd',
 };
 const policy = [
   { callers: [keyFingerprintOf(keys.bot)], allow: ['read'], rate: { readsPerMinute: 120 } },
@@ -31,7 +35,12 @@ const policy = [
   // Two reads a minute, whatever the operation's HTTP method.
   { callers: [keyFingerprintOf(keys.sparing)], allow: ['read'], rate: { readsPerMinute: 2 } },
   { callers: [keyFingerprintOf(keys.pager)], allow: ['read'], rate: { readsPerMinute: 2 } },
+  { callers: [keyFingerprintOf(keys.rotating)], allow: ['read', 'write'], rate: { readsPerMinute: 2 } },
   { callers: ['role:Gateway.Operator'], allow: ['read', 'write', 'secrets', 'admin'] },
+  // A key that may only start container groups: following its own starts comes with them.
+  { callers: [keyFingerprintOf(keys.starter)], allow: ['ContainerGroups_CreateOrUpdate'] },
+  // A team's administrator: admin, but only over its own resource group's orchestrations.
+  { callers: [keyFingerprintOf(keys.teamAdmin)], allow: ['read', 'write', 'admin'], scopes: [`/subscriptions/${subscription}/resourceGroups/rg-team`] },
 ];
 const operatorPrincipal = {
   'x-ms-client-principal-id': '7d1a2b3c-1234-4abc-9def-0123456789ab',
@@ -57,7 +66,7 @@ afterAll(async () => {
   await gateway.stop();
 });
 
-async function call(key: string, method: string, path: string, options: { body?: string; headers?: Record<string, string>; baseUrl?: string } = {}) {
+async function call(key: string | string[], method: string, path: string, options: { body?: string; headers?: Record<string, string>; baseUrl?: string } = {}) {
   const response = await request(`${options.baseUrl ?? gateway.app.url}/api/${path}`, {
     method: method as 'GET',
     body: options.body,
@@ -133,11 +142,62 @@ describe('orchestrations belong to their starters', () => {
     expect((await call(keys.automation, 'GET', `orchestrations/${id}`)).status).toBe(200);
   });
 
+  it("bounds an admin rule limited to scopes by them: another team's orchestration is not there for it", async () => {
+    const start = async (resourceGroup: string, name: string) => (await call(keys.automation, 'PUT', groupPath(resourceGroup, name), { body: groupBody })).headers['x-orchestration-id'] as string;
+    const inTeam = await start('rg-team', 'team-group');
+    const elsewhere = await start('rg-auto', 'another-team-group');
+
+    expect((await call(keys.teamAdmin, 'GET', `orchestrations/${inTeam}`)).json).toMatchObject({ id: inTeam });
+    expect((await call(keys.teamAdmin, 'GET', `orchestrations/${elsewhere}`)).status).toBe(404);
+    expect((await call(keys.teamAdmin, 'GET', `operations/${elsewhere}`)).status).toBe(404);
+    const listed = ((await call(keys.teamAdmin, 'GET', 'orchestrations?top=1000')).json!.value as { id: string }[]).map((entry) => entry.id);
+    expect(listed).toContain(inTeam);
+    expect(listed).not.toContain(elsewhere);
+    expect((await call(keys.teamAdmin, 'POST', `orchestrations/${elsewhere}/terminate`)).status).toBe(404);
+    expect((await call(keys.teamAdmin, 'POST', `orchestrations/${inTeam}/terminate`)).json).toMatchObject({ runtimeStatus: 'Terminated' });
+
+    await call(keys.automation, 'POST', `orchestrations/${elsewhere}/terminate`);
+    expect((await call(keys.teamAdmin, 'DELETE', `orchestrations/${elsewhere}`)).status).toBe(404);
+    await call(keys.teamAdmin, 'DELETE', 'orchestrations?runtimeStatus=Terminated');
+    expect((await call(keys.automation, 'GET', `orchestrations/${elsewhere}`)).status).toBe(200);
+    expect((await call(keys.automation, 'GET', `orchestrations/${inTeam}`)).status).toBe(404);
+  });
+
   it('takes another caller\'s identical start for a start of its own', async () => {
     gateway.emulator.reset();
     const [bot, automation] = await Promise.all([keys.bot, keys.automation].map((key) => call(key, 'PUT', groupPath('rg-bot', 'same-request'), { body: groupBody })));
     expect(bot!.headers['x-orchestration-id']).not.toBe(automation!.headers['x-orchestration-id']);
     expect(gateway.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(2);
+  });
+});
+
+describe('a caller allowed only to start', () => {
+  it('follows its own start: the Location it was answered, and the status with gateway-wait', async () => {
+    const started = await call(keys.starter, 'PUT', groupPath('rg-bot', 'started-only'), { body: groupBody });
+    expect(started.status).toBe(201);
+    const id = started.headers['x-orchestration-id'] as string;
+    const location = started.headers.location as string;
+    expect(location).toBe(`${gateway.app.url}/api/operations/${id}`);
+    const followed = await call(keys.starter, 'GET', location.slice(`${gateway.app.url}/api/`.length));
+    expect([200, 202]).toContain(followed.status);
+    expect((await call(keys.starter, 'GET', `orchestrations/${id}?gateway-wait=30`)).json).toMatchObject({ id, runtimeStatus: 'Completed' });
+    expect((await call(keys.starter, 'GET', `operations/${id}`)).status).toBe(200);
+  });
+
+  it('gets nothing else from it: another caller\'s orchestration, lists, terminate and purge stay refused', async () => {
+    const others = (await call(keys.automation, 'PUT', groupPath('rg-auto', 'not-the-starters'), { body: groupBody })).headers['x-orchestration-id'] as string;
+    const own = (await call(keys.starter, 'PUT', groupPath('rg-bot', 'started-only-too'), { body: groupBody })).headers['x-orchestration-id'] as string;
+    for (const [method, path] of [
+      ['GET', `orchestrations/${others}`],
+      ['GET', `operations/${others}`],
+      ['GET', 'operations/6f1a2b3c-1234-4abc-9def-0123456789ab'],
+      ['GET', 'orchestrations'],
+      ['POST', `orchestrations/${own}/terminate`],
+      ['DELETE', `orchestrations/${own}`],
+    ]) {
+      const answer = await call(keys.starter, method!, path!);
+      expect([path, answer.status, errorCodeOf(answer)]).toEqual([path, 403, 'OperationNotAllowed']);
+    }
   });
 });
 
@@ -164,7 +224,8 @@ describe("a caller's share of the upstream", () => {
     expect(refused.every((answer) => errorCodeOf(answer) === 'CallerRateLimited' && Number(answer.headers['retry-after']) >= 1)).toBe(true);
     // One upstream call per allowed answer, counted by correlation id: under 130 calls at once a
     // connection can fail and its GET be retried (same id), which is not a refused call sent.
-    const sentCalls = new Set(gateway.emulator.upstreamRequests({ method: 'GET' }).map((sent) => sent.headers['x-ms-client-request-id']));
+    // Only the usages read: the poller's reads of orchestrations still running are not the bot's.
+    const sentCalls = new Set(gateway.emulator.upstreamRequests({ method: 'GET', pathIncludes: '/usages' }).map((sent) => sent.headers['x-ms-client-request-id']));
     expect(sentCalls.size).toBe(answers.length - refused.length);
     // Another caller's share is its own.
     expect((await call(keys.automation, 'GET', usages)).status).toBe(200);
@@ -196,7 +257,7 @@ describe("a caller's share of the upstream", () => {
     const merged = await call(keys.pager, 'GET', `${usages}&gateway-pages=all`);
     expect(merged.status).toBe(200);
     expect(merged.json).toMatchObject({ value: expect.any(Array), nextLink: expect.stringContaining('/api/subscriptions/') });
-    expect(gateway.emulator.upstreamRequests({ method: 'GET' })).toHaveLength(2);
+    expect(gateway.emulator.upstreamRequests({ method: 'GET', pathIncludes: '/usages' })).toHaveLength(2);
   });
 
   it('shows how much of the management service\'s budget is left, in the call log and in health', async () => {
@@ -222,6 +283,28 @@ describe('the local host reads the key as the app does', () => {
     const response = await request(`${gateway.app.url}/api/${usages}&Code=chosen-by-caller-001&code=${keys.otherBot}`);
     expect(response.statusCode).toBe(401);
     await response.body.dump();
+  });
+});
+
+describe('a second x-functions-key line', () => {
+  it('makes no new caller: the share, the ownership and the log are the first line\'s, the key the host authenticated', async () => {
+    const withSecondLine = (index: number) => [keys.rotating, `chosen-by-caller-${index}`];
+    const started = await call(withSecondLine(0), 'PUT', groupPath('rg-auto', 'rotating-start'), { body: groupBody });
+    expect(started.status).toBe(201);
+    const id = started.headers['x-orchestration-id'] as string;
+    // Owned by the key alone: read with it, and not by anyone naming the same second line.
+    expect((await call(keys.rotating, 'GET', `orchestrations/${id}`)).json).toMatchObject({ id, startedBy: keyFingerprintOf(keys.rotating) });
+    // Two reads a minute, however the second line changes.
+    const answers = [];
+    for (const index of [1, 2, 3]) answers.push(await call(withSecondLine(index), 'GET', usages));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const callers = new Set(gateway.app.callRecords().filter((record) => record.operation === 'Location_ListUsage' && record.status !== 403).slice(-3).map((record) => record.caller));
+    expect([...callers]).toEqual([keyFingerprintOf(keys.rotating)]);
+  });
+
+  it('is refused after a key that is not one, as the host authenticates the first line only', async () => {
+    expect((await call(['not-a-key-0123456789abcd', keys.rotating], 'GET', usages)).status).toBe(401);
   });
 });
 

@@ -5,18 +5,35 @@
  * name nobody. Through the real registrations on the local host, against the emulator.
  */
 import { request } from 'undici';
+import { keyFingerprintOf } from '../../src/http/caller';
+import { azuriteConnectionString } from '../../tools/embeddedAzurite';
+import { startCountingStorageProxy, type CountingStorageProxy } from '../helpers/countingStorage';
 import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
 
 const subscription = '00000000-0000-0000-0000-000000000000';
 const usagesPath = `subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages`;
 const mergedBytesLimit = 4 * 1024 * 1024;
 
+const listInputBytes = 1024 * 1024;
+
 let gateway: InProcessGateway;
+let storage: CountingStorageProxy;
 beforeAll(async () => {
-  gateway = await startInProcessGateway({ MAX_MERGED_BYTES: String(mergedBytesLimit), MAX_MERGED_ITEMS: '50000' });
+  gateway = await startInProcessGateway(
+    { MAX_MERGED_BYTES: String(mergedBytesLimit), MAX_MERGED_ITEMS: '50000', ORCHESTRATION_LIST_INPUT_BYTES: String(listInputBytes) },
+    {},
+    {
+      storageConnection: async (azurite) => {
+        const blob = new URL(azurite.blobEndpoint);
+        storage = await startCountingStorageProxy({ host: blob.hostname, port: Number(blob.port) });
+        return azuriteConnectionString(`${storage.origin}/devstoreaccount1`);
+      },
+    },
+  );
 });
 afterAll(async () => {
   await gateway.stop();
+  await storage.close();
 });
 beforeEach(() => gateway.emulator.reset());
 
@@ -94,6 +111,14 @@ describe('the query as the caller sent it', () => {
 });
 
 describe('the logged caller', () => {
+  it('is the first x-functions-key line with no keys set too, as the host authenticates it', async () => {
+    const response = await request(api(`${usagesPath}?api-version=2026-07-01`), { headers: { 'x-functions-key': ['first-line-key-0123456789', 'chosen-by-caller'], 'x-ms-client-request-id': 'second-line-1' } });
+    expect(response.statusCode).toBe(200);
+    await response.body.dump();
+    const line = gateway.logLines.find((logged) => logged.includes('second-line-1') && logged.includes('"event":"call"'));
+    expect(line).toContain(`"caller":"${keyFingerprintOf('first-line-key-0123456789')}"`);
+  });
+
   it('is not taken from a principal header without App Service Authentication', async () => {
     const response = await request(api(`${usagesPath}?api-version=2026-07-01`), { headers: { 'x-ms-client-principal-name': 'ceo@contoso.com', 'x-ms-client-request-id': 'spoof-check-1' } });
     await response.body.dump();
@@ -103,19 +128,25 @@ describe('the logged caller', () => {
   });
 });
 
+/** Starts `count` container groups whose input holds `bulky`: their orchestration ids. */
+async function startBulky(prefix: string, count: number, bulky: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for (let index = 0; index < count; index += 1) {
+    const body = JSON.stringify({ location: 'westus', properties: { osType: 'Linux', containers: [{ name: 'c', properties: { image: 'nginx', command: [bulky] } }] } });
+    const path = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${prefix}-${index}?api-version=2025-09-01`;
+    const response = await request(api(path), { method: 'PUT', body, headers: { 'content-type': 'application/json' } });
+    expect(response.statusCode).toBe(201);
+    await response.body.dump();
+    ids.add(response.headers['x-orchestration-id'] as string);
+  }
+  return ids;
+}
+
 describe('GET orchestrations, whatever is stored', () => {
   it('stays small (no inputs) and pages with x-ms-continuation-token', async () => {
     // 30 orchestrations with ~200 KB inputs each: the old list inlined every one of them.
     const bulky = 'x'.repeat(200_000);
-    const ids = new Set<string>();
-    for (let index = 0; index < 30; index += 1) {
-      const body = JSON.stringify({ location: 'westus', properties: { osType: 'Linux', containers: [{ name: 'c', properties: { image: 'nginx', command: [bulky] } }] } });
-      const path = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/bulky-${index}?api-version=2025-09-01`;
-      const response = await request(api(path), { method: 'PUT', body, headers: { 'content-type': 'application/json' } });
-      expect(response.statusCode).toBe(201);
-      await response.body.dump();
-      ids.add(response.headers['x-orchestration-id'] as string);
-    }
+    const ids = await startBulky('bulky', 30, bulky);
     const seen: string[] = [];
     let continuation: string | undefined;
     let pages = 0;
@@ -139,6 +170,34 @@ describe('GET orchestrations, whatever is stored', () => {
     for (const id of ids) expect(seen).toContain(id);
   });
 
+  it('reads with showInput only the documents whose inputs it returns, within ORCHESTRATION_LIST_INPUT_BYTES, and pages on', async () => {
+    // Inputs of ~150 KB: one answer of the whole store would read every document.
+    const bulky = 'y'.repeat(150_000);
+    const ids = await startBulky('inputs', 16, bulky);
+    const documentRead = /^GET [^/]+\/instances\/([0-9a-f-]+)\.json$/;
+    const withInput = new Map<string, string>();
+    let continuation: string | undefined;
+    let pages = 0;
+    do {
+      storage.reset();
+      const response = await request(api('orchestrations?showInput=true'), { headers: continuation ? { 'x-ms-continuation-token': continuation } : {} });
+      expect(response.statusCode).toBe(200);
+      const page = (await response.body.json()) as { value: { id: string; input?: unknown }[] };
+      const reads = storage.answered.filter((answer) => documentRead.test(answer.line));
+      // Each document read is an input returned, and the documents read stay within the bound
+      // (an answer always holds its first entry).
+      expect(reads.map((answer) => documentRead.exec(answer.line)![1]).sort()).toEqual(page.value.map((entry) => entry.id).sort());
+      if (page.value.length > 1) expect(reads.reduce((sum, answer) => sum + answer.bytes, 0)).toBeLessThanOrEqual(listInputBytes);
+      for (const entry of page.value) {
+        expect(entry.input).toBeDefined();
+        withInput.set(entry.id, JSON.stringify(entry.input));
+      }
+      continuation = response.headers['x-ms-continuation-token'] as string | undefined;
+      pages += 1;
+    } while (continuation && pages < 200);
+    for (const id of ids) expect(withInput.get(id)).toContain(bulky);
+  });
+
   it('refuses a top out of range and a continuation token that is not one', async () => {
     for (const query of ['top=0', 'top=1001', 'top=ten']) {
       const response = await request(api(`orchestrations?${query}`));
@@ -148,5 +207,17 @@ describe('GET orchestrations, whatever is stored', () => {
     const response = await request(api('orchestrations'), { headers: { 'x-ms-continuation-token': 'bad token with spaces' } });
     expect(response.statusCode).toBe(400);
     await response.body.dump();
+  });
+
+  it.each([
+    ['a lone surrogate', { marker: '\ud800' }],
+    ['control characters', { marker: '2!\u0001\u0002!x' }],
+  ])('refuses a token whose marker holds %s with a 400, never a fake storage outage', async (_title, cursor) => {
+    const token = Buffer.from(JSON.stringify(cursor)).toString('base64url');
+    for (const method of ['GET', 'DELETE'] as const) {
+      const response = await request(api('orchestrations?runtimeStatus=Completed'), { method, headers: { 'x-ms-continuation-token': token } });
+      expect(response.statusCode).toBe(400);
+      expect(await response.body.json()).toMatchObject({ error: { code: 'InvalidRequest', target: 'x-ms-continuation-token', message: expect.stringContaining('previous answer') } });
+    }
   });
 });

@@ -1,8 +1,12 @@
 /**
- * A blob service client that counts the storage requests made through it: how the tests
- * check what a step costs in round trips (deterministic, unlike a timing). The count is taken
- * outside the SDK's retry policy, so it counts the calls the app makes, not their retries.
+ * Counting storage requests, the way the tests check what a step costs in round trips
+ * (deterministic, unlike a timing): a blob service client that counts the requests made
+ * through it, and a proxy that counts what passes through it to the service. The client's
+ * count is taken outside the SDK's retry policy, so it counts the calls the app makes, not
+ * their retries.
  */
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { BlobServiceClient, newPipeline, StorageSharedKeyCredential } from '@azure/storage-blob';
 
 export interface CountingStorage {
@@ -33,4 +37,46 @@ export function countingStorage(connectionString: string, delayMs: (line: string
     }),
   });
   return { service: new BlobServiceClient(parts.get('BlobEndpoint')!, pipeline), requests, reset: () => (requests.length = 0) };
+}
+
+export interface CountingStorageProxy {
+  /** `http://127.0.0.1:port`, standing in for the storage service's origin. */
+  origin: string;
+  /** Requests answered since the last reset: their `METHOD path-without-account?comp=…` line and answered body bytes. */
+  answered: { line: string; bytes: number }[];
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP proxy on 127.0.0.1 in front of the storage service, counting what passes through:
+ * for an app that builds its own storage clients (the in-process gateway), where a counting
+ * pipeline cannot be slipped in. Shared-key signatures do not cover the host, so they hold.
+ */
+export async function startCountingStorageProxy(target: { host: string; port: number }): Promise<CountingStorageProxy> {
+  const answered: { line: string; bytes: number }[] = [];
+  const server = createServer((incoming, outgoing) => {
+    const url = new URL(incoming.url ?? '/', 'http://storage');
+    const comp = url.searchParams.get('comp');
+    const line = `${incoming.method} ${url.pathname.split('/').slice(2).join('/')}${comp ? `?comp=${comp}` : ''}`;
+    const forwarded = httpRequest({ host: target.host, port: target.port, method: incoming.method, path: incoming.url, headers: incoming.headers }, (answer) => {
+      let bytes = 0;
+      answer.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      answer.on('end', () => answered.push({ line, bytes }));
+      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(outgoing);
+    });
+    forwarded.on('error', () => outgoing.destroy());
+    incoming.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    answered,
+    reset: () => (answered.length = 0),
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

@@ -207,8 +207,9 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
     return execution;
   };
 
-  // As the app reads it (src/http/caller.ts): the header, else `code` in any case, the first given.
-  const givenKeyOf = (request: IncomingMessage, url: URL): string => (request.headers['x-functions-key'] as string | undefined) ?? appParameterOf(url.searchParams, 'code') ?? '';
+  // As the real host reads it (and the app after it, src/http/caller.ts): the first header line,
+  // else the first `code` in any case. Node joins repeated lines, so they are read apart.
+  const givenKeyOf = (request: IncomingMessage, url: URL): string => request.headersDistinct['x-functions-key']?.[0] ?? appParameterOf(url.searchParams, 'code') ?? '';
 
   const hasValidKey = (request: IncomingMessage, url: URL, keyName?: string): boolean => {
     if (keys.length === 0) return true;

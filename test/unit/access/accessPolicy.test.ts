@@ -75,11 +75,22 @@ describe('AccessPolicy.grant', () => {
     const unset = new AccessPolicy(undefined);
     expect(unset.enforced).toBe(false);
     expect(unset.grant(stranger, download)).toEqual({});
-    expect(unset.isAdmin(stranger)).toBe(true);
+    expect(unset.adminGrant(stranger)).toEqual({});
   });
 
   it('makes only callers with admin see every orchestration', () => {
-    expect([bot, automation, operator, stranger].map((caller) => policy.isAdmin(caller))).toEqual([false, false, true, false]);
+    expect([bot, automation, operator, stranger].map((caller) => policy.adminGrant(caller))).toEqual([undefined, undefined, { scopes: undefined }, undefined]);
+  });
+
+  it('bounds admin by the scopes of the rules that give it, and lifts the bound with one rule without scopes', () => {
+    const teamA: Caller = { primary: 'key:aaaaaaaaaaaa', selectors: ['key:aaaaaaaaaaaa', 'role:Team.A'] };
+    const scoped = new AccessPolicy([
+      { callers: ['key:aaaaaaaaaaaa'], allow: ['read', 'write', 'admin'], scopes: ['/subscriptions/s1/resourceGroups/rg-a'] },
+      { callers: ['role:Team.A'], allow: ['admin'], scopes: ['/subscriptions/s1/resourceGroups/rg-a2'] },
+    ]);
+    expect(scoped.adminGrant(teamA)).toEqual({ scopes: ['/subscriptions/s1/resourceGroups/rg-a', '/subscriptions/s1/resourceGroups/rg-a2'] });
+    const lifted = new AccessPolicy([...rules, { callers: ['key:0123456789ab'], allow: ['admin'], scopes: ['/subscriptions/s1'] }, { callers: ['key:0123456789ab'], allow: ['admin'] }]);
+    expect(lifted.adminGrant(bot)).toEqual({ scopes: undefined });
   });
 });
 

@@ -55,6 +55,18 @@ describe('callerOf', () => {
     expect(callerOf(headers({}), new URLSearchParams(`${name}=the-key`), false).primary).toBe(keyFingerprintOf('the-key'));
   });
 
+  it('names the caller by the key the host authenticated: the first header line, whatever follows it', () => {
+    const twoLines = new Headers();
+    twoLines.append('x-functions-key', 'the-key');
+    twoLines.append('x-functions-key', 'chosen-by-caller');
+    for (const given of [twoLines, headers({ 'x-functions-key': 'the-key,chosen-by-caller' })]) {
+      expect(callerOf(given, new URLSearchParams('code=another'), false)).toEqual({ primary: keyFingerprintOf('the-key'), selectors: [keyFingerprintOf('the-key')] });
+    }
+    expect(callerOf(headers({}), new URLSearchParams('code=the-key&Code=chosen-by-caller'), false).primary).toBe(keyFingerprintOf('the-key'));
+    // An empty first line authenticates nothing at the host, which then reads no ?code= either.
+    expect(callerOf(headers({ 'x-functions-key': ', the-key' }), new URLSearchParams('code=the-key'), false).primary).toBe('anonymous');
+  });
+
   it('is anonymous with nothing to go on', () => {
     expect(callerOf(headers({}), new URLSearchParams(), false)).toEqual({ primary: 'anonymous', selectors: [] });
   });

@@ -17,11 +17,12 @@ const refusal = (run: () => unknown) => {
 describe('listRequestOf', () => {
   it('reads Durable Functions\' names', () => {
     const query = new URLSearchParams('runtimeStatus=running,FAILED&name=ContainerGroups_CreateOrUpdate&createdTimeFrom=2026-01-01&createdTimeTo=2026-02-01T10:00:00%2B01:00&instanceIdPrefix=6F1A&top=5&showInput=true');
-    expect(listRequestOf(query, headers({ 'x-ms-continuation-token': 'abc' }))).toEqual({
+    const token = encodeCursor({ marker: 'm1' });
+    expect(listRequestOf(query, headers({ 'x-ms-continuation-token': token }))).toEqual({
       filter: { statuses: ['Running', 'Failed'], names: ['ContainerGroups_CreateOrUpdate'], createdFrom: '2026-01-01T00:00:00.000Z', createdTo: '2026-02-01T09:00:00.000Z', idPrefix: '6f1a' },
       top: 5,
       showInput: true,
-      continuationToken: 'abc',
+      continuationToken: token,
     });
     expect(listRequestOf(new URLSearchParams('runtimeStatus='), headers())).toMatchObject({ filter: { statuses: undefined }, top: 100, showInput: false });
   });
@@ -81,6 +82,18 @@ describe('notifyTargetsOf', () => {
 });
 
 describe('continuation tokens', () => {
+  it('are refused with the other problems, before the store is asked, when their texts hold what no listing gives', () => {
+    const forged = [{ marker: '\ud800' }, { marker: '1!\u0000\u0001\u001f' }, { after: 'instances/\udfff.json' }, { marker: 'm', after: 'line\nbreak' }].map((cursor) => encodeCursor(cursor));
+    for (const token of forged) {
+      for (const parse of [() => listRequestOf(new URLSearchParams('top=0'), headers({ 'x-ms-continuation-token': token })), () => purgeRequestOf(new URLSearchParams(), headers({ 'x-ms-continuation-token': token }))]) {
+        const error = refusal(parse);
+        expect(error.status).toBe(400);
+        expect(error.details!.map((detail) => detail.target)).toContain('x-ms-continuation-token');
+      }
+      expect(refusal(() => decodeCursor(token)).status).toBe(400);
+    }
+  });
+
   it('round-trip, and anything else is a 400', () => {
     expect(decodeCursor(encodeCursor({ marker: 'm1', after: 'instances/x.json' }))).toEqual({ marker: 'm1', after: 'instances/x.json' });
     for (const token of ['not base64url!', Buffer.from('[1,2]').toString('base64url'), Buffer.from('{"marker":5}').toString('base64url'), 'x'.repeat(5000)]) {
