@@ -13,13 +13,13 @@ import { appHandler, type AppCall } from '../src/http/appHandler';
 import { operationAnswer, statusDocumentResponse } from '../src/http/orchestrationAnswers';
 import { continuationHeader, listRequestOf, purgeRequestOf, waitSecondsOf } from '../src/http/orchestrationQueries';
 import { maySee } from '../src/http/authorization';
-import { callerReaderOf, waitReaderOf } from '../src/http/pollReader';
+import { callerGoneSignalOf, takeWaitSlot, waitForEnd } from '../src/http/gatewayWait';
+import { callerReaderOf } from '../src/http/pollReader';
 import { rawQueryOf } from '../src/http/requestQuery';
 import { jsonResponse } from '../src/http/responses';
 import { invalidRequest, ProblemList } from '../src/http/validationDetails';
 import type { OrchestrationState } from '../src/orchestration/orchestrationState';
 import type { SummaryFilter } from '../src/orchestration/orchestrationStore';
-import { waitForEnd } from '../src/orchestration/orchestrationWaiter';
 import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
 import { getServices } from '../src/services';
 
@@ -45,6 +45,15 @@ async function visibleOrchestration(call: AppCall, id: string): Promise<Orchestr
   return state;
 }
 
+/**
+ * The same check from the blob's metadata (a HEAD), for a waiter: who started it is kept there,
+ * so a wait never downloads the input (which may be megabytes) to be let in.
+ */
+async function visibleStatus(call: AppCall, id: string): Promise<void> {
+  const status = await call.services.orchestrations.store.readStatus(id);
+  if (!status || !maySee(call.services, call.caller, status.startedBy)) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
+}
+
 /** A list or purge filter held to the caller's own orchestrations unless it has `admin`. */
 function ownFilter(call: AppCall, filter: SummaryFilter): SummaryFilter {
   return call.services.access.policy.isAdmin(call.caller) ? filter : { ...filter, startedBy: call.caller.primary };
@@ -60,12 +69,21 @@ async function readOrchestration(call: AppCall): Promise<OrchestrationState> {
   const { services } = call;
   const waitSeconds = waitSecondsOf(rawQueryOf(call.request), services.config.GATEWAY_WAIT_MAX_SECONDS);
   if (typeof waitSeconds === 'object') throw invalidRequest(ProblemList.of([waitSeconds]));
-  await visibleOrchestration(call, id);
   const authorization = call.request.headers.get('authorization') ?? undefined;
   let state: OrchestrationState | undefined;
   if (waitSeconds) {
-    state = await waitForEnd(services.orchestrations, id, { untilMs: call.startedMs + waitSeconds * 1000, reader: await waitReaderOf(services, authorization), now: services.now });
+    await visibleStatus(call, id);
+    const untilMs = call.startedMs + waitSeconds * 1000;
+    const signal = callerGoneSignalOf(call.request);
+    const releaseWait = takeWaitSlot(services, call.caller, untilMs);
+    try {
+      state = await waitForEnd(services, id, { untilMs, authorization, signal });
+    } finally {
+      releaseWait();
+    }
+    if (!state && signal?.aborted) throw new GatewayError('CallerGone', 'The caller hung up before the wait ended.');
   } else {
+    await visibleOrchestration(call, id);
     const reader = callerReaderOf(services, authorization);
     if (reader) await services.orchestrations.advance(id, reader);
     state = await services.orchestrations.get(id);

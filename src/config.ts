@@ -204,6 +204,9 @@ const settingsSchema = z.object({
   NOTIFY_TIMEOUT_MS: integerText(100, 60_000).default(5000),
   // The Azure front end ends an HTTP request at 230 s: a wait must end, and be answered, before.
   GATEWAY_WAIT_MAX_SECONDS: integerText(1, 220).default(200),
+  // A held wait keeps a request, a socket and a share of its watch: one caller may not hold them all.
+  GATEWAY_WAIT_MAX_PER_CALLER: integerText(1, 10_000).default(20),
+  GATEWAY_WAIT_MAX_PER_INSTANCE: integerText(1, 10_000).default(200),
   ORCHESTRATION_PURGE_BATCH: integerText(1, 10_000).default(500),
   ORCHESTRATION_JANITOR_MINUTES: integerText(1, 7 * 24 * 60).default(60),
   ORCHESTRATION_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-orchestrations'),
