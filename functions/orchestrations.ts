@@ -13,12 +13,12 @@ import { appHandler, type AppCall } from '../src/http/appHandler';
 import { operationAnswer, statusDocumentResponse } from '../src/http/orchestrationAnswers';
 import { continuationHeader, listRequestOf, purgeRequestOf, waitSecondsOf } from '../src/http/orchestrationQueries';
 import { maySee, notAllowed, visibleFilter } from '../src/http/authorization';
-import { callerReaderOf, waitReaderOf } from '../src/http/pollReader';
+import { callerGoneSignalOf, takeWaitSlot, waitForEnd } from '../src/http/gatewayWait';
+import { callerReaderOf } from '../src/http/pollReader';
 import { rawQueryOf } from '../src/http/requestQuery';
 import { jsonResponse } from '../src/http/responses';
 import { invalidRequest, ProblemList } from '../src/http/validationDetails';
 import type { OrchestrationState } from '../src/orchestration/orchestrationState';
-import { waitForEnd } from '../src/orchestration/orchestrationWaiter';
 import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
 import { sweepLogLine } from '../src/orchestration/sweepLog';
 import { getServices } from '../src/services';
@@ -44,10 +44,24 @@ function orchestrationId(call: AppCall): string {
 async function visibleOrchestration(call: AppCall, id: string): Promise<OrchestrationState> {
   const state = await call.services.orchestrations.get(id);
   if (call.starterOnly && state?.startedBy !== call.caller.primary) throw notAllowed(call.caller, { names: [call.context.functionName] });
-  if (!state || !maySee(call.services, call.caller, state)) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
+  if (!state || !maySee(call.services, call.caller, { startedBy: state.startedBy, target: state.input.path })) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
   return state;
 }
 
+/**
+ * The same check from the blob's metadata (a HEAD), for a waiter: who started it and its target
+ * are kept there, so a wait never downloads the input (which may be megabytes) to be let in. A
+ * target too long for metadata is checked from the document instead.
+ */
+async function visibleStatus(call: AppCall, id: string): Promise<void> {
+  const status = await call.services.orchestrations.store.readStatus(id);
+  if (call.starterOnly && status?.startedBy !== call.caller.primary) throw notAllowed(call.caller, { names: [call.context.functionName] });
+  if (status && status.startedBy !== call.caller.primary && status.target === undefined) {
+    await visibleOrchestration(call, id);
+    return;
+  }
+  if (!status || !maySee(call.services, call.caller, status)) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
+}
 
 /**
  * The orchestration, read after the caller's request drove it where it may: in passthrough
@@ -59,12 +73,21 @@ async function readOrchestration(call: AppCall): Promise<OrchestrationState> {
   const { services } = call;
   const waitSeconds = waitSecondsOf(rawQueryOf(call.request), services.config.GATEWAY_WAIT_MAX_SECONDS);
   if (typeof waitSeconds === 'object') throw invalidRequest(ProblemList.of([waitSeconds]));
-  await visibleOrchestration(call, id);
   const authorization = call.request.headers.get('authorization') ?? undefined;
   let state: OrchestrationState | undefined;
   if (waitSeconds) {
-    state = await waitForEnd(services.orchestrations, id, { untilMs: call.startedMs + waitSeconds * 1000, reader: await waitReaderOf(services, authorization), now: services.now });
+    await visibleStatus(call, id);
+    const untilMs = call.startedMs + waitSeconds * 1000;
+    const signal = callerGoneSignalOf(call.request);
+    const releaseWait = takeWaitSlot(services, call.caller, untilMs);
+    try {
+      state = await waitForEnd(services, id, { untilMs, authorization, signal });
+    } finally {
+      releaseWait();
+    }
+    if (!state && signal?.aborted) throw new GatewayError('CallerGone', 'The caller hung up before the wait ended.');
   } else {
+    await visibleOrchestration(call, id);
     const reader = callerReaderOf(services, authorization);
     if (reader) await services.orchestrations.advance(id, reader);
     state = await services.orchestrations.get(id);

@@ -224,6 +224,9 @@ const settingsSchema = z.object({
   NOTIFY_TIMEOUT_MS: integerText(100, 60_000).default(5000),
   // The Azure front end ends an HTTP request at 230 s: a wait must end, and be answered, before.
   GATEWAY_WAIT_MAX_SECONDS: integerText(1, 220).default(200),
+  // A held wait keeps a request, a socket and a share of its watch: one caller may not hold them all.
+  GATEWAY_WAIT_MAX_PER_CALLER: integerText(1, 10_000).default(20),
+  GATEWAY_WAIT_MAX_PER_INSTANCE: integerText(1, 10_000).default(200),
   ORCHESTRATION_PURGE_BATCH: integerText(1, 10_000).default(500),
   // The stored documents one `showInput=true` list answer reads for their inputs: past it the
   // answer ends and its continuation token reads on.

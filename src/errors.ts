@@ -30,8 +30,11 @@ export const errorStatusByCode = {
   OrchestrationEnded: 410,
   NotifyTargetNotAllowed: 400,
   PayloadTooLarge: 413,
+  /** The caller hung up during a `gateway-wait`: no one hears this answer; the call log records it (nginx's 499). */
+  CallerGone: 499,
   RateLimited: 429,
   CallerRateLimited: 429,
+  TooManyWaits: 429,
   InternalError: 500,
   UpstreamBadResponse: 502,
   UpstreamUnreachable: 502,

@@ -13,6 +13,8 @@ import { DistributedRateLimiter } from './certificates/rateLimiter';
 import { getConfig, type Config } from './config';
 import { NotificationSender } from './orchestration/notificationSender';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
+import { OrchestrationWatches } from './orchestration/orchestrationWaiter';
+import { WaitSlots } from './http/waitSlots';
 import { HealthMonitor, upstreamProbeDetail, type HealthChecks, type HealthMonitorOptions } from './health';
 import { AccessPolicy } from './access/accessPolicy';
 import { CallerRateLimiter } from './access/callerRateLimiter';
@@ -32,6 +34,8 @@ export interface Services {
   /** Tokens for work no caller is waiting on (timers); none where only callers hold them. */
   backgroundToken(upstream: UpstreamName): Promise<string | undefined>;
   orchestrations: OrchestrationEngine;
+  /** `gateway-wait`: the watches shared by the waiters on one orchestration, and the bounds on held waits. */
+  waits: { watches: OrchestrationWatches; slots: WaitSlots };
   certificates: { refresher: CertificateRefresher; store: CertificateStore; downloadGuard: DownloadGuard };
   health: HealthMonitor;
   /** ACCESS_POLICY and the per-caller shares of the upstream. */
@@ -132,6 +136,7 @@ function certificateWatchOf(config: Config, store: () => CertificateStore, polic
 interface StoredServices {
   blobService: BlobServiceClient;
   orchestrations: OrchestrationEngine;
+  watches: OrchestrationWatches;
   certificates: Services['certificates'];
 }
 
@@ -140,6 +145,17 @@ function createStoredServices(config: Config, upstreams: Services['upstreams']):
   const certificateContainer = blobService.getContainerClient(config.CERT_CONTAINER);
   const limiter = new DistributedRateLimiter(certificateContainer, config.CERT_RATE_WINDOW_SECONDS * 1000, config.STORAGE_TIMEOUT_MS);
   const certificateStore = new CertificateStore(certificateContainer, blobService.getContainerClient(config.CERT_SECRET_CONTAINER), config.CERT_KEEP_BUNDLES, config.STORAGE_TIMEOUT_MS);
+  const orchestrations = engineOnContainer(blobService.getContainerClient(config.ORCHESTRATION_CONTAINER), {
+    storageTimeoutMs: config.STORAGE_TIMEOUT_MS,
+    upstream: upstreams.management,
+    notifier: config.NOTIFY_SIGNING_SECRET ? new NotificationSender({ signingSecret: config.NOTIFY_SIGNING_SECRET, timeoutMs: config.NOTIFY_TIMEOUT_MS }) : undefined,
+    settings: orchestrationSettingsOf(config),
+    now: Date.now,
+    // The engine outlives any one invocation (a start settles in a later poll), so its lines
+    // go to the process log, which the Node worker captures like context.log.
+    // eslint-disable-next-line no-console
+    log: (line) => console.log(line),
+  });
   return {
     blobService,
     certificates: {
@@ -159,17 +175,8 @@ function createStoredServices(config: Config, upstreams: Services['upstreams']):
         warn: (line) => console.warn(line),
       }),
     },
-    orchestrations: engineOnContainer(blobService.getContainerClient(config.ORCHESTRATION_CONTAINER), {
-      storageTimeoutMs: config.STORAGE_TIMEOUT_MS,
-      upstream: upstreams.management,
-      notifier: config.NOTIFY_SIGNING_SECRET ? new NotificationSender({ signingSecret: config.NOTIFY_SIGNING_SECRET, timeoutMs: config.NOTIFY_TIMEOUT_MS }) : undefined,
-      settings: orchestrationSettingsOf(config),
-      now: Date.now,
-      // The engine outlives any one invocation (a start settles in a later poll), so its lines
-      // go to the process log, which the Node worker captures like context.log.
-      // eslint-disable-next-line no-console
-      log: (line) => console.log(line),
-    }),
+    orchestrations,
+    watches: new OrchestrationWatches(orchestrations),
   };
 }
 
@@ -200,6 +207,12 @@ export function createServices(config: Config): Services {
     },
     get orchestrations() {
       return storage().orchestrations;
+    },
+    waits: {
+      get watches() {
+        return storage().watches;
+      },
+      slots: new WaitSlots({ perCaller: config.GATEWAY_WAIT_MAX_PER_CALLER, perInstance: config.GATEWAY_WAIT_MAX_PER_INSTANCE }),
     },
     access: { policy: new AccessPolicy(config.ACCESS_POLICY), rates: new CallerRateLimiter() },
     upstreamBudget,

@@ -8,7 +8,6 @@
 import type { Action, Grant } from '../access/accessPolicy';
 import type { CallKind } from '../access/callerRateLimiter';
 import { GatewayError } from '../errors';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
 import type { SummaryFilter } from '../orchestration/orchestrationStore';
 import type { Services } from '../services';
 import type { CallerIdentity } from './caller';
@@ -46,10 +45,10 @@ export function takeCallerRate(services: Services, caller: CallerIdentity, grant
 }
 
 /** Whether the caller may see an orchestration: its own, or one in a scope where it has `admin` (its target's). */
-export function maySee(services: Services, caller: CallerIdentity, state: Pick<OrchestrationState, 'startedBy' | 'input'>): boolean {
-  if (state.startedBy === caller.primary) return true;
+export function maySee(services: Services, caller: CallerIdentity, orchestration: { startedBy?: string; target?: string }): boolean {
+  if (orchestration.startedBy === caller.primary) return true;
   const admin = services.access.policy.adminGrant(caller);
-  return admin !== undefined && isScopeAllowed(state.input.path, admin.scopes);
+  return admin !== undefined && (!admin.scopes || (orchestration.target !== undefined && isScopeAllowed(orchestration.target, admin.scopes)));
 }
 
 /** A list or purge filter held to what the caller may see: all with `admin` everywhere, else its own and those in its `admin` scopes. */

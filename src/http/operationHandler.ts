@@ -13,10 +13,9 @@ import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClien
 import { appBaseOf } from './appBase';
 import { errorCodeOf, formatCallRecord } from './callLog';
 import type { StartOutcome } from '../orchestration/orchestrationEngine';
-import { waitForEnd } from '../orchestration/orchestrationWaiter';
+import { callerGoneSignalOf, takeWaitSlot, waitForEnd } from './gatewayWait';
 import { notifyHeader, notifyTargetsOf } from './notifyTarget';
 import { operationAnswer, startAnswer } from './orchestrationAnswers';
-import { waitReaderOf } from './pollReader';
 import type { CallKind } from '../access/callerRateLimiter';
 import { remainingBudgetOf } from '../upstream/upstreamBudget';
 import { assertWithinGrant, grantFor, refusalCodes, takeCallerRate } from './authorization';
@@ -86,25 +85,32 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
         return upstream;
       };
       if (operation.longRunning) {
-        const outcome = await services.orchestrations.start(
-          {
-            name: operation.operationId,
-            method: operation.method,
-            path: prepared.targetPath,
-            query: prepared.call.forwardQuery,
-            bodyText: prepared.call.body?.text,
-            bodyValue: prepared.call.body?.value,
-            resourceUrl: prepared.url,
-            actor: services.tokens.mode === 'passthrough' ? actorOf(prepared.token) : undefined,
-            startedBy: caller.primary,
-            // With a policy, orchestrations belong to their starters: another caller's same request is its own.
-            duplicatesPerCaller: services.access.policy.enforced,
-            appBase,
-            notifyTargets: prepared.notifyTargets,
-          },
-          send,
-        );
-        response = await answerStart(outcome, prepared, request, services, { appBase, correlationId, startedMs });
+        // A held wait is counted before the upstream is called: a refused one sends nothing.
+        const { waitSeconds } = prepared.call;
+        const releaseWait = waitSeconds ? takeWaitSlot(services, caller, startedMs + waitSeconds * 1000) : undefined;
+        try {
+          const outcome = await services.orchestrations.start(
+            {
+              name: operation.operationId,
+              method: operation.method,
+              path: prepared.targetPath,
+              query: prepared.call.forwardQuery,
+              bodyText: prepared.call.body?.text,
+              bodyValue: prepared.call.body?.value,
+              resourceUrl: prepared.url,
+              actor: services.tokens.mode === 'passthrough' ? actorOf(prepared.token) : undefined,
+              startedBy: caller.primary,
+              // With a policy, orchestrations belong to their starters: another caller's same request is its own.
+              duplicatesPerCaller: services.access.policy.enforced,
+              appBase,
+              notifyTargets: prepared.notifyTargets,
+            },
+            send,
+          );
+          response = await answerStart(outcome, prepared, request, services, { appBase, correlationId, startedMs });
+        } finally {
+          releaseWait?.();
+        }
       } else {
         response = await shapeResponse(prepared, await send(), appBase);
       }
@@ -154,8 +160,9 @@ async function answerStart(
   if (!waitSeconds || outcome.kind === 'final' || !['Pending', 'Running'].includes(outcome.state.runtimeStatus)) {
     return startAnswer(outcome, at.appBase, at.correlationId, services.now());
   }
-  const reader = await waitReaderOf(services, request.headers.get('authorization') ?? undefined);
-  const state = (await waitForEnd(services.orchestrations, outcome.state.id, { untilMs: at.startedMs + waitSeconds * 1000, reader, now: services.now })) ?? outcome.state;
+  const untilMs = at.startedMs + waitSeconds * 1000;
+  const authorization = request.headers.get('authorization') ?? undefined;
+  const state = (await waitForEnd(services, outcome.state.id, { untilMs, authorization, signal: callerGoneSignalOf(request) })) ?? outcome.state;
   if (['Pending', 'Running'].includes(state.runtimeStatus)) return startAnswer({ ...outcome, state }, at.appBase, at.correlationId, services.now());
   return operationAnswer(state, at.appBase, at.correlationId, services.now());
 }

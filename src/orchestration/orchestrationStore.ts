@@ -2,14 +2,16 @@
  * Orchestration documents in blob storage, one JSON blob each (`instances/{id}.json`), written
  * only with ETag conditions so two instances never both advance one, and never lose an update.
  * Blob metadata repeats what a listing needs (name, status, times), so
- * the list and purge routes never download a document to filter it. Which orchestrations need
+ * the list and purge routes never download a document to filter it, and what a waiting
+ * caller's watch needs (status, poll times, last read status), so a HEAD answers it without
+ * the input (which may be megabytes). Which orchestrations need
  * the poller is kept apart, in the index (orchestrationIndex.ts). Every call runs within the
  * storage budget (`STORAGE_TIMEOUT_MS`).
  */
 import type { BlobItem, ContainerClient } from '@azure/storage-blob';
 import { GatewayError } from '../errors';
 import { isScopeAllowed } from '../http/scopeGuard';
-import { downloadText } from '../storage/blobText';
+import { downloadText, statusCodeOf } from '../storage/blobText';
 import type { StorageBudget } from '../storage/storageBudget';
 import { nextDeliveryAt } from './outbox';
 import type { OrchestrationState, RuntimeStatus } from './orchestrationState';
@@ -35,6 +37,22 @@ export interface OrchestrationSummary {
   target?: string;
   /** The stored document's size: what reading it (for its input) costs. */
   documentBytes: number;
+}
+
+/**
+ * What a HEAD of a document tells: its version and where it stands. The poll fields are absent
+ * on documents written before they were kept in metadata (a watch then treats a poll as due).
+ */
+export interface StoredStatus {
+  etag: string;
+  runtimeStatus: RuntimeStatus;
+  nextPollAt?: number;
+  claimedUntil?: number;
+  deadlineAt?: number;
+  lastReadStatus?: number;
+  startedBy?: string;
+  /** The upstream path it acts on (its scope); absent when too long for metadata. */
+  target?: string;
 }
 
 export interface SummaryFilter {
@@ -217,6 +235,10 @@ export class OrchestrationStore {
           nextdeliveryat: String(nextDeliveryAt(state.deliveries) ?? ''),
           startedby: state.startedBy ?? '',
           target: targetMetadata(state.input.path),
+          nextpollat: String(state.poll?.nextPollAt ?? ''),
+          claimeduntil: String(state.poll?.claimedUntil ?? ''),
+          deadlineat: String(state.poll?.deadlineAt ?? ''),
+          lastreadstatus: String(state.customStatus?.lastReadStatus ?? ''),
         },
       }),
     );
@@ -234,6 +256,30 @@ export class OrchestrationStore {
     return this.budget.call('read an orchestration', async (abortSignal) => {
       const blob = await downloadText(this.#instance(id), abortSignal);
       return blob && { state: JSON.parse(blob.text) as OrchestrationState, etag: blob.etag };
+    });
+  }
+
+  /** The document's version and status from its properties alone (a HEAD: the body is not read); undefined if there is none. */
+  async readStatus(id: string): Promise<StoredStatus | undefined> {
+    await this.ensureReady();
+    return this.budget.call('read an orchestration\'s status', async (abortSignal) => {
+      try {
+        const properties = await this.#instance(id).getProperties({ abortSignal });
+        const metadata = properties.metadata ?? {};
+        return {
+          etag: properties.etag ?? '',
+          runtimeStatus: (metadata.runtimestatus ?? 'Pending') as RuntimeStatus,
+          nextPollAt: optionalNumber(metadata.nextpollat),
+          claimedUntil: optionalNumber(metadata.claimeduntil),
+          deadlineAt: optionalNumber(metadata.deadlineat),
+          lastReadStatus: optionalNumber(metadata.lastreadstatus),
+          startedBy: metadata.startedby || undefined,
+          target: targetOf(metadata.target),
+        };
+      } catch (error) {
+        if (statusCodeOf(error) === 404) return undefined;
+        throw error;
+      }
     });
   }
 

@@ -1,49 +1,212 @@
 /**
  * `gateway-wait`: hold an answer until the orchestration ends or the wait runs out (Durable
- * Functions' `waitForCompletionOrCreateCheckStatusResponse`). The waiter reads the document
- * from storage, so the poll that ends it may be made by any instance; when a poll is due and
- * the waiter has a reader, it makes the poll itself through the engine, which claims it first,
- * so the upstream is never read sooner than it asked nor twice for one due time.
+ * Functions' `waitForCompletionOrCreateCheckStatusResponse`).
+ *
+ * The waiters on one orchestration in this process share one watch, so a wait costs the same
+ * storage reads whether one caller waits or eighty. The watch reads the document's status with
+ * a HEAD (the blob metadata, see orchestrationStore.ts), never the input, which may be
+ * megabytes; it reads the whole document only for a version a waiter is answered with: the one
+ * it ended in, or the one standing when a wait runs out. The watch reads storage, so the poll
+ * that ends it may be made by any instance; when a poll is due and a waiter has a reader, the
+ * watch makes it through the engine, which claims it first, so the upstream is never read
+ * sooner than it asked nor twice for one due time. A waiter whose caller hung up leaves at
+ * once, and the watch stops when no waiter is left.
  */
 import type { OrchestrationEngine, PollReader } from './orchestrationEngine';
-import { isActive, type OrchestrationState } from './orchestrationState';
+import { activeStatuses, type OrchestrationState } from './orchestrationState';
+import type { OrchestrationStore, StoredState, StoredStatus } from './orchestrationStore';
 
 export interface WaitOptions {
   /** When to stop waiting (ms since the epoch). */
   untilMs: number;
   reader?: PollReader;
-  now: () => number;
-  sleep?: (ms: number) => Promise<void>;
+  /** The caller hung up: the wait ends at once, without another storage read. */
+  signal?: AbortSignal;
 }
 
-/** Shortest and longest pause between two looks at the document. */
+export type WatchedEngine = Pick<OrchestrationEngine, 'advance'> & { store: Pick<OrchestrationStore, 'read' | 'readStatus'> };
+
+/** Shortest and longest pause between two looks at the status. */
 const minPauseMs = 100;
 const maxPauseMs = 1000;
+/** The upstream's answers that say a reader's token cannot pass: its waiter then only watches. */
+const refusedStatuses = [401, 403];
 
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+interface Waiter {
+  untilMs: number;
+  reader?: PollReader;
+  settle(state: OrchestrationState | undefined): void;
+  fail(error: unknown): void;
+}
 
-/**
- * The document when it ended, or as it was when the wait ran out; undefined if there is none.
- * The polls it makes get only the time left; and once the upstream refuses the reader's token
- * (401/403), the waiter only watches, rather than reading again with a token that cannot pass.
- */
-export async function waitForEnd(engine: Pick<OrchestrationEngine, 'get' | 'advance'>, id: string, options: WaitOptions): Promise<OrchestrationState | undefined> {
-  const sleep = options.sleep ?? defaultSleep;
-  let reader = options.reader;
-  for (;;) {
-    const state = await engine.get(id);
-    if (!state || !isActive(state)) return state;
-    const now = options.now();
-    const remainingMs = options.untilMs - now;
-    if (remainingMs <= 0) return state;
-    if (reader && (await engine.advance(id, reader, options.untilMs))) {
-      const after = await engine.get(id);
-      if (after && isActive(after) && [401, 403].includes(after.customStatus?.lastReadStatus ?? 0)) reader = undefined;
-      continue;
+/** The one watch of one orchestration, while any waiter is on it. */
+class Watch {
+  readonly waiters = new Set<Waiter>();
+  /** The last document read, for every waiter answered with that version. */
+  #document: { etag: string; read: Promise<StoredState | undefined> } | undefined;
+  /** Readers whose poll the engine declined at a version: not asked again until it changes. */
+  readonly #declined = new Map<string, string>();
+  /** The token of the last poll made, to tell whether the upstream refused it. */
+  #lastPollToken: string | undefined;
+  #sleep: { wakeAt: number; timer?: NodeJS.Timeout; wake: () => void } | undefined;
+
+  constructor(
+    private readonly id: string,
+    private readonly engine: WatchedEngine,
+    private readonly now: () => number,
+    /** Called as the last waiter leaves, in the same turn, so no new waiter joins a watch that has stopped. */
+    private readonly onIdle: () => void,
+  ) {}
+
+  add(waiter: Waiter): void {
+    this.waiters.add(waiter);
+    // A wait shorter than the current pause moves the next look forward (no read now).
+    if (this.#sleep && waiter.untilMs < this.#sleep.wakeAt) this.#pauseUntil(Math.max(this.now() + minPauseMs, waiter.untilMs));
+  }
+
+  remove(waiter: Waiter): void {
+    this.waiters.delete(waiter);
+    if (this.waiters.size === 0) this.#sleep?.wake();
+  }
+
+  /** The last document read, without reading: for a waiter whose caller hung up. */
+  async lastRead(): Promise<OrchestrationState | undefined> {
+    return (await this.#document?.read.catch(() => undefined))?.state;
+  }
+
+  async run(): Promise<void> {
+    try {
+      while (this.waiters.size > 0) await this.#turn();
+    } catch (error) {
+      for (const waiter of this.waiters) waiter.fail(error);
+      this.waiters.clear();
+    } finally {
+      this.onIdle();
+    }
+  }
+
+  async #turn(): Promise<void> {
+    const status = await this.engine.store.readStatus(this.id);
+    // Every caller may have hung up while the status was read: nothing more is read for them.
+    if (this.waiters.size === 0) return;
+    if (!status) return this.#settle([...this.waiters], undefined);
+    if (!activeStatuses.includes(status.runtimeStatus)) return this.#settle([...this.waiters], await this.#documentAt(status.etag));
+    this.#dropRefusedReader(status);
+    const now = this.now();
+    // Waits ending within the shortest pause are answered with this look, not one look each.
+    const expired = [...this.waiters].filter((waiter) => waiter.untilMs <= now + minPauseMs);
+    if (expired.length > 0) this.#settle(expired, await this.#documentAt(status.etag));
+    if (this.waiters.size === 0) return;
+    const poller = this.#pollerFor(status, now);
+    if (poller?.reader) {
+      this.#lastPollToken = poller.reader.token;
+      if (!(await this.engine.advance(this.id, poller.reader, poller.untilMs))) this.#declined.set(poller.reader.token, status.etag);
+      return;
     }
     // Until the poll falls due, sleep to it; once due (another instance may hold it), look often.
-    const untilPollMs = (state.poll?.nextPollAt ?? now) - now;
+    const untilPollMs = (status.nextPollAt ?? now) - now;
     const pauseMs = Math.min(maxPauseMs, Math.max(minPauseMs, untilPollMs > 0 ? untilPollMs : minPauseMs * 3));
-    await sleep(Math.min(pauseMs, remainingMs));
+    const firstEndMs = Math.min(...[...this.waiters].map((waiter) => waiter.untilMs));
+    await new Promise<void>((resolve) => {
+      this.#sleep = { wakeAt: Infinity, wake: resolve };
+      this.#pauseUntil(Math.max(now + minPauseMs, Math.min(now + pauseMs, firstEndMs)));
+    });
+    this.#sleep = undefined;
+  }
+
+  #pauseUntil(wakeAt: number): void {
+    const sleep = this.#sleep!;
+    clearTimeout(sleep.timer);
+    sleep.wakeAt = wakeAt;
+    sleep.timer = setTimeout(sleep.wake, Math.max(0, wakeAt - this.now()));
+  }
+
+  /** Once the upstream refused a token, its waiters only watch rather than read with it again. */
+  #dropRefusedReader(status: StoredStatus): void {
+    const token = this.#lastPollToken;
+    this.#lastPollToken = undefined;
+    if (token === undefined || !refusedStatuses.includes(status.lastReadStatus ?? 0)) return;
+    for (const waiter of this.waiters) if (waiter.reader?.token === token) waiter.reader = undefined;
+  }
+
+  /**
+   * The waiter whose reader makes a due poll: the one with the most time left, since the poll
+   * gets only the time its wait has. A document from before the poll times were kept in its
+   * metadata counts as due: the engine reads it and decides, once per version.
+   */
+  #pollerFor(status: StoredStatus, now: number): Waiter | undefined {
+    const pastDeadline = status.deadlineAt !== undefined && status.deadlineAt <= now;
+    const pollDue = (status.nextPollAt ?? 0) <= now && (status.claimedUntil ?? 0) <= now;
+    if (status.runtimeStatus === 'Running' && !pastDeadline && !pollDue) return undefined;
+    const candidates = [...this.waiters].filter((waiter) => waiter.reader && this.#declined.get(waiter.reader.token) !== status.etag);
+    return candidates.sort((a, b) => b.untilMs - a.untilMs)[0];
+  }
+
+  /** The document at `etag` (or newer), read once for every waiter answered with it. */
+  async #documentAt(etag: string): Promise<OrchestrationState | undefined> {
+    if (this.#document?.etag !== etag) this.#document = { etag, read: this.engine.store.read(this.id) };
+    return (await this.#document.read)?.state;
+  }
+
+  #settle(waiters: Waiter[], state: OrchestrationState | undefined): void {
+    for (const waiter of waiters) {
+      this.waiters.delete(waiter);
+      waiter.settle(state);
+    }
+  }
+}
+
+/** The watches of this process, one per orchestration with waiters. */
+export class OrchestrationWatches {
+  readonly #watches = new Map<string, Watch>();
+
+  constructor(
+    private readonly engine: WatchedEngine,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** How many orchestrations are watched now. */
+  get watched(): number {
+    return this.#watches.size;
+  }
+
+  /**
+   * The document when it ended, or as it was when the wait ran out; undefined if there is none.
+   * A wait whose caller hung up ends with the last document the watch read (or undefined).
+   */
+  wait(id: string, options: WaitOptions): Promise<OrchestrationState | undefined> {
+    const { signal } = options;
+    const existing = this.#watches.get(id);
+    if (signal?.aborted) return existing?.lastRead() ?? Promise.resolve(undefined);
+    const watch = existing ?? this.#startWatch(id);
+    return new Promise<OrchestrationState | undefined>((resolve, reject) => {
+      const onAbort = () => {
+        watch.remove(waiter);
+        void watch.lastRead().then(resolve);
+      };
+      const waiter: Waiter = {
+        untilMs: options.untilMs,
+        reader: options.reader,
+        settle: (state) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(state);
+        },
+        fail: (error) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      watch.add(waiter);
+      if (!existing) void watch.run();
+    });
+  }
+
+  #startWatch(id: string): Watch {
+    const watch: Watch = new Watch(id, this.engine, this.now, () => {
+      if (this.#watches.get(id) === watch) this.#watches.delete(id);
+    });
+    this.#watches.set(id, watch);
+    return watch;
   }
 }

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type StartRequest } from '../../src/orchestration/orchestrationEngine';
 import type { OrchestrationState } from '../../src/orchestration/orchestrationState';
-import { waitForEnd } from '../../src/orchestration/orchestrationWaiter';
+import { OrchestrationWatches } from '../../src/orchestration/orchestrationWaiter';
 import { ended } from '../../src/orchestration/transitions';
 import type { UpstreamResponse } from '../../src/upstream/upstreamClient';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
@@ -277,7 +277,7 @@ describe('waiting', () => {
       }
     })();
     // The waiter polls too when a poll falls due: the claim decides which instance makes it.
-    const ended = await waitForEnd(waiter, outcome.state.id, { untilMs: Date.now() + 20_000, reader: { token }, now: Date.now });
+    const ended = await new OrchestrationWatches(waiter).wait(outcome.state.id, { untilMs: Date.now() + 20_000, reader: { token } });
     done = true;
     await polling;
     expect(ended).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { name: 'waited' } } });
@@ -290,7 +290,7 @@ describe('waiting', () => {
     const alone = makeEngine(Date.now);
     const start = groupStart('alone');
     const outcome = await alone.start(start, sendFor(start));
-    const ended = await waitForEnd(alone, outcome.state.id, { untilMs: Date.now() + 20_000, reader: { token }, now: Date.now });
+    const ended = await new OrchestrationWatches(alone).wait(outcome.state.id, { untilMs: Date.now() + 20_000, reader: { token } });
     expect(ended).toMatchObject({ runtimeStatus: 'Completed' });
     expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(2);
   }, 30_000);
@@ -300,7 +300,7 @@ describe('waiting', () => {
     const start = groupStart('refused-wait');
     const outcome = await engine.start(start, sendFor(start));
     const startedAt = Date.now();
-    const state = await waitForEnd(engine, outcome.state.id, { untilMs: startedAt + 3000, reader: { token: 'refused-token' }, now: Date.now });
+    const state = await new OrchestrationWatches(engine).wait(outcome.state.id, { untilMs: startedAt + 3000, reader: { token: 'refused-token' } });
     expect(state).toMatchObject({ runtimeStatus: 'Running', customStatus: { lastReadStatus: 401 } });
     expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(1);
     expect(Date.now() - startedAt).toBeLessThan(3000 + 1500);
@@ -312,7 +312,7 @@ describe('waiting', () => {
     const outcome = await engine.start(start, sendFor(start));
     emulator.script({ kind: 'delay', delayMs: 8000, pathPattern: 'operationResults' });
     const startedAt = Date.now();
-    await waitForEnd(engine, outcome.state.id, { untilMs: startedAt + 2500, reader: { token }, now: Date.now });
+    await new OrchestrationWatches(engine).wait(outcome.state.id, { untilMs: startedAt + 2500, reader: { token } });
     // The read that would have taken 8 s was cut at the end of the wait.
     expect(Date.now() - startedAt).toBeLessThan(2500 + 1500);
   });
@@ -322,7 +322,7 @@ describe('waiting', () => {
     const start = groupStart('watched');
     const outcome = await watcher.start(start, sendFor(start));
     const startedAt = Date.now();
-    const notYet = await waitForEnd(watcher, outcome.state.id, { untilMs: startedAt + 1500, now: Date.now });
+    const notYet = await new OrchestrationWatches(watcher).wait(outcome.state.id, { untilMs: startedAt + 1500 });
     expect(notYet?.runtimeStatus).toBe('Running');
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1400);
     expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(0);

@@ -93,8 +93,12 @@ function collectTimers(functions: readonly RegisteredFunction[]): TimerFunction[
     .map(({ fn, trigger: [triggerName, binding] }) => ({ fn, triggerName, schedule: String(binding.schedule), runOnStartup: binding.runOnStartup === true }));
 }
 
-/** Runs one invocation through the programming model, as the worker does. */
-async function invoke(fn: RegisteredFunction, triggerName: string, data: Record<string, unknown>): Promise<unknown> {
+/**
+ * Runs one invocation through the programming model, as the worker does. `callerGone` becomes
+ * the HTTP request's `signal` (a Fetch request's name for it), aborted when the caller hangs up,
+ * so a held answer (`gateway-wait`) can end then.
+ */
+async function invoke(fn: RegisteredFunction, triggerName: string, data: Record<string, unknown>, callerGone?: AbortSignal): Promise<unknown> {
   const model = getProgrammingModel();
   if (!model) throw new Error('No programming model was registered: was @azure/functions loaded through this host?');
   const invocationId = randomUUID();
@@ -107,6 +111,7 @@ async function invoke(fn: RegisteredFunction, triggerName: string, data: Record<
   };
   const invocation = model.getInvocationModel(coreContext);
   const { context, inputs } = await invocation.getArguments();
+  if (callerGone && typeof inputs[0] === 'object' && inputs[0] !== null) Object.defineProperty(inputs[0], 'signal', { value: callerGone });
   const result = await invocation.invokeFunction(context, inputs, fn.callback);
   const response = await invocation.getResponse(context, result);
   return response.returnValue;
@@ -262,9 +267,13 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
       params: params!,
       body: { bytes: body },
     };
+    const callerGone = new AbortController();
+    response.on('close', () => {
+      if (!response.writableFinished) callerGone.abort();
+    });
     let returned: { http?: RpcHttpResponse } | undefined;
     try {
-      returned = (await invoke(route.fn, route.triggerName, { http })) as { http?: RpcHttpResponse } | undefined;
+      returned = (await invoke(route.fn, route.triggerName, { http }, callerGone.signal)) as { http?: RpcHttpResponse } | undefined;
     } catch (error) {
       log('error', 'system', `Function "${route.fn.metadata.name}" failed: ${(error as Error).message}`);
       return hostError(response, 500, 'InternalError', 'The function failed.');

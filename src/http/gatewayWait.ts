@@ -1,0 +1,35 @@
+/**
+ * A caller's `gateway-wait`, as the routes hold it: within the caller's and the instance's
+ * bounds on held waits (see waitSlots.ts), on the orchestration's shared watch (see
+ * orchestrationWaiter.ts), and no longer than the caller is there to hear the answer.
+ */
+import type { HttpRequest } from '@azure/functions';
+import type { OrchestrationState } from '../orchestration/orchestrationState';
+import type { Services } from '../services';
+import type { CallerIdentity } from './caller';
+import { waitReaderOf } from './pollReader';
+
+/**
+ * The signal that the caller hung up, where the host gives one: a Fetch request's `signal`.
+ * The local host sets it on the requests it invokes with; where the host gives none, a wait
+ * runs to its end (its watch costs no more for it) and then frees its slot.
+ */
+export function callerGoneSignalOf(request: HttpRequest): AbortSignal | undefined {
+  const { signal } = request as HttpRequest & { signal?: Partial<AbortSignal> };
+  return signal && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function' ? (signal as AbortSignal) : undefined;
+}
+
+/** Takes one of the held waits the caller and the instance may have, or throws 429 `TooManyWaits`; call the result once done. */
+export function takeWaitSlot(services: Services, caller: CallerIdentity, untilMs: number): () => void {
+  return services.waits.slots.take(caller.primary, untilMs, services.now());
+}
+
+/** The orchestration when it ended, or as it stood when the wait ran out (or the caller left). */
+export async function waitForEnd(
+  services: Services,
+  id: string,
+  wait: { untilMs: number; authorization?: string; signal?: AbortSignal },
+): Promise<OrchestrationState | undefined> {
+  const reader = await waitReaderOf(services, wait.authorization);
+  return services.waits.watches.wait(id, { untilMs: wait.untilMs, reader, signal: wait.signal });
+}
