@@ -90,6 +90,7 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
     retentionMs: config.ORCHESTRATION_RETENTION_HOURS * 3600_000,
     outbox: { ...defaultOrchestrationSettings.outbox, maxAttempts: config.NOTIFY_MAX_ATTEMPTS },
     notifyUrl: config.NOTIFY_URL,
+    allowedOrigins: config.NOTIFY_ALLOWED_ORIGINS,
     purgeBatch: config.ORCHESTRATION_PURGE_BATCH,
     janitorIntervalMs: minutes(config.ORCHESTRATION_JANITOR_MINUTES),
   };

@@ -21,7 +21,7 @@ import { endEventType, type CloudEvent, type NotificationSender } from './notifi
 import { expiryMarkerName, OrchestrationIndex, type ActiveEntry, type KeySchedule } from './orchestrationIndex';
 import { isActive, type OrchestrationState } from './orchestrationState';
 import { OrchestrationStore, type StoredState, type SummaryFilter, type SummaryPage, type SummaryQuery } from './orchestrationStore';
-import { afterAttempt, claimDeliveries, dueDeliveries, nextDeliveryAt, type DeliveryOutcome, type OutboxPolicy } from './outbox';
+import { afterAttempt, claimDeliveries, droppedDelivery, droppedReason, dueDeliveries, isTargetAllowed, nextDeliveryAt, type DeliveryOutcome, type OutboxPolicy } from './outbox';
 import { endEventData } from './statusDocument';
 import { afterRead, claimed, ended, running, scheduleOf, type Ending, type ReadOutcome } from './transitions';
 
@@ -47,6 +47,8 @@ export interface OrchestrationSettings {
   outbox: OutboxPolicy;
   /** Told of every orchestration's end (`NOTIFY_URL`). */
   notifyUrl?: string;
+  /** The origins `x-gateway-notify` may name (`NOTIFY_ALLOWED_ORIGINS`), checked again at every delivery. */
+  allowedOrigins: readonly string[];
   /** Most orchestrations one sweep purges, and the time a sweep may give purging and the janitor. */
   purgeBatch: number;
   housekeepingBudgetMs: number;
@@ -66,6 +68,7 @@ export const defaultOrchestrationSettings: OrchestrationSettings = {
   startWritesMs: 30_000,
   deliveryBatch: 100,
   maxNotifyTargets: 10,
+  allowedOrigins: [],
   outbox: { maxAttempts: 8, firstRetryMs: 5000, maxRetryMs: 10 * 60_000, claimMs: 60_000 },
   purgeBatch: 500,
   housekeepingBudgetMs: 5000,
@@ -590,13 +593,16 @@ export class OrchestrationEngine {
       await (next === undefined ? index.clearOutbox(id) : index.markOutbox(id, next));
       return 0;
     }
+    const refused = new Set(due.filter((delivery) => !isTargetAllowed(delivery.target, settings.allowedOrigins, settings.notifyUrl)).map((delivery) => delivery.eventId));
+    const sent = due.filter((delivery) => !refused.has(delivery.eventId));
     const eventIds = new Set(due.map((delivery) => delivery.eventId));
-    const claimedState = { ...stored.state, deliveries: claimDeliveries(stored.state.deliveries ?? [], eventIds, now + settings.outbox.claimMs) };
+    const claims = claimDeliveries(stored.state.deliveries ?? [], new Set(sent.map((delivery) => delivery.eventId)), now + settings.outbox.claimMs);
+    const claimedState = { ...stored.state, deliveries: claims.map((delivery) => (refused.has(delivery.eventId) ? droppedDelivery(delivery, droppedReason) : delivery)) };
     const etag = await store.replace(claimedState, stored.etag);
     if (etag === undefined) return 0;
     const outcomes = new Map<string, DeliveryOutcome>();
     await Promise.all(
-      due.map(async (delivery) => {
+      sent.map(async (delivery) => {
         const outcome: DeliveryOutcome = notifier
           ? await notifier.send(delivery.target, this.#endEvent(stored.state, delivery.eventId))
           : { delivered: false, retriable: false, error: 'notifications are not configured (NOTIFY_SIGNING_SECRET)' };
@@ -616,7 +622,7 @@ export class OrchestrationEngine {
     }
     const next = nextDeliveryAt(after.state.deliveries);
     await (next === undefined ? index.clearOutbox(id) : index.markOutbox(id, next));
-    return due.length;
+    return sent.length;
   }
 
   // ---- The poller's run -----------------------------------------------------------------

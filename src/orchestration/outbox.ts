@@ -11,13 +11,14 @@ export interface Delivery {
   target: string;
   /** The CloudEvent id, the same on every attempt (Standard Webhooks' `webhook-id`). */
   eventId: string;
-  state: 'pending' | 'delivered' | 'failed';
+  /** `dropped`: given up without an attempt, its origin no longer allowed (see `droppedDelivery`). */
+  state: 'pending' | 'delivered' | 'failed' | 'dropped';
   attempts: number;
   /** When the next attempt may be made (ms since the epoch), while pending. */
   nextAttemptAt?: number;
   /** Until when an instance holds the attempt in flight. */
   claimedUntil?: number;
-  /** What the last failed attempt met: `HTTP 503`, `timeout`, `ECONNREFUSED`. */
+  /** What the last failed attempt met (`HTTP 503`, `timeout`, `ECONNREFUSED`), or why it was dropped. */
   lastError?: string;
   deliveredAt?: string;
 }
@@ -62,6 +63,25 @@ export function afterAttempt(delivery: Delivery, outcome: DeliveryOutcome, now: 
   if (!outcome.retriable || attempts >= policy.maxAttempts) return { ...rest, state: 'failed', attempts, nextAttemptAt: undefined, lastError: error };
   const wait = Math.min(policy.maxRetryMs, policy.firstRetryMs * 2 ** (attempts - 1));
   return { ...rest, attempts, nextAttemptAt: now + wait, lastError: error };
+}
+
+/** Why a delivery is dropped when its origin left the allow-list after its orchestration started. */
+export const droppedReason = 'origin no longer allowed';
+
+/**
+ * Whether a delivery may still go to `target`: its origin is one the deployment allows now
+ * (`NOTIFY_ALLOWED_ORIGINS`, or `NOTIFY_URL`'s, which the operator set). An origin removed
+ * from the list is revoked for deliveries already opened too, not only for new starts.
+ */
+export function isTargetAllowed(target: string, allowedOrigins: readonly string[], notifyUrl: string | undefined): boolean {
+  const origin = new URL(target).origin;
+  return allowedOrigins.includes(origin) || (notifyUrl !== undefined && new URL(notifyUrl).origin === origin);
+}
+
+/** A delivery given up without an attempt (nothing is sent), saying why. */
+export function droppedDelivery(delivery: Delivery, reason: string): Delivery {
+  const { claimedUntil: _released, ...rest } = delivery;
+  return { ...rest, state: 'dropped', nextAttemptAt: undefined, lastError: reason };
 }
 
 /** What a status document shows of a delivery: its state, never the target's path or query. */

@@ -22,9 +22,11 @@ const appBase = 'https://gw.contoso.test/api';
 let azurite: RunningAzurite;
 let clock = Date.parse('2026-06-01T00:00:00Z');
 const receivers: WebhookReceiver[] = [];
+/** NOTIFY_ALLOWED_ORIGINS of the engines below: every receiver a test starts (see `receiver`). */
+const allowedOrigins: string[] = [];
 const logs: string[] = [];
 
-function makeEngine(container: string, options: { notifyUrl?: string; timeoutMs?: number; maxAttempts?: number } = {}): OrchestrationEngine {
+function makeEngine(container: string, options: { notifyUrl?: string; timeoutMs?: number; maxAttempts?: number; allowedOrigins?: string[] } = {}): OrchestrationEngine {
   return engineOnContainer(BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient(container), {
     storageTimeoutMs: 5000,
     upstream: new UpstreamClient({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 1000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
@@ -32,6 +34,7 @@ function makeEngine(container: string, options: { notifyUrl?: string; timeoutMs?
     settings: {
       ...defaultOrchestrationSettings,
       notifyUrl: options.notifyUrl,
+      allowedOrigins: options.allowedOrigins ?? allowedOrigins,
       outbox: { maxAttempts: options.maxAttempts ?? 8, firstRetryMs: 1000, maxRetryMs: 60_000, claimMs: 5000 },
     },
     now: () => clock,
@@ -52,6 +55,7 @@ const finishedAtOnce = async (): Promise<UpstreamResponse> => ({ status: 200, he
 async function receiver(reply?: (attempt: number) => ScriptedReply): Promise<WebhookReceiver> {
   const started = await startWebhookReceiver(secret, reply);
   receivers.push(started);
+  allowedOrigins.push(started.origin);
   return started;
 }
 
@@ -173,6 +177,37 @@ it('delivers after a crash between the end and the delivery, and after one in th
   expect((await other.get(ended.state.id))?.deliveries).toMatchObject([{ state: 'delivered' }]);
 });
 
+it('drops a delivery whose origin left NOTIFY_ALLOWED_ORIGINS after the start, and shows it dropped', async () => {
+  const container = `n${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+  const removed = await receiver((attempt) => ({ status: attempt === 1 ? 503 : 204 }));
+  const operator = await receiver();
+  const before = makeEngine(container, { notifyUrl: operator.url });
+  const fresh = await before.start(groupStart([removed.url]), finishedAtOnce);
+  const retried = await before.start(groupStart([removed.url]), finishedAtOnce);
+  // One delivery was attempted once (503, a retry pending); the other not yet.
+  await before.deliver(retried.state.id);
+  expect(removed.deliveries).toHaveLength(1);
+
+  // The operator removes the origin and the app restarts with the new setting (NOTIFY_URL's origin
+  // needs no entry: the operator named it).
+  const after = makeEngine(container, { notifyUrl: operator.url, allowedOrigins: [] });
+  clock += 60_000;
+  await after.sweep(undefined);
+  clock += 60_000;
+  await after.sweep(undefined);
+  expect(removed.deliveries).toHaveLength(1);
+  expect(operator.deliveries).toHaveLength(2);
+  for (const [outcome, attempts] of [[fresh, 0], [retried, 1]] as const) {
+    const notifications = statusDocument((await after.get(outcome.state.id))!, appBase).notifications;
+    expect(notifications).toEqual([
+      expect.objectContaining({ targetOrigin: removed.origin, state: 'dropped', attempts, nextAttemptTime: null, lastError: 'origin no longer allowed' }),
+      expect.objectContaining({ targetOrigin: operator.origin, state: 'delivered' }),
+    ]);
+    // Dropped is final: nothing is left to deliver, so it may be purged.
+    expect(await after.purge(outcome.state.id)).toBe('purged');
+  }
+});
+
 it('never sends a token, and never goes where a redirect points', async () => {
   const hits: string[] = [];
   const elsewhere: Server = createServer((request, response) => {
@@ -204,7 +239,7 @@ describe('bounds', () => {
       storageTimeoutMs: 5000,
       upstream: new UpstreamClient({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 1000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
       notifier: new NotificationSender({ signingSecret: secret, timeoutMs: 800 }),
-      settings: { ...defaultOrchestrationSettings, concurrency: 4, housekeepingBudgetMs: 300 },
+      settings: { ...defaultOrchestrationSettings, allowedOrigins, concurrency: 4, housekeepingBudgetMs: 300 },
       // The budget is time: this engine reads the real clock.
       now: Date.now,
       log: () => undefined,

@@ -1,5 +1,5 @@
 /** The outbox rules as tables: what is due, and what one attempt leads to. */
-import { afterAttempt, deliveryView, dueDeliveries, nextDeliveryAt, openOutbox, type Delivery, type DeliveryOutcome } from '../../../src/orchestration/outbox';
+import { afterAttempt, deliveryView, droppedDelivery, dueDeliveries, isTargetAllowed, nextDeliveryAt, openOutbox, type Delivery, type DeliveryOutcome } from '../../../src/orchestration/outbox';
 
 const policy = { maxAttempts: 4, firstRetryMs: 1000, maxRetryMs: 3000, claimMs: 500 };
 const now = 1_000_000;
@@ -64,5 +64,23 @@ it('shows a delivery by its target origin only: a webhook URL often carries a se
     nextAttemptTime: new Date(now).toISOString(),
     lastError: 'HTTP 503',
     deliveredTime: null,
+  });
+});
+
+describe('isTargetAllowed and droppedDelivery', () => {
+  it.each<[string, string[], string | undefined, boolean]>([
+    ['an allowed origin', ['https://hooks.example.com'], undefined, true],
+    ['an origin removed from the list', ['https://other.example.com'], undefined, false],
+    ['the same host on another port', ['https://hooks.example.com:8443'], undefined, false],
+    ["NOTIFY_URL's origin, listed or not", [], 'https://hooks.example.com/ops?key=k2', true],
+  ])('%s', (_title, allowed, notifyUrl, expected) => {
+    expect(isTargetAllowed(pending().target, allowed, notifyUrl)).toBe(expected);
+  });
+
+  it('drops without an attempt, final, saying why', () => {
+    const dropped = droppedDelivery(pending({ attempts: 1, claimedUntil: now + 500 }), 'origin no longer allowed');
+    expect(dropped).toEqual({ target: pending().target, eventId: 'e1', state: 'dropped', attempts: 1, nextAttemptAt: undefined, lastError: 'origin no longer allowed' });
+    expect(nextDeliveryAt([dropped])).toBeUndefined();
+    expect(deliveryView(dropped)).toMatchObject({ state: 'dropped', nextAttemptTime: null, lastError: 'origin no longer allowed' });
   });
 });
