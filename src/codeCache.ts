@@ -7,8 +7,8 @@
  * not, and its runtime caches (v8-compile-cache) write to a temporary folder on first run, which
  * a new serverless instance never has.
  *
- * V8 ignores a cache made by another V8 or with other flags (a worker started with
- * --max-old-space-size, say), but of the source it checks only the length, and of the cache's own
+ * V8 ignores a cache made by another V8 or with other flags (before Node 24, a worker started
+ * with --max-old-space-size, say; Node 24's V8 leaves heap sizes out of that check), but of the source it checks only the length, and of the cache's own
  * bytes nothing in a release build: a cache left beside a changed file of the same length would
  * run the old code, and a damaged one can crash the process. So the cache file is sealed: it
  * starts with the SHA-256 of the source it was made for and of its V8 bytes, and is handed to V8

@@ -60,7 +60,7 @@ it('holds host.json, a package.json naming the bundle, and the bundle\'s folder:
   expect(loadedLater).toEqual(expect.arrayContaining(['dist/functions/azure-identity.js', 'dist/functions/azure-storage-blob.js']));
   expect(entryNames).toEqual(expect.arrayContaining(loadedLater));
   const manifest = JSON.parse(readFileSync(join(appFolder, 'package.json'), 'utf8')) as Record<string, unknown>;
-  expect(manifest).toMatchObject({ main: 'dist/functions/index.js', engines: { node: '>=20' } });
+  expect(manifest).toMatchObject({ main: 'dist/functions/index.js', engines: { node: '^22 || ^24' } });
   expect(manifest).not.toHaveProperty('dependencies');
   expect(manifest).not.toHaveProperty('scripts');
   expect(readFileSync(join(appFolder, 'host.json'), 'utf8')).toBe(readFileSync(join(repositoryRoot, 'host.json'), 'utf8'));
