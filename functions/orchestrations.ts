@@ -5,7 +5,6 @@
  * src/orchestration.
  */
 import { app } from '@azure/functions';
-import { Cron } from 'croner';
 import { appRoutes, registrationOf } from '../src/appRoutes';
 import { getConfig } from '../src/config';
 import { GatewayError } from '../src/errors';
@@ -22,6 +21,7 @@ import type { SummaryFilter } from '../src/orchestration/orchestrationStore';
 import { waitForEnd } from '../src/orchestration/orchestrationWaiter';
 import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
 import { getServices } from '../src/services';
+import { msUntilNextRun } from '../src/timerSchedule';
 
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How much of the store one list or purge request may read, and for how long. */
@@ -155,7 +155,7 @@ app.timer('orchestrationPoller', {
     const token = services.tokens.mode === 'passthrough' ? undefined : await services.tokens.getToken({ upstream: 'management' });
     // Polls due within the lookahead are made in this run (see sweep). Waiting is billed
     // execution time, so it is a setting, and a margin keeps the run shorter than the period.
-    const untilNextRunMs = new Cron(services.config.ORCHESTRATION_POLL_SCHEDULE, { paused: true }).msToNext() ?? 0;
+    const untilNextRunMs = msUntilNextRun(services.config.ORCHESTRATION_POLL_SCHEDULE);
     const lookaheadMs = Math.max(0, Math.min(untilNextRunMs - 300, services.config.LRO_POLL_LOOKAHEAD_SECONDS * 1000));
     const result = await services.orchestrations.sweep(token, lookaheadMs);
     context.log(JSON.stringify({ event: 'sweep', ...result }));

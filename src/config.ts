@@ -2,11 +2,11 @@
  * App settings, parsed once with zod.
  * A bad value stops start-up with one message naming every bad setting and what it accepts.
  */
-import { Cron } from 'croner';
 import { z } from 'zod';
 import { accessClasses } from './access/accessPolicy';
 import { appRoutes } from './appRoutes';
 import { operations } from './spec/catalogue';
+import { parseTimerSchedule } from './timerSchedule';
 
 /** Why `text` is not a plain absolute http(s) base URL, or undefined when it is one. */
 export function baseUrlProblem(text: string): string | undefined {
@@ -75,16 +75,14 @@ const jsonText = <T extends z.ZodType>(schema: T, example: string) =>
     }
   }).pipe(schema);
 
-const ncrontab = z.string().refine((expression) => {
-  // NCRONTAB has six fields, the first being seconds; croner reads that form as it is.
-  if (expression.trim().split(/\s+/).length !== 6) return false;
+/** A timer schedule the Functions host accepts (src/timerSchedule.ts); anything else fails at start-up. */
+const timerSchedule = z.string().superRefine((text, ctx) => {
   try {
-    new Cron(expression, { paused: true });
-    return true;
-  } catch {
-    return false;
+    parseTimerSchedule(text);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
   }
-}, 'must be an NCRONTAB expression of six fields ({second} {minute} {hour} {day} {month} {day-of-week})');
+});
 
 const integerText = (min: number, max: number) =>
   z.coerce.number().int().min(min).max(max);
@@ -168,8 +166,8 @@ const settingsSchema = z.object({
     .default('UseDevelopmentStorage=true'),
   STORAGE_TIMEOUT_MS: integerText(100, 120_000).default(10_000),
   CERT_ENVIRONMENTS: jsonText(z.array(certificateEnvironment), '[{"projectId":1,"environmentId":"<guid>"}]').default([]),
-  CERT_REFRESH_SCHEDULE: ncrontab.default('0 0 */6 * * *'),
-  ORCHESTRATION_POLL_SCHEDULE: ncrontab.default('*/10 * * * * *'),
+  CERT_REFRESH_SCHEDULE: timerSchedule.default('0 0 */6 * * *'),
+  ORCHESTRATION_POLL_SCHEDULE: timerSchedule.default('*/10 * * * * *'),
   UPSTREAM_TIMEOUT_MS: integerText(100, 600_000).default(60_000),
   UPSTREAM_MAX_RETRIES: integerText(0, 10).default(3),
   MAX_REQUEST_BODY_BYTES: integerText(1024, 100 * 1024 * 1024).default(4 * 1024 * 1024),
