@@ -30,13 +30,15 @@ export interface AppProcessOptions {
   /** The folder to run in; by default a new empty one, removed when the process ends. */
   cwd?: string;
   timeoutMs?: number;
+  /** The Node executable to run it with; by default the one running the tests. */
+  node?: string;
 }
 
 const startScript = resolve(__dirname, '..', '..', 'dist', 'tools', 'start.js');
 
 function spawnStart(env: Record<string, string>, options: AppProcessOptions) {
   const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), 'gateway-app-'));
-  const child = spawn(process.execPath, [startScript, ...(options.args ?? [])], {
+  const child = spawn(options.node ?? process.execPath, [startScript, ...(options.args ?? [])], {
     env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
