@@ -5,7 +5,6 @@
  * src/orchestration.
  */
 import { app, type InvocationContext } from '@azure/functions';
-import { Cron } from 'croner';
 import { appRoutes, registrationOf } from '../src/appRoutes';
 import { getConfig } from '../src/config';
 import { GatewayError } from '../src/errors';
@@ -22,6 +21,7 @@ import type { OrchestrationState } from '../src/orchestration/orchestrationState
 import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
 import { sweepLogLine } from '../src/orchestration/sweepLog';
 import { getServices } from '../src/services';
+import { msUntilNextRun, periodAt } from '../src/timerSchedule';
 import { tokenFailureMessage } from '../src/upstream/tokenFailure';
 
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -190,12 +190,10 @@ app.timer('orchestrationPoller', {
     const token = services.tokens.mode === 'passthrough' ? undefined : await pollerToken(services, context);
     // Polls due within the lookahead are made in this run (see sweep). Waiting is billed
     // execution time, so it is a setting, and a margin keeps the run shorter than the period.
-    const schedule = new Cron(services.config.ORCHESTRATION_POLL_SCHEDULE, { paused: true });
-    const untilNextRunMs = schedule.msToNext() ?? 0;
+    const untilNextRunMs = msUntilNextRun(services.config.ORCHESTRATION_POLL_SCHEDULE);
     const lookaheadMs = Math.max(0, Math.min(untilNextRunMs - 300, services.config.LRO_POLL_LOOKAHEAD_SECONDS * 1000));
     const result = await services.orchestrations.sweep(token, lookaheadMs);
-    const [next, after] = schedule.nextRuns(2);
-    const periodMs = next && after ? after.getTime() - next.getTime() : Number.POSITIVE_INFINITY;
+    const periodMs = periodAt(services.config.ORCHESTRATION_POLL_SCHEDULE);
     const line = sweepLogLine(result, { periodMs, level: services.config.LOG_LEVEL });
     if (line) context.log(line);
   },

@@ -3,12 +3,15 @@
  * a cold start otherwise spends about half its load of the app compiling it. The
  * cache is made by tools/build.mjs, which loads the app once and keeps what V8 compiled then
  * (top-level code and the registration it runs), so a cold start neither parses nor compiles
- * those functions again. Node 22 does this itself (module.enableCompileCache); Node 20 does
- * not, and its runtime caches (v8-compile-cache) write to a temporary folder on first run, which
- * a new serverless instance never has.
+ * those functions again. Node 20 has no cache of its own, and runtime caches (v8-compile-cache)
+ * write to a temporary folder on first run, which a new serverless instance never has. Node 22
+ * and 24 have module.enableCompileCache, but it keys its entries by the file's absolute path and
+ * makes them when a file is compiled, before its functions ran: in the bench (`npm run bench --
+ * startup`) the bundle loads 1.06-1.64 times slower with it than with this cache on Node 22,
+ * 1.14-1.36 on Node 24, so this one stays on every version.
  *
- * V8 ignores a cache made by another V8 or with other flags (a worker started with
- * --max-old-space-size, say), but of the source it checks only the length, and of the cache's own
+ * V8 ignores a cache made by another V8 or with other flags (before Node 24, a worker started
+ * with --max-old-space-size, say; Node 24's V8 leaves heap sizes out of that check), but of the source it checks only the length, and of the cache's own
  * bytes nothing in a release build: a cache left beside a changed file of the same length would
  * run the old code, and a damaged one can crash the process. So the cache file is sealed: it
  * starts with the SHA-256 of the source it was made for and of its V8 bytes, and is handed to V8

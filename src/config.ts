@@ -2,12 +2,12 @@
  * App settings, parsed once with zod.
  * A bad value stops start-up with one message naming every bad setting and what it accepts.
  */
-import { Cron } from 'croner';
 import { z } from 'zod';
 import { accessClasses } from './access/accessPolicy';
 import { appRoutes } from './appRoutes';
 import { operations } from './spec/catalogue';
 import { crossSettingRules, describeIssue } from './settingRules';
+import { parseTimerSchedule } from './timerSchedule';
 
 /** Why `text` is not a plain absolute http(s) base URL, or undefined when it is one. */
 export function baseUrlProblem(text: string): string | undefined {
@@ -83,16 +83,14 @@ const jsonText = <T extends z.ZodType>(schema: T, example: string) =>
     }
   }).pipe(schema);
 
-const ncrontab = z.string().refine((expression) => {
-  // NCRONTAB has six fields, the first being seconds; croner reads that form as it is.
-  if (expression.trim().split(/\s+/).length !== 6) return false;
+/** A timer schedule the Functions host accepts (src/timerSchedule.ts); anything else fails at start-up. */
+const timerSchedule = z.string().superRefine((text, ctx) => {
   try {
-    new Cron(expression, { paused: true });
-    return true;
-  } catch {
-    return false;
+    parseTimerSchedule(text);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
   }
-}, 'must be an NCRONTAB expression of six fields ({second} {minute} {hour} {day} {month} {day-of-week})');
+});
 
 /** A whole number in a range; any other text gets the one message that says what is accepted. */
 const integerText = (min: number, max: number) => {
@@ -186,8 +184,8 @@ const settingsSchema = z.object({
     .default('UseDevelopmentStorage=true'),
   STORAGE_TIMEOUT_MS: integerText(100, 120_000).default(10_000),
   CERT_ENVIRONMENTS: jsonText(z.array(certificateEnvironment), '[{"projectId":1,"environmentId":"<guid>"}]').default([]),
-  CERT_REFRESH_SCHEDULE: ncrontab.default('0 0 */6 * * *'),
-  ORCHESTRATION_POLL_SCHEDULE: ncrontab.default('*/10 * * * * *'),
+  CERT_REFRESH_SCHEDULE: timerSchedule.default('0 0 */6 * * *'),
+  ORCHESTRATION_POLL_SCHEDULE: timerSchedule.default('*/10 * * * * *'),
   /** `debug` logs every poller run; otherwise only runs that did something or overran. */
   LOG_LEVEL: z.enum(['debug', 'information']).default('information'),
   UPSTREAM_TIMEOUT_MS: integerText(100, 600_000).default(60_000),

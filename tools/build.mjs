@@ -1,9 +1,9 @@
 // Builds the two bundles: the function app the real host loads (package.json "main"), with
 // @azure/functions-core left to the worker, and the local host that `npm start` runs.
-import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { build } from 'esbuild';
+import { writeAppCodeCache } from './appCodeCache.mjs';
 
 // ESM builds of some Azure packages (picked through their "exports") read import.meta.url,
 // which a CommonJS bundle lacks: give it the bundle's own file URL.
@@ -74,25 +74,6 @@ const zodEnglishOnlyPlugin = {
   },
 };
 
-/**
- * Loads app.js once in a process of its own, as the host would but with a stand-in for the
- * worker's functions-core and placeholder settings, and writes the V8 code cache of what that
- * compiled beside it. The process's Node must be the one that runs the app for V8 to take the
- * cache; with another, the app compiles as it would without one (src/codeCache.ts).
- */
-function writeAppCodeCache() {
-  const script = [
-    "const Module = require('node:module');",
-    'const core = { setProgrammingModel() {}, registerFunction() { return { dispose() {} }; }, registerHook() { return { dispose() {} }; } };',
-    "const original = Module.prototype.require;",
-    "Module.prototype.require = function (id) { return id === '@azure/functions-core' ? core : original.apply(this, arguments); };",
-    `require(${JSON.stringify(resolve('dist/tools/codeCache.js'))}).loadWithCodeCache(${JSON.stringify(resolve('dist/functions/app.js'))}, module, { writeCache: true });`,
-  ].join('\n');
-  const placeholders = { PATH: process.env.PATH ?? '', MANAGEMENT_BASE_URL: 'http://127.0.0.1:9', LIFECYCLE_BASE_URL: 'http://127.0.0.1:9' };
-  const made = spawnSync(process.execPath, ['-e', script], { env: placeholders, encoding: 'utf8' });
-  if (made.status !== 0) throw new Error(`Making the app's code cache failed: ${made.stderr.slice(-2000)}`);
-}
-
 rmSync('dist/functions', { recursive: true, force: true });
 await build({ ...common, entryPoints: ['src/codeCache.ts'], outfile: 'dist/tools/codeCache.js' });
 await build({
@@ -107,7 +88,8 @@ for (const name of lazyPackages) {
 }
 // What the host loads: app.js, compiled with the code cache made below (src/codeCache.ts).
 await build({ ...appOutput, entryPoints: ['src/appLoader.ts'], outfile: 'dist/functions/index.js' });
-writeAppCodeCache();
+// With the build's own Node, which `npm start` runs; `npm run package` makes the deployment's.
+writeAppCodeCache('dist/functions');
 for (const file of readdirSync('dist/functions').filter((name) => name.endsWith('.js'))) {
   const wide = /[^\x00-\xff]/.exec(readFileSync(`dist/functions/${file}`, 'utf8'));
   if (wide) throw new Error(`dist/functions/${file} holds ${JSON.stringify(wide[0])} (above U+00FF): V8 would hold it as a two-byte string`);

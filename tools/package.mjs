@@ -4,15 +4,18 @@
 // of the packages it loads on first use (tools/build.mjs, which empties the folder before each
 // build), and their source maps. The bundle holds every
 // dependency but @azure/functions-core, which the Node worker provides, so no node_modules go
-// with it.
-import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { dirname, posix, relative, resolve } from 'node:path';
+// with it. The code cache in it is made with the Node the deployment runs (`--node`, default 22):
+// V8 refuses one made by another version, and the build made dist's with this machine's.
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, posix, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { zipSync } from 'fflate';
+import { nodeExecutableOf, writeAppCodeCache } from './appCodeCache.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({ options: { out: { type: 'string', default: 'dist/management-gateway.zip' } } });
+const { values } = parseArgs({ options: { out: { type: 'string', default: 'dist/management-gateway.zip' }, node: { type: 'string', default: '22' } } });
 const out = resolve(root, values.out);
 
 const manifest = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8'));
@@ -34,9 +37,17 @@ const entries = {
   'package.json': Buffer.from(`${JSON.stringify(deployedManifest, null, 2)}\n`),
 };
 const bundleFolder = posix.dirname(manifest.main);
-for (const file of readdirSync(resolve(root, bundleFolder)).sort()) entries[`${bundleFolder}/${file}`] = readFileSync(resolve(root, bundleFolder, file));
+// The cache made in a copy of the bundle's folder: dist's own stays the one `npm start` here takes.
+const cacheFolder = mkdtempSync(join(tmpdir(), 'package-code-cache-'));
+try {
+  cpSync(resolve(root, bundleFolder), cacheFolder, { recursive: true });
+  writeAppCodeCache(cacheFolder, nodeExecutableOf(values.node));
+  for (const file of readdirSync(cacheFolder).sort()) entries[`${bundleFolder}/${file}`] = readFileSync(join(cacheFolder, file));
+} finally {
+  rmSync(cacheFolder, { recursive: true, force: true });
+}
 const zip = zipSync(Object.fromEntries(Object.entries(entries).map(([name, bytes]) => [name, [bytes, { mtime }]])), { level: 9 });
 
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, zip);
-console.log(`Wrote ${relative(process.cwd(), out) || out} (${(zip.length / 1024).toFixed(0)} KiB): ${Object.keys(entries).join(', ')}`);
+console.log(`Wrote ${relative(process.cwd(), out) || out} (${(zip.length / 1024).toFixed(0)} KiB, code cache for Node ${values.node}): ${Object.keys(entries).join(', ')}`);

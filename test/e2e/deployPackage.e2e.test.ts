@@ -5,7 +5,7 @@
  * serves through the local host run in that folder, as `func start` there would: storage and
  * identity, loaded on first use, included.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -22,6 +22,9 @@ const repositoryRoot = resolve(__dirname, '..', '..');
 let folder: string;
 let appFolder: string;
 let entryNames: string[];
+/** The Node the package's code cache is made for by default, the one a deployment runs. */
+const deployedNodeMajor = '22';
+let deployedNode: string;
 
 /** Unpacks with yauzl, which refuses entry names that leave the folder. */
 async function unzip(zipPath: string, into: string): Promise<string[]> {
@@ -42,13 +45,14 @@ async function unzip(zipPath: string, into: string): Promise<string[]> {
 
 beforeAll(async () => {
   folder = mkdtempSync(join(tmpdir(), 'deploy-package-'));
+  deployedNode = execFileSync(join(repositoryRoot, 'tools', 'withNode.sh'), [deployedNodeMajor, 'node', '-p', 'process.execPath'], { encoding: 'utf8', timeout: 120_000 }).trim();
   const zipPath = join(folder, 'gateway.zip');
   // `npm run package` is the build (done before the tests) and then this.
   await promisify(execFile)(process.execPath, [join(repositoryRoot, 'tools', 'package.mjs'), '--out', zipPath], { cwd: repositoryRoot, timeout: 60_000 });
   appFolder = join(folder, 'app');
   mkdirSync(appFolder);
   entryNames = await unzip(zipPath, appFolder);
-}, 60_000);
+}, 180_000);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 const usagesPath = 'subscriptions/00000000-0000-0000-0000-000000000000/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01';
@@ -61,17 +65,18 @@ it('holds host.json, a package.json naming the bundle, and the bundle\'s folder:
   expect(loadedLater).toEqual(expect.arrayContaining(['dist/functions/azure-identity.js', 'dist/functions/azure-storage-blob.js']));
   expect(entryNames).toEqual(expect.arrayContaining(loadedLater));
   const manifest = JSON.parse(readFileSync(join(appFolder, 'package.json'), 'utf8')) as Record<string, unknown>;
-  expect(manifest).toMatchObject({ main: 'dist/functions/index.js', engines: { node: '>=20' } });
+  expect(manifest).toMatchObject({ main: 'dist/functions/index.js', engines: { node: '^22 || ^24' } });
   expect(manifest).not.toHaveProperty('dependencies');
   expect(manifest).not.toHaveProperty('scripts');
   expect(readFileSync(join(appFolder, 'host.json'), 'utf8')).toBe(readFileSync(join(repositoryRoot, 'host.json'), 'utf8'));
 });
 
 it('serves from the unpacked folder, with no node_modules beside the bundle', async () => {
-  const gateway = await startGateway({}, { listItems: 3, pageSize: 2 }, { cwd: appFolder });
+  // Served by the Node the deployment runs, whichever runs the tests.
+  const gateway = await startGateway({}, { listItems: 3, pageSize: 2 }, { cwd: appFolder, node: deployedNode });
   try {
     expect(gateway.app.lines).toContain(`Function app: ${join(appFolder, 'dist', 'functions', 'index.js')}`);
-    // The code cache the build made is in the package, and this Node, which made it, takes it.
+    // The package's code cache was made with that Node, not the build's, and it takes it.
     expect(gateway.app.lines).toContain('V8 code cache of the app: accepted');
     const usages = await request(gateway.api(usagesPath));
     expect(usages.statusCode).toBe(200);

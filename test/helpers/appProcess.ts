@@ -32,13 +32,15 @@ export interface AppProcessOptions {
   timeoutMs?: number;
   /** A bash command line to run instead of the start script (a command as a document gives it). */
   shellCommand?: string;
+  /** The Node executable to run it with; by default the one running the tests. */
+  node?: string;
 }
 
 const startScript = resolve(__dirname, '..', '..', 'dist', 'tools', 'start.js');
 
 function spawnStart(env: Record<string, string>, options: AppProcessOptions) {
   const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), 'gateway-app-'));
-  const [program, args] = options.shellCommand ? ['bash', ['-c', options.shellCommand]] : [process.execPath, [startScript, ...(options.args ?? [])]];
+  const [program, args] = options.shellCommand ? ['bash', ['-c', options.shellCommand]] : [options.node ?? process.execPath, [startScript, ...(options.args ?? [])]];
   const child = spawn(program, args, {
     env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
     cwd,

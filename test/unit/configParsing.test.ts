@@ -84,6 +84,9 @@ describe('parseConfig', () => {
     ['a negative certificate alert', { CERT_ALERT_DAYS: '-1' }, /^CERT_ALERT_DAYS /],
     ['a deadline beyond what a date holds', { LRO_DEADLINE_MINUTES: '{"ContainerGroups_CreateOrUpdate": 1e300}' }, /^LRO_DEADLINE_MINUTES /],
     ['a projectId the routes would refuse', { CERT_ENVIRONMENTS: '[{"projectId": 99999999999, "environmentId": "6f1a2b3c-1234-4abc-9def-0123456789ab"}]' }, /^CERT_ENVIRONMENTS /],
+    // The host's NCRONTAB has no L, ?, # or W: the poller would never run and no operation would end.
+    ['a poll schedule the host would put in error', { ORCHESTRATION_POLL_SCHEDULE: '0 0 12 L * *' }, /^ORCHESTRATION_POLL_SCHEDULE must be an NCRONTAB expression of six fields .*"L" is not a value of the day field/],
+    ['a refresh schedule that never fires', { CERT_REFRESH_SCHEDULE: '0 0 0 31 4 *' }, /^CERT_REFRESH_SCHEDULE never fires/],
   ])('stops start-up for %s, naming the setting', (_title, settings, message) => {
     let caught: unknown;
     try {

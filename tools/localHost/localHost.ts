@@ -9,11 +9,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
-import { Cron } from 'croner';
 import { getProgrammingModel, hooksFor, log, registeredFunctions, type BindingInfo, type RegisteredFunction } from './coreApi';
 import { appParameterOf } from '../../src/http/requestQuery';
 import { namespaceHint, servedProviders } from './namespaceHint';
 import { matchRoute, parseRouteTemplate, routesOverlap, type RouteTemplate } from './routeTemplate';
+import { runOnSchedule, timerScheduleOf } from './scheduledRuns';
+import { nextRunOf, type TimerSchedule } from '../../src/timerSchedule';
 
 export interface LocalHostOptions {
   /** `extensions.http.routePrefix` of host.json. */
@@ -39,7 +40,7 @@ interface HttpRoute {
 interface TimerFunction {
   fn: RegisteredFunction;
   triggerName: string;
-  schedule: string;
+  schedule: TimerSchedule;
   runOnStartup: boolean;
 }
 
@@ -86,11 +87,12 @@ export function collectHttpRoutes(functions: readonly RegisteredFunction[]): Htt
   return routes;
 }
 
+/** The timer functions, each schedule read as the host reads it: one the host refuses stops the start. */
 function collectTimers(functions: readonly RegisteredFunction[]): TimerFunction[] {
   return functions
     .map((fn) => ({ fn, trigger: triggerOf(fn) }))
     .filter(({ trigger }) => trigger[1].type.toLowerCase() === 'timertrigger')
-    .map(({ fn, trigger: [triggerName, binding] }) => ({ fn, triggerName, schedule: String(binding.schedule), runOnStartup: binding.runOnStartup === true }));
+    .map(({ fn, trigger: [triggerName, binding] }) => ({ fn, triggerName, schedule: timerScheduleOf(fn.metadata.name, String(binding.schedule)), runOnStartup: binding.runOnStartup === true }));
 }
 
 /**
@@ -200,9 +202,8 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
     // Like the real host, a timer function never runs twice at once in one host.
     const current = running.get(timer.fn.metadata.name);
     if (current) return current;
-    const job = new Cron(timer.schedule, { paused: true });
     const data = {
-      json: JSON.stringify({ Schedule: { AdjustForDST: true }, ScheduleStatus: { Last: new Date().toISOString(), Next: job.nextRun()?.toISOString(), LastUpdated: new Date().toISOString() }, IsPastDue: isPastDue }),
+      json: JSON.stringify({ Schedule: { AdjustForDST: true }, ScheduleStatus: { Last: new Date().toISOString(), Next: nextRunOf(timer.schedule, new Date())?.toISOString(), LastUpdated: new Date().toISOString() }, IsPastDue: isPastDue }),
     };
     const execution = invoke(timer.fn, timer.triggerName, data)
       .then(() => undefined)
@@ -307,7 +308,7 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
   listener = new URL(`${options.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`);
 
   for (const hook of hooksFor('appStart')) await hook({ hookData: {}, appStartContext: {} });
-  const crons = options.runTimers === false ? [] : timers.map((timer) => new Cron(timer.schedule, { protect: true }, () => void runTimer(timer)));
+  const clocks = options.runTimers === false ? [] : timers.map((timer) => runOnSchedule(timer.schedule, () => void runTimer(timer)));
   if (options.runTimers !== false) for (const timer of timers.filter((candidate) => candidate.runOnStartup)) void runTimer(timer);
 
   return {
@@ -320,7 +321,7 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
       return runTimer(timer);
     },
     close: async () => {
-      for (const cron of crons) cron.stop();
+      for (const clock of clocks) clock.stop();
       await Promise.allSettled(running.values());
       for (const hook of hooksFor('appTerminate')) await hook({ hookData: {}, appTerminateContext: {} });
       for (const socket of sockets) socket.destroy();
