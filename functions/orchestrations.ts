@@ -46,7 +46,6 @@ async function visibleOrchestration(call: AppCall, id: string): Promise<Orchestr
   return state;
 }
 
-
 /**
  * The orchestration, read after the caller's request drove it where it may: in passthrough
  * mode the timer holds no token, so the caller's read makes a due poll with the caller's token;
