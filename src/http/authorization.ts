@@ -16,6 +16,7 @@ import { isScopeAllowed } from './scopeGuard';
 /** The codes of a refusal by the policy: the call log records them as its decision. */
 export const refusalCodes: ReadonlySet<string> = new Set(['OperationNotAllowed', 'ScopeNotAllowed', 'CallerRateLimited']);
 
+/** The refusal of an action no rule allows the caller (403 `OperationNotAllowed`). */
 export function notAllowed(caller: CallerIdentity, action: Pick<Action, 'names'>): GatewayError {
   return new GatewayError('OperationNotAllowed', `The caller (${caller.primary}) may not call ${action.names[0]} (see ACCESS_POLICY).`, { target: action.names[0] });
 }

@@ -179,14 +179,18 @@ function isVisibleTo(summary: OrchestrationSummary, caller: NonNullable<SummaryF
 
 /**
  * The target as blob metadata holds it: ASCII (encodeURI, undone by decodeURI), and within the
- * 8 KiB the service allows all of a blob's metadata. One too long to keep is left out: the
- * orchestration is then listed only to its starter and to callers with `admin` everywhere (its
- * own id still reads it from the document).
+ * 8 KiB the service allows all of a blob's metadata. One that cannot be kept (too long, or not
+ * well-formed text) is left out, never failing the write: the orchestration is then listed only
+ * to its starter and to callers with `admin` everywhere (its id still reads it from the document).
  */
 const maxTargetMetadata = 4096;
 function targetMetadata(path: string): string {
-  const encoded = encodeURI(path);
-  return encoded.length <= maxTargetMetadata ? encoded : '';
+  try {
+    const encoded = encodeURI(path);
+    return encoded.length <= maxTargetMetadata ? encoded : '';
+  } catch {
+    return '';
+  }
 }
 
 function targetOf(metadata: string | undefined): string | undefined {
