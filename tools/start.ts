@@ -69,7 +69,9 @@ async function main(): Promise<Started> {
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
 
+  // Settings of the local host itself are checked before anything is started.
   refuseHalfUpstreams(env);
+  const keys = parseLocalHostKeys(env.LOCAL_HOST_KEYS);
   if (!env.MANAGEMENT_BASE_URL && !env.LIFECYCLE_BASE_URL) {
     const { startEmulator } = await import('../test/emulator/emulatorServer');
     started.emulator = await startEmulator({
@@ -104,7 +106,6 @@ async function main(): Promise<Started> {
     await shutdown(1);
   }
 
-  const keys = parseLocalHostKeys(env.LOCAL_HOST_KEYS);
   const routePrefix = routePrefixOf(join(appRoot, 'host.json'));
   // As Core Tools: --port, else the PORT setting, else local.settings.json's Host.LocalHttpPort.
   const port = args.port ?? Number(env.PORT ?? localSettings?.localHttpPort ?? 7071);

@@ -47,7 +47,7 @@ describe('with the generated certificate', () => {
     expect(gateway.app.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(printedPemPath(gateway.app)).toBe(join(gateway.app.cwd, '.local-https', 'localhost.pem'));
     const output = gateway.app.lines.join('\n');
-    expect(output).toMatch(/self-signed certificate for localhost and 127\.0\.0\.1 \(generated now, valid until \d{4}-\d\d-\d\d\)/);
+    expect(output).toMatch(/self-signed certificate for localhost and 127\.0\.0\.1 \(generated now, valid until \d{4}-\d\d-\d\d; a start within a day of that makes a new one/);
     for (const variable of ['NODE_EXTRA_CA_CERTS', 'REQUESTS_CA_BUNDLE', 'SSL_CERT_FILE']) expect(output).toContain(variable);
   });
 
@@ -94,6 +94,8 @@ describe('with --cert and --password', () => {
     const made = newPfx(password);
     writeFileSync(pfxPath, made.pfx);
     writeFileSync(join(folder, 'password.txt'), `${password}\n`);
+    writeFileSync(join(folder, 'no-key.pfx'), newPfx(password, { withoutKey: true }).pfx);
+    writeFileSync(join(folder, 'expired.pfx'), newPfx(password, { madeAt: new Date(Date.now() - 400 * 24 * 3600_000) }).pfx);
     fingerprint = made.fingerprint256;
   });
   afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -113,9 +115,11 @@ describe('with --cert and --password', () => {
   it.each([
     ['a .pfx that does not open with the password', ['--useHttps', '--cert', '{pfx}', '--password', 'CANARY-SECRET-wrong'], /--cert \S+app\.pfx does not open with the --password given/],
     ['--cert without --password', ['--useHttps', '--cert', '{pfx}'], /--cert needs --password/],
+    ['a .pfx without its private key', ['--useHttps', '--cert', '{folder}/no-key.pfx', '--password', '{folder}/password.txt'], /--cert \S+no-key\.pfx opens with the --password given but holds no private key/],
+    ['an expired certificate', ['--useHttps', '--cert', '{folder}/expired.pfx', '--password', '{folder}/password.txt'], /--cert \S+expired\.pfx expired on /],
     ['an unknown option', ['--useHttps', '--pasword', 'CANARY-SECRET-typo'], /Unknown option --pasword/],
   ])('stops start-up for %s, naming the option', async (_title, args, message) => {
-    const { code, output } = await runAppExpectingFailure({}, { args: args.map((arg) => arg.replace('{pfx}', pfxPath)) });
+    const { code, output } = await runAppExpectingFailure({}, { args: args.map((arg) => arg.replace('{pfx}', pfxPath).replace('{folder}', folder)) });
     expect(code).toBe(1);
     expect(output).toMatch(message);
     expect(output).not.toContain('CANARY-SECRET');

@@ -77,6 +77,14 @@ it.each(['MANAGEMENT_BASE_URL', 'LIFECYCLE_BASE_URL'])('refuses to start with %s
   expect(output).not.toContain('listening on');
 });
 
+it('refuses a malformed LOCAL_HOST_KEYS before starting anything, naming it and none of its text', async () => {
+  const { code, output } = await runAppExpectingFailure({ LOCAL_HOST_KEYS: '{"master": "CANARY-SECRET-h2v' });
+  expect(code).toBe(1);
+  expect(output).toMatch(/^LOCAL_HOST_KEYS is not valid JSON: it must be a JSON object of key names to key values/m);
+  expect(output).not.toContain('CANARY');
+  expect(output).not.toContain('Function app:');
+});
+
 describe('a port already taken', () => {
   let holder: Server;
   beforeAll(async () => {

@@ -10,7 +10,7 @@
 import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { createSecureContext, type SecureContextOptions } from 'node:tls';
+import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 import forge from 'node-forge';
 import { writeWhole } from '../../src/files/writeWhole';
 
@@ -45,7 +45,7 @@ function passwordOf(passwordOrFile: string): string {
  * The `.pfx` of `--cert`, opened with `--password` now, so a wrong password stops start-up
  * with a message instead of failing every handshake. Messages never repeat the password.
  */
-export function pfxCertificate(certPath: string, passwordOrFile: string): HttpsCertificate {
+export function pfxCertificate(certPath: string, passwordOrFile: string, now = new Date()): HttpsCertificate {
   let pfx: Buffer;
   try {
     pfx = readFileSync(certPath);
@@ -53,16 +53,47 @@ export function pfxCertificate(certPath: string, passwordOrFile: string): HttpsC
     throw new CertificateOptionError(`--cert ${certPath}: the file cannot be read.`);
   }
   const tls = { pfx, passphrase: passwordOf(passwordOrFile) };
+  let context: SecureContext;
   try {
-    createSecureContext(tls);
+    context = createSecureContext(tls);
   } catch (error) {
+    // Node opens the file first (a wrong password fails there), then looks for the key.
+    if (/private key/i.test((error as Error).message)) {
+      throw new CertificateOptionError(
+        `--cert ${certPath} opens with the --password given but holds no private key, which serving HTTPS needs: export the certificate with its key ` +
+          '(openssl pkcs12 -export -in cert.pem -inkey key.pem -out app.pfx; on Windows, "Yes, export the private key").',
+      );
+    }
     // OpenSSL's reason ("mac verify failure", "unsupported") names no secret.
     const reason = (error as Error).message.replace(/^error:[0-9A-F]+:/i, '');
     throw new CertificateOptionError(
       `--cert ${certPath} does not open with the --password given (${reason}): give the password of this .pfx (PKCS#12) file, or the path of a file holding it.`,
     );
   }
-  return { tls, description: `HTTPS with the certificate of ${certPath}` };
+  const validTo = validityOf(context, certPath, now);
+  return { tls, description: `HTTPS with the certificate of ${certPath}${validTo ? ` (valid until ${validTo})` : ''}` };
+}
+
+/**
+ * The served certificate's end of validity, refusing one outside it: every client would then
+ * fail with "certificate has expired" (or "not yet valid"), far from its cause. Read through the
+ * secure context Node made of the file; a Node without that accessor skips the check.
+ */
+function validityOf(context: SecureContext, certPath: string, now: Date): string | undefined {
+  const der = (context.context as { getCertificate?: () => Buffer | null }).getCertificate?.();
+  if (!der) return undefined;
+  const certificate = new X509Certificate(der);
+  const validTo = new Date(certificate.validTo);
+  const validFrom = new Date(certificate.validFrom);
+  if (validTo.getTime() <= now.getTime()) {
+    throw new CertificateOptionError(
+      `--cert ${certPath} expired on ${validTo.toISOString()}: every client would refuse it. Give a current certificate, or leave out --cert and --password to use a generated one (renewed by itself).`,
+    );
+  }
+  if (validFrom.getTime() > now.getTime()) {
+    throw new CertificateOptionError(`--cert ${certPath} is not valid before ${validFrom.toISOString()}: every client would refuse it until then. Check this machine's clock, or give another certificate.`);
+  }
+  return validTo.toISOString().slice(0, 10);
 }
 
 /** The certificate and key kept in a folder, when both are there and readable. */
@@ -148,7 +179,9 @@ export function generatedCertificate(folder: string, now = new Date()): HttpsCer
     tls: { key: keyPem, cert: certPem },
     pemPath,
     generated: !reused,
-    description: `HTTPS with a self-signed certificate for localhost and 127.0.0.1 (${reused ? 'kept from an earlier start' : 'generated now'}, valid until ${validTo})`,
+    description:
+      `HTTPS with a self-signed certificate for localhost and 127.0.0.1 (${reused ? 'kept from an earlier start' : 'generated now'}, valid until ${validTo}; ` +
+      'a start within a day of that makes a new one, which clients must then trust again)',
   };
 }
 

@@ -61,6 +61,12 @@ describe('generatedCertificate', () => {
   });
 });
 
+describe('the generated certificate', () => {
+  it('says until when it is valid and when a new one is made', () => {
+    expect(generatedCertificate(folder).description).toMatch(/valid until \d{4}-\d\d-\d\d; a start within a day of that makes a new one, which clients must then trust again\)$/);
+  });
+});
+
 describe('pfxCertificate', () => {
   const password = 'CANARY-SECRET-pfx-password';
 
@@ -88,5 +94,26 @@ describe('pfxCertificate', () => {
     expect((caught as Error).message).toMatch(new RegExp(`^--cert ${pfxPath} does not open with the --password given`));
     expect((caught as Error).message).not.toContain('CANARY-SECRET');
     expect(() => pfxCertificate(join(folder, 'missing.pfx'), password)).toThrow(/^--cert .*missing\.pfx: the file cannot be read/);
+  });
+
+  it('says a .pfx that opens but holds no private key has no key, not that the password is wrong', () => {
+    const pfxPath = join(folder, 'certificate-only.pfx');
+    writeFileSync(pfxPath, newPfx(password, { withoutKey: true }).pfx);
+    expect(() => pfxCertificate(pfxPath, password)).toThrow(new RegExp(`^--cert ${pfxPath} opens with the --password given but holds no private key`));
+    expect(() => pfxCertificate(pfxPath, password)).not.toThrow(/does not open/);
+  });
+
+  it('refuses an expired certificate, or one not valid yet, saying when', () => {
+    const pfxPath = join(folder, 'app.pfx');
+    writeFileSync(pfxPath, newPfx(password, { madeAt: new Date(Date.now() - 400 * day) }).pfx);
+    expect(() => pfxCertificate(pfxPath, password)).toThrow(new RegExp(`^--cert ${pfxPath} expired on \\d{4}-\\d\\d-\\d\\dT.*every client would refuse it`));
+    writeFileSync(pfxPath, newPfx(password, { madeAt: new Date(Date.now() + 2 * day) }).pfx);
+    expect(() => pfxCertificate(pfxPath, password)).toThrow(new RegExp(`^--cert ${pfxPath} is not valid before`));
+  });
+
+  it('says until when a current certificate is valid', () => {
+    const pfxPath = join(folder, 'app.pfx');
+    writeFileSync(pfxPath, newPfx(password).pfx);
+    expect(pfxCertificate(pfxPath, password).description).toMatch(/^HTTPS with the certificate of .*app\.pfx \(valid until \d{4}-\d\d-\d\d\)$/);
   });
 });
