@@ -32,6 +32,13 @@ const maxPauseMs = 1000;
 /** The upstream's answers that say a reader's token cannot pass: its waiter then only watches. */
 const refusedStatuses = [401, 403];
 
+/** The pause between two looks, which a new waiter, a finished poll or the last waiter leaving cuts short. */
+interface Sleep {
+  wakeAt: number;
+  timer?: NodeJS.Timeout;
+  wake: () => void;
+}
+
 interface Waiter {
   untilMs: number;
   reader?: PollReader;
@@ -46,15 +53,17 @@ class Watch {
   #document: { etag: string; read: Promise<StoredState | undefined> } | undefined;
   /** Readers whose poll the engine declined at a version: not asked again until it changes. */
   readonly #declined = new Map<string, string>();
-  /** The token of the last poll made, to tell whether the upstream refused it. */
+  /** The poll this watch is making, if any: it runs beside the looks, so no wait outlasts its time for it. */
+  #polling: Promise<void> | undefined;
+  /** The token of the poll just made, to tell at the next look whether the upstream refused it. */
   #lastPollToken: string | undefined;
-  #sleep: { wakeAt: number; timer?: NodeJS.Timeout; wake: () => void } | undefined;
+  #sleep: Sleep | undefined;
 
   constructor(
     private readonly id: string,
     private readonly engine: WatchedEngine,
     private readonly now: () => number,
-    /** Called as the last waiter leaves, in the same turn, so no new waiter joins a watch that has stopped. */
+    /** Called as the last waiter leaves, in the same turn, so no new waiter joins a watch that has stopped (may be called twice). */
     private readonly onIdle: () => void,
   ) {}
 
@@ -64,9 +73,12 @@ class Watch {
     if (this.#sleep && waiter.untilMs < this.#sleep.wakeAt) this.#pauseUntil(Math.max(this.now() + minPauseMs, waiter.untilMs));
   }
 
+  /** A waiter leaves; with the last one the watch stops at once (a look on its way reads nothing more). */
   remove(waiter: Waiter): void {
     this.waiters.delete(waiter);
-    if (this.waiters.size === 0) this.#sleep?.wake();
+    if (this.waiters.size > 0) return;
+    this.onIdle();
+    this.#sleep?.wake();
   }
 
   /** The last document read, without reading: for a waiter whose caller hung up. */
@@ -78,11 +90,16 @@ class Watch {
     try {
       while (this.waiters.size > 0) await this.#turn();
     } catch (error) {
-      for (const waiter of this.waiters) waiter.fail(error);
-      this.waiters.clear();
+      this.#failAll(error);
     } finally {
       this.onIdle();
     }
+  }
+
+  #failAll(error: unknown): void {
+    for (const waiter of this.waiters) waiter.fail(error);
+    this.waiters.clear();
+    this.#sleep?.wake();
   }
 
   async #turn(): Promise<void> {
@@ -97,21 +114,46 @@ class Watch {
     const expired = [...this.waiters].filter((waiter) => waiter.untilMs <= now + minPauseMs);
     if (expired.length > 0) this.#settle(expired, await this.#documentAt(status.etag));
     if (this.waiters.size === 0) return;
-    const poller = this.#pollerFor(status, now);
-    if (poller?.reader) {
-      this.#lastPollToken = poller.reader.token;
-      if (!(await this.engine.advance(this.id, poller.reader, poller.untilMs))) this.#declined.set(poller.reader.token, status.etag);
-      return;
-    }
+    const poller = this.#polling ? undefined : this.#pollerFor(status, now);
+    if (poller?.reader) this.#poll(poller.reader, poller.untilMs, status.etag);
     // Until the poll falls due, sleep to it; once due (another instance may hold it), look often.
     const untilPollMs = (status.nextPollAt ?? now) - now;
     const pauseMs = Math.min(maxPauseMs, Math.max(minPauseMs, untilPollMs > 0 ? untilPollMs : minPauseMs * 3));
     const firstEndMs = Math.min(...[...this.waiters].map((waiter) => waiter.untilMs));
     await new Promise<void>((resolve) => {
-      this.#sleep = { wakeAt: Infinity, wake: resolve };
+      const sleep: Sleep = {
+        wakeAt: Infinity,
+        wake: () => {
+          clearTimeout(sleep.timer);
+          resolve();
+        },
+      };
+      this.#sleep = sleep;
       this.#pauseUntil(Math.max(now + minPauseMs, Math.min(now + pauseMs, firstEndMs)));
     });
     this.#sleep = undefined;
+  }
+
+  /**
+   * Makes a due poll through the engine (which claims it first) with the reader's budget; the
+   * next look follows at once. One the engine declines at this version (another caller's
+   * operation in passthrough mode, too little time left) is not asked of that reader again
+   * until the document changes.
+   */
+  #poll(reader: PollReader, untilMs: number, etag: string): void {
+    this.#polling = this.engine
+      .advance(this.id, reader, untilMs)
+      .then(
+        (stepped) => {
+          if (stepped) this.#lastPollToken = reader.token;
+          else this.#declined.set(reader.token, etag);
+        },
+        (error: unknown) => this.#failAll(error),
+      )
+      .finally(() => {
+        this.#polling = undefined;
+        this.#sleep?.wake();
+      });
   }
 
   #pauseUntil(wakeAt: number): void {
