@@ -32,6 +32,14 @@ const maxPauseMs = 1000;
 /** The upstream's answers that say a reader's token cannot pass: its waiter then only watches. */
 const refusedStatuses = [401, 403];
 
+/**
+ * The poll times of a document written before they were kept in its metadata (an older
+ * version): read from the document itself, once per version.
+ */
+function pollTimesOf(state: OrchestrationState | undefined): Partial<StoredStatus> {
+  return { nextPollAt: state?.poll?.nextPollAt, claimedUntil: state?.poll?.claimedUntil, deadlineAt: state?.poll?.deadlineAt, lastReadStatus: state?.customStatus?.lastReadStatus };
+}
+
 /** The pause between two looks, which a new waiter, a finished poll or the last waiter leaving cuts short. */
 interface Sleep {
   wakeAt: number;
@@ -51,8 +59,8 @@ class Watch {
   readonly waiters = new Set<Waiter>();
   /** The last document read, for every waiter answered with that version. */
   #document: { etag: string; read: Promise<StoredState | undefined> } | undefined;
-  /** Readers whose poll the engine declined at a version: not asked again until it changes. */
-  readonly #declined = new Map<string, string>();
+  /** Readers whose poll the engine declined at a version, with the time the poll had: not asked again until either grows. */
+  readonly #declined = new Map<string, { etag: string; untilMs: number }>();
   /** The poll this watch is making, if any: it runs beside the looks, so no wait outlasts its time for it. */
   #polling: Promise<void> | undefined;
   /** The token of the poll just made, to tell at the next look whether the upstream refused it. */
@@ -108,6 +116,7 @@ class Watch {
     if (this.waiters.size === 0) return;
     if (!status) return this.#settle([...this.waiters], undefined);
     if (!activeStatuses.includes(status.runtimeStatus)) return this.#settle([...this.waiters], await this.#documentAt(status.etag));
+    if (status.runtimeStatus === 'Running' && status.nextPollAt === undefined) Object.assign(status, pollTimesOf(await this.#documentAt(status.etag)));
     this.#dropRefusedReader(status);
     const now = this.now();
     // Waits ending within the shortest pause are answered with this look, not one look each.
@@ -146,7 +155,7 @@ class Watch {
       .then(
         (stepped) => {
           if (stepped) this.#lastPollToken = reader.token;
-          else this.#declined.set(reader.token, etag);
+          else this.#declined.set(reader.token, { etag, untilMs });
         },
         (error: unknown) => this.#failAll(error),
       )
@@ -171,16 +180,16 @@ class Watch {
     for (const waiter of this.waiters) if (waiter.reader?.token === token) waiter.reader = undefined;
   }
 
-  /**
-   * The waiter whose reader makes a due poll: the one with the most time left, since the poll
-   * gets only the time its wait has. A document from before the poll times were kept in its
-   * metadata counts as due: the engine reads it and decides, once per version.
-   */
+  /** The waiter whose reader makes a due poll: the one with the most time left, since the poll gets only the time its wait has. */
   #pollerFor(status: StoredStatus, now: number): Waiter | undefined {
     const pastDeadline = status.deadlineAt !== undefined && status.deadlineAt <= now;
     const pollDue = (status.nextPollAt ?? 0) <= now && (status.claimedUntil ?? 0) <= now;
     if (status.runtimeStatus === 'Running' && !pastDeadline && !pollDue) return undefined;
-    const candidates = [...this.waiters].filter((waiter) => waiter.reader && this.#declined.get(waiter.reader.token) !== status.etag);
+    const mayAsk = (waiter: Waiter) => {
+      const declined = waiter.reader && this.#declined.get(waiter.reader.token);
+      return waiter.reader !== undefined && (!declined || declined.etag !== status.etag || waiter.untilMs > declined.untilMs);
+    };
+    const candidates = [...this.waiters].filter(mayAsk);
     return candidates.sort((a, b) => b.untilMs - a.untilMs)[0];
   }
 

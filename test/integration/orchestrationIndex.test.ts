@@ -369,4 +369,16 @@ describe('waiting', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(storage.requests).toEqual([]);
   }, 30_000);
+
+  it('carries on a document written before its poll times were kept in metadata (an older version)', async () => {
+    const engine = makeEngine(Date.now);
+    const start = groupStart('older-metadata');
+    const outcome = await engine.start(start, sendFor(start));
+    const blob = storage.service.getContainerClient(container).getBlockBlobClient(`instances/${outcome.state.id}.json`);
+    const { metadata = {} } = await blob.getProperties();
+    const { nextpollat: _next, claimeduntil: _claim, deadlineat: _deadline, lastreadstatus: _status, ...older } = metadata;
+    await blob.setMetadata(older);
+    const ended = await new OrchestrationWatches(engine).wait(outcome.state.id, { untilMs: Date.now() + 20_000, reader: { token } });
+    expect(ended).toMatchObject({ runtimeStatus: 'Completed' });
+  }, 30_000);
 });
