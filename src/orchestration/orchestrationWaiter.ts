@@ -6,7 +6,8 @@
  * storage reads whether one caller waits or eighty. The watch reads the document's status with
  * a HEAD (the blob metadata, see orchestrationStore.ts), never the input, which may be
  * megabytes; it reads the whole document only for a version a waiter is answered with: the one
- * it ended in, or the one standing when a wait runs out. The watch reads storage, so the poll
+ * it ended in, or the one standing when a wait runs out (and, once per version, a document an
+ * older version wrote without its poll times in metadata). The watch reads storage, so the poll
  * that ends it may be made by any instance; when a poll is due and a waiter has a reader, the
  * watch makes it through the engine, which claims it first, so the upstream is never read
  * sooner than it asked nor twice for one due time. A waiter whose caller hung up leaves at
@@ -147,7 +148,7 @@ class Watch {
    * Makes a due poll through the engine (which claims it first) with the reader's budget; the
    * next look follows at once. One the engine declines at this version (another caller's
    * operation in passthrough mode, too little time left) is not asked of that reader again
-   * until the document changes.
+   * until the document changes or a waiter with more time could make it.
    */
   #poll(reader: PollReader, untilMs: number, etag: string): void {
     this.#polling = this.engine
