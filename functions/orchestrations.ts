@@ -76,11 +76,12 @@ async function readOrchestration(call: AppCall): Promise<OrchestrationState> {
   const authorization = call.request.headers.get('authorization') ?? undefined;
   let state: OrchestrationState | undefined;
   if (waitSeconds) {
-    await visibleStatus(call, id);
     const untilMs = call.startedMs + waitSeconds * 1000;
     const signal = callerGoneSignalOf(call.request);
+    // Counted before anything is read: a refused wait costs no storage request.
     const releaseWait = takeWaitSlot(services, call.caller, untilMs);
     try {
+      await visibleStatus(call, id);
       state = await waitForEnd(services, id, { untilMs, authorization, signal });
     } finally {
       releaseWait();

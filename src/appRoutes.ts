@@ -98,6 +98,9 @@ function buildRouteSchemas() {
   return { orchestrationId, validationResult, statusDocument, listEntry, purgeResult, purgeFilter, waitQuery, refreshOutcome, declarationBody };
 }
 
+/** The answer of a `gateway-wait` past the bounds on held waits. */
+const tooManyWaits = { description: 'TooManyWaits: the caller or the instance holds as many gateway-wait answers as it may (GATEWAY_WAIT_MAX_PER_CALLER, GATEWAY_WAIT_MAX_PER_INSTANCE); Retry-After says when' };
+
 export const appRoutes = {
   orchestrationsGet: appRoute(
     {
@@ -107,7 +110,7 @@ export const appRoutes = {
     ({ orchestrationId, statusDocument, waitQuery }) => ({
       params: orchestrationId,
       query: waitQuery,
-      responses: { 200: { description: 'Finished', schema: statusDocument }, 202: { description: 'Still running', schema: statusDocument } },
+      responses: { 200: { description: 'Finished', schema: statusDocument }, 202: { description: 'Still running', schema: statusDocument }, 429: tooManyWaits },
     }),
   ),
   orchestrationsList: appRoute(
@@ -167,7 +170,7 @@ export const appRoutes = {
     ({ orchestrationId, waitQuery }) => ({
       params: orchestrationId,
       query: waitQuery,
-      responses: { 200: { description: 'The final resource or result' }, 202: { description: 'Still running; follow Location after Retry-After' } },
+      responses: { 200: { description: 'The final resource or result' }, 202: { description: 'Still running; follow Location after Retry-After' }, 429: tooManyWaits },
     }),
   ),
   certificatesRefresh: appRoute(

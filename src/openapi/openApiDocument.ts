@@ -66,7 +66,7 @@ const appErrors = {
   '400': { description: 'Bad input: one details entry per problem', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
   '401': { description: 'No valid function key, or no bearer token in passthrough mode' },
   '403': { description: 'OperationNotAllowed (ACCESS_POLICY), or ScopeNotAllowed (ALLOWED_SCOPES or the caller\'s scopes)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-  '429': { description: "CallerRateLimited: the caller's share of upstream calls is used (ACCESS_POLICY); Retry-After says when. An upstream's own 429 is passed back as it came", content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  '429': { description: "CallerRateLimited: the caller's share of upstream calls is used (ACCESS_POLICY); TooManyWaits: the caller or the instance holds as many gateway-wait answers as it may. Retry-After says when. An upstream's own 429 is passed back as it came", content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
   '502': { description: 'The upstream answered with something unusable', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
   '504': { description: 'The upstream did not answer in time', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
 };

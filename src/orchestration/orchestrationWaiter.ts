@@ -6,7 +6,8 @@
  * storage reads whether one caller waits or eighty. The watch reads the document's status with
  * a HEAD (the blob metadata, see orchestrationStore.ts), never the input, which may be
  * megabytes; it reads the whole document only for a version a waiter is answered with: the one
- * it ended in, or the one standing when a wait runs out. The watch reads storage, so the poll
+ * it ended in, or the one standing when a wait runs out (and, once per version, a document an
+ * older version wrote without its poll times in metadata). The watch reads storage, so the poll
  * that ends it may be made by any instance; when a poll is due and a waiter has a reader, the
  * watch makes it through the engine, which claims it first, so the upstream is never read
  * sooner than it asked nor twice for one due time. A waiter whose caller hung up leaves at
@@ -32,6 +33,21 @@ const maxPauseMs = 1000;
 /** The upstream's answers that say a reader's token cannot pass: its waiter then only watches. */
 const refusedStatuses = [401, 403];
 
+/**
+ * The poll times of a document written before they were kept in its metadata (an older
+ * version): read from the document itself, once per version.
+ */
+function pollTimesOf(state: OrchestrationState | undefined): Partial<StoredStatus> {
+  return { nextPollAt: state?.poll?.nextPollAt, claimedUntil: state?.poll?.claimedUntil, deadlineAt: state?.poll?.deadlineAt, lastReadStatus: state?.customStatus?.lastReadStatus };
+}
+
+/** The pause between two looks, which a new waiter, a finished poll or the last waiter leaving cuts short. */
+interface Sleep {
+  wakeAt: number;
+  timer?: NodeJS.Timeout;
+  wake: () => void;
+}
+
 interface Waiter {
   untilMs: number;
   reader?: PollReader;
@@ -44,17 +60,19 @@ class Watch {
   readonly waiters = new Set<Waiter>();
   /** The last document read, for every waiter answered with that version. */
   #document: { etag: string; read: Promise<StoredState | undefined> } | undefined;
-  /** Readers whose poll the engine declined at a version: not asked again until it changes. */
-  readonly #declined = new Map<string, string>();
-  /** The token of the last poll made, to tell whether the upstream refused it. */
+  /** Readers whose poll the engine declined at a version, with the time the poll had: not asked again until either grows. */
+  readonly #declined = new Map<string, { etag: string; untilMs: number }>();
+  /** The poll this watch is making, if any: it runs beside the looks, so no wait outlasts its time for it. */
+  #polling: Promise<void> | undefined;
+  /** The token of the poll just made, to tell at the next look whether the upstream refused it. */
   #lastPollToken: string | undefined;
-  #sleep: { wakeAt: number; timer?: NodeJS.Timeout; wake: () => void } | undefined;
+  #sleep: Sleep | undefined;
 
   constructor(
     private readonly id: string,
     private readonly engine: WatchedEngine,
     private readonly now: () => number,
-    /** Called as the last waiter leaves, in the same turn, so no new waiter joins a watch that has stopped. */
+    /** Called as the last waiter leaves, in the same turn, so no new waiter joins a watch that has stopped (may be called twice). */
     private readonly onIdle: () => void,
   ) {}
 
@@ -64,9 +82,12 @@ class Watch {
     if (this.#sleep && waiter.untilMs < this.#sleep.wakeAt) this.#pauseUntil(Math.max(this.now() + minPauseMs, waiter.untilMs));
   }
 
+  /** A waiter leaves; with the last one the watch stops at once (a look on its way reads nothing more). */
   remove(waiter: Waiter): void {
     this.waiters.delete(waiter);
-    if (this.waiters.size === 0) this.#sleep?.wake();
+    if (this.waiters.size > 0) return;
+    this.onIdle();
+    this.#sleep?.wake();
   }
 
   /** The last document read, without reading: for a waiter whose caller hung up. */
@@ -78,11 +99,16 @@ class Watch {
     try {
       while (this.waiters.size > 0) await this.#turn();
     } catch (error) {
-      for (const waiter of this.waiters) waiter.fail(error);
-      this.waiters.clear();
+      this.#failAll(error);
     } finally {
       this.onIdle();
     }
+  }
+
+  #failAll(error: unknown): void {
+    for (const waiter of this.waiters) waiter.fail(error);
+    this.waiters.clear();
+    this.#sleep?.wake();
   }
 
   async #turn(): Promise<void> {
@@ -91,27 +117,53 @@ class Watch {
     if (this.waiters.size === 0) return;
     if (!status) return this.#settle([...this.waiters], undefined);
     if (!activeStatuses.includes(status.runtimeStatus)) return this.#settle([...this.waiters], await this.#documentAt(status.etag));
+    if (status.runtimeStatus === 'Running' && status.nextPollAt === undefined) Object.assign(status, pollTimesOf(await this.#documentAt(status.etag)));
     this.#dropRefusedReader(status);
     const now = this.now();
     // Waits ending within the shortest pause are answered with this look, not one look each.
     const expired = [...this.waiters].filter((waiter) => waiter.untilMs <= now + minPauseMs);
     if (expired.length > 0) this.#settle(expired, await this.#documentAt(status.etag));
     if (this.waiters.size === 0) return;
-    const poller = this.#pollerFor(status, now);
-    if (poller?.reader) {
-      this.#lastPollToken = poller.reader.token;
-      if (!(await this.engine.advance(this.id, poller.reader, poller.untilMs))) this.#declined.set(poller.reader.token, status.etag);
-      return;
-    }
+    const poller = this.#polling ? undefined : this.#pollerFor(status, now);
+    if (poller?.reader) this.#poll(poller.reader, poller.untilMs, status.etag);
     // Until the poll falls due, sleep to it; once due (another instance may hold it), look often.
     const untilPollMs = (status.nextPollAt ?? now) - now;
     const pauseMs = Math.min(maxPauseMs, Math.max(minPauseMs, untilPollMs > 0 ? untilPollMs : minPauseMs * 3));
     const firstEndMs = Math.min(...[...this.waiters].map((waiter) => waiter.untilMs));
     await new Promise<void>((resolve) => {
-      this.#sleep = { wakeAt: Infinity, wake: resolve };
+      const sleep: Sleep = {
+        wakeAt: Infinity,
+        wake: () => {
+          clearTimeout(sleep.timer);
+          resolve();
+        },
+      };
+      this.#sleep = sleep;
       this.#pauseUntil(Math.max(now + minPauseMs, Math.min(now + pauseMs, firstEndMs)));
     });
     this.#sleep = undefined;
+  }
+
+  /**
+   * Makes a due poll through the engine (which claims it first) with the reader's budget; the
+   * next look follows at once. One the engine declines at this version (another caller's
+   * operation in passthrough mode, too little time left) is not asked of that reader again
+   * until the document changes or a waiter with more time could make it.
+   */
+  #poll(reader: PollReader, untilMs: number, etag: string): void {
+    this.#polling = this.engine
+      .advance(this.id, reader, untilMs)
+      .then(
+        (stepped) => {
+          if (stepped) this.#lastPollToken = reader.token;
+          else this.#declined.set(reader.token, { etag, untilMs });
+        },
+        (error: unknown) => this.#failAll(error),
+      )
+      .finally(() => {
+        this.#polling = undefined;
+        this.#sleep?.wake();
+      });
   }
 
   #pauseUntil(wakeAt: number): void {
@@ -129,16 +181,16 @@ class Watch {
     for (const waiter of this.waiters) if (waiter.reader?.token === token) waiter.reader = undefined;
   }
 
-  /**
-   * The waiter whose reader makes a due poll: the one with the most time left, since the poll
-   * gets only the time its wait has. A document from before the poll times were kept in its
-   * metadata counts as due: the engine reads it and decides, once per version.
-   */
+  /** The waiter whose reader makes a due poll: the one with the most time left, since the poll gets only the time its wait has. */
   #pollerFor(status: StoredStatus, now: number): Waiter | undefined {
     const pastDeadline = status.deadlineAt !== undefined && status.deadlineAt <= now;
     const pollDue = (status.nextPollAt ?? 0) <= now && (status.claimedUntil ?? 0) <= now;
     if (status.runtimeStatus === 'Running' && !pastDeadline && !pollDue) return undefined;
-    const candidates = [...this.waiters].filter((waiter) => waiter.reader && this.#declined.get(waiter.reader.token) !== status.etag);
+    const mayAsk = (waiter: Waiter) => {
+      const declined = waiter.reader && this.#declined.get(waiter.reader.token);
+      return waiter.reader !== undefined && (!declined || declined.etag !== status.etag || waiter.untilMs > declined.untilMs);
+    };
+    const candidates = [...this.waiters].filter(mayAsk);
     return candidates.sort((a, b) => b.untilMs - a.untilMs)[0];
   }
 

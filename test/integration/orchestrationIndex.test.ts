@@ -327,4 +327,58 @@ describe('waiting', () => {
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1400);
     expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(0);
   });
+
+  it('in one process shares one watch: a large input is not downloaded while it runs, and the document once at its end, however many wait', async () => {
+    const engine = makeEngine(Date.now);
+    const watches = new OrchestrationWatches(engine);
+    const start = groupStart('large-input');
+    const body = { ...(JSON.parse(start.bodyText!) as Record<string, unknown>), tags: { note: 'x'.repeat(1024 * 1024) } };
+    const large = { ...start, bodyText: JSON.stringify(body), bodyValue: body };
+    const outcome = await engine.start(large, sendFor(large));
+    const id = outcome.state.id;
+    storage.reset();
+    const waits = Array.from({ length: 20 }, () => watches.wait(id, { untilMs: Date.now() + 20_000 }));
+    expect(watches.watched).toBe(1);
+    while (storage.requests.filter((line) => line.startsWith('HEAD ')).length < 3) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(storage.requests.filter((line) => line.startsWith('GET '))).toEqual([]);
+    await makeEngine(Date.now).terminate(id, 'Ended by the test.');
+    const ended = await Promise.all(waits);
+    expect(ended.map((state) => state?.runtimeStatus)).toEqual(Array(20).fill('Terminated'));
+    // The terminate's own read, and the watch's one read of the version it ended in.
+    expect(storage.requests.filter((line) => line === `GET ${container}/instances/${id}.json`)).toHaveLength(2);
+    expect(watches.watched).toBe(0);
+  }, 60_000);
+
+  it('ends a wait whose caller left at once, and stops the watch with the last one', async () => {
+    const engine = makeEngine(Date.now);
+    const watches = new OrchestrationWatches(engine);
+    const start = groupStart('left');
+    const outcome = await engine.start(start, sendFor(start));
+    const callers = [new AbortController(), new AbortController()];
+    const waits = callers.map((caller) => watches.wait(outcome.state.id, { untilMs: Date.now() + 20_000, signal: caller.signal }));
+    while (storage.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    callers[0]!.abort();
+    await waits[0];
+    expect(watches.watched).toBe(1);
+    callers[1]!.abort();
+    await waits[1];
+    expect(watches.watched).toBe(0);
+    // A look already on its way may land; after it, nothing.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    storage.reset();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(storage.requests).toEqual([]);
+  }, 30_000);
+
+  it('carries on a document written before its poll times were kept in metadata (an older version)', async () => {
+    const engine = makeEngine(Date.now);
+    const start = groupStart('older-metadata');
+    const outcome = await engine.start(start, sendFor(start));
+    const blob = storage.service.getContainerClient(container).getBlockBlobClient(`instances/${outcome.state.id}.json`);
+    const { metadata = {} } = await blob.getProperties();
+    const { nextpollat: _next, claimeduntil: _claim, deadlineat: _deadline, lastreadstatus: _status, ...older } = metadata;
+    await blob.setMetadata(older);
+    const ended = await new OrchestrationWatches(engine).wait(outcome.state.id, { untilMs: Date.now() + 20_000, reader: { token } });
+    expect(ended).toMatchObject({ runtimeStatus: 'Completed' });
+  }, 30_000);
 });
