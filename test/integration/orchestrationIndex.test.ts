@@ -199,9 +199,9 @@ describe('the janitor', () => {
     expect(await engine.sweep(token)).toMatchObject({ reconciled: 1 });
     expect(await blobNames('keys/')).toEqual([]);
     expect((await blobNames('expiry/')).some((name) => name.endsWith(outcome.state.id))).toBe(true);
-    // Its outbox was marked and taken in the same run (this engine holds no signing key, so the
-    // attempt is recorded as given up, and the marker goes).
-    expect((await engine.get(outcome.state.id))?.deliveries).toMatchObject([{ attempts: 1, state: 'failed' }]);
+    // Its outbox was marked and taken in the same run (this engine allows no notification origin,
+    // so the delivery is dropped unsent, and the marker goes).
+    expect((await engine.get(outcome.state.id))?.deliveries).toMatchObject([{ attempts: 0, state: 'dropped' }]);
     expect(await blobNames('outbox/')).toEqual([]);
   });
 
