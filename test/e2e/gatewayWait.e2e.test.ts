@@ -8,7 +8,7 @@
  */
 import { request } from 'undici';
 import { azuriteConnectionString } from '../../tools/embeddedAzurite';
-import { startCountingProxy, type CountingProxy } from '../helpers/countingProxy';
+import { startCountingStorageProxy, type CountingStorageProxy } from '../helpers/countingStorage';
 import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
 
 const subscription = '00000000-0000-0000-0000-000000000000';
@@ -19,7 +19,7 @@ const perInstance = 40;
 const farRetryAfterSeconds = 600;
 
 let gateway: InProcessGateway;
-let storage: CountingProxy;
+let storage: CountingStorageProxy;
 beforeAll(async () => {
   gateway = await startInProcessGateway(
     {
@@ -33,7 +33,7 @@ beforeAll(async () => {
     {
       storageConnection: async (azurite) => {
         const blob = new URL(azurite.blobEndpoint);
-        storage = await startCountingProxy({ host: blob.hostname, port: Number(blob.port) });
+        storage = await startCountingStorageProxy({ host: blob.hostname, port: Number(blob.port) });
         return azuriteConnectionString(`${storage.origin}/devstoreaccount1`);
       },
     },

@@ -42,7 +42,9 @@ export function countingStorage(connectionString: string, delayMs: (line: string
 export interface CountingStorageProxy {
   /** `http://127.0.0.1:port`, standing in for the storage service's origin. */
   origin: string;
-  /** Requests answered since the last reset: their `METHOD path-without-account?comp=…` line and answered body bytes. */
+  /** Requests received since the last reset, as `METHOD path-without-account?comp=…` lines. */
+  requests: string[];
+  /** Requests answered since the last reset: their line and answered body bytes. */
   answered: { line: string; bytes: number }[];
   reset(): void;
   close(): Promise<void>;
@@ -54,11 +56,13 @@ export interface CountingStorageProxy {
  * pipeline cannot be slipped in. Shared-key signatures do not cover the host, so they hold.
  */
 export async function startCountingStorageProxy(target: { host: string; port: number }): Promise<CountingStorageProxy> {
+  const requests: string[] = [];
   const answered: { line: string; bytes: number }[] = [];
   const server = createServer((incoming, outgoing) => {
     const url = new URL(incoming.url ?? '/', 'http://storage');
     const comp = url.searchParams.get('comp');
     const line = `${incoming.method} ${url.pathname.split('/').slice(2).join('/')}${comp ? `?comp=${comp}` : ''}`;
+    requests.push(line);
     const forwarded = httpRequest({ host: target.host, port: target.port, method: incoming.method, path: incoming.url, headers: incoming.headers }, (answer) => {
       let bytes = 0;
       answer.on('data', (chunk: Buffer) => (bytes += chunk.length));
@@ -72,8 +76,12 @@ export async function startCountingStorageProxy(target: { host: string; port: nu
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
     answered,
-    reset: () => (answered.length = 0),
+    reset: () => {
+      requests.length = 0;
+      answered.length = 0;
+    },
     close: () => {
       server.closeAllConnections();
       return new Promise<void>((resolve) => server.close(() => resolve()));
