@@ -76,7 +76,7 @@ export const defaultOrchestrationSettings: OrchestrationSettings = {
   allowedOrigins: [],
   outbox: { maxAttempts: 8, firstRetryMs: 5000, maxRetryMs: 10 * 60_000, claimMs: 60_000 },
   originGate: { perOriginConcurrency: 2, failuresToOpen: 3, coolDownMs: 60_000 },
-  deliveryWaitMs: 2000,
+  deliveryWaitMs: 1000,
   purgeBatch: 500,
   housekeepingBudgetMs: 5000,
   janitorIntervalMs: 60 * 60_000,
