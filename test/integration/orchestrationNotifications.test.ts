@@ -299,7 +299,7 @@ describe('a receiver that accepts and never answers', () => {
     const dark = await darkReceiver();
     const healthy = await receiver();
     // The dark receiver's attempts outlast the run by far: a run that waited for them would be seen.
-    engine = makeEngine(`n${randomUUID().replaceAll('-', '').slice(0, 20)}`, { timeoutMs: 10_000, settings: { deliveryWaitMs: 500 } });
+    engine = makeEngine(`n${randomUUID().replaceAll('-', '').slice(0, 20)}`, { timeoutMs: 10_000, settings: { deliveryWaitMs: 3000 } });
     const darkIds: string[] = [];
     for (let index = 0; index < 24; index += 1) darkIds.push((await engine.start(groupStart([dark.url]), finishedAtOnce)).state.id);
     // The healthy receiver's events fell due last, behind all of the dark one's.
@@ -309,6 +309,11 @@ describe('a receiver that accepts and never answers', () => {
     const run = await engine.sweep(undefined);
     // All the healthy events arrived, and the run ended, before any dark attempt timed out.
     expect(healthy.deliveries).toHaveLength(3);
+    for (const delivery of healthy.deliveries) {
+      expect(delivery.verified).toBe(true);
+      expect(delivery.body).not.toContain('not-for-receivers-8841');
+      expect(delivery.body).not.toContain(secret.replace(/^whsec_/, ''));
+    }
     const darkDeliveries = (await Promise.all(darkIds.map((id) => engine.get(id)))).flatMap((state) => state?.deliveries ?? []);
     expect(darkDeliveries.filter((delivery) => delivery.attempts > 0)).toEqual([]);
     // The dark receiver holds only its own share of the places.
@@ -320,6 +325,7 @@ describe('a receiver that accepts and never answers', () => {
     const attempted = (await Promise.all(darkIds.map((id) => engine.get(id)))).flatMap((state) => state?.deliveries ?? []).filter((delivery) => delivery.attempts > 0);
     expect(attempted).toHaveLength(dark.eventIds.length);
     expect(attempted).toEqual(attempted.map(() => expect.objectContaining({ state: 'pending', lastError: 'timeout', nextAttemptAt: expect.any(Number) })));
+    expect(logs.join('\n')).not.toContain('/hooks/dark');
   }, 60_000);
 
   it('leaves first attempts places that retries cannot take', async () => {
@@ -336,6 +342,7 @@ describe('a receiver that accepts and never answers', () => {
     // ...so a first attempt falling due while they hang still goes at once.
     await engine.start(groupStart([healthy.url]), finishedAtOnce);
     expect(await engine.sweep(undefined)).toMatchObject({ delivered: 1 });
+    await engine.deliveriesSettled();
     expect(healthy.deliveries).toHaveLength(1);
   }, 60_000);
 
