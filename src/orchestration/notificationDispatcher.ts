@@ -17,7 +17,7 @@ import type { EngineDependencies, OrchestrationSettings } from './orchestrationE
 import type { OutboxEntry } from './orchestrationIndex';
 import type { OrchestrationState } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';
-import { OriginGate } from './originGate';
+import { OriginGate, type Admission } from './originGate';
 import { afterAttempt, claimDeliveries, droppedDelivery, droppedReason, dueDeliveries, isTargetAllowed, nextDeliveryAt, outboxHint, type Delivery, type DeliveryOutcome, type OutboxHint } from './outbox';
 import { endEventData } from './statusDocument';
 
@@ -66,6 +66,8 @@ export class NotificationDispatcher {
   readonly #attempts = new Set<Promise<void>>();
   /** Per orchestration, the last write of its outbox: its outcomes are written one after another. */
   readonly #writes = new Map<string, Promise<StoredState>>();
+  /** Per origin, outboxes being read for it by runs: no more are read than it could take. */
+  readonly #reading = new Map<string, number>();
   /** Runs waiting for a place to free (see #released). */
   #releaseListeners: (() => void)[] = [];
 
@@ -91,11 +93,13 @@ export class NotificationDispatcher {
       while (inTime()) {
         const next = this.#nextStartable(queue);
         if (next === undefined) {
-          // Nothing can start now: wait for an attempt to end, if one is in flight and any outbox waits.
-          if (queue.length === 0 || this.#slots === 0) return;
+          // Nothing can start now: wait for an attempt or a read to end, if one is under way and any outbox waits.
+          if (queue.length === 0 || (this.#slots === 0 && this.#reading.size === 0)) return;
           await this.#released(waitEndsAt);
           continue;
         }
+        const origins = next.hint?.origins ?? [];
+        this.#countReading(origins, 1);
         try {
           const { attempts, waiting } = await this.#start(next.id);
           started.push(...attempts);
@@ -103,6 +107,9 @@ export class NotificationDispatcher {
           if (waiting) queue.push({ ...next, hint: waiting });
         } catch (error) {
           this.#logError(next.id, error);
+        } finally {
+          this.#countReading(origins, -1);
+          this.#wake();
         }
       }
     };
@@ -138,7 +145,7 @@ export class NotificationDispatcher {
     const { settings } = this.#deps;
     for (let position = 0; position < queue.length; position += 1) {
       const { hint } = queue[position]!;
-      const admissions = (hint?.origins ?? []).map((origin) => this.#gate.check(origin).kind);
+      const admissions = (hint?.origins ?? []).map((origin) => this.#admission(origin));
       if (hint && admissions.length > 0 && admissions.every((kind) => kind === 'open')) {
         queue.splice(position, 1);
         position -= 1;
@@ -151,11 +158,25 @@ export class NotificationDispatcher {
     return undefined;
   }
 
+  /** The gate's answer, `busy` too while as many outboxes are being read for the origin as it takes at once. */
+  #admission(origin: string): Admission['kind'] {
+    const kind = this.#gate.check(origin).kind;
+    return kind === 'go' && (this.#reading.get(origin) ?? 0) >= this.#deps.settings.originGate.perOriginConcurrency ? 'busy' : kind;
+  }
+
+  #countReading(origins: readonly string[], change: 1 | -1): void {
+    for (const origin of origins) {
+      const count = (this.#reading.get(origin) ?? 0) + change;
+      if (count > 0) this.#reading.set(origin, count);
+      else this.#reading.delete(origin);
+    }
+  }
+
   #retryPlaces(): number {
     return Math.ceil(this.#deps.settings.concurrency / 2);
   }
 
-  /** Resolves when an attempt gives its place back, or at `deadline` (performance.now() time). */
+  /** Resolves when a place may have freed (an attempt ended, a read finished), or at `deadline` (performance.now() time). */
   #released(deadline: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, Math.max(0, deadline - performance.now()));
@@ -221,6 +242,10 @@ export class NotificationDispatcher {
     this.#slots -= 1;
     if (delivery.attempts > 0) this.#retrySlots -= 1;
     if (this.#deps.notifier) this.#gate.leave(originOf(delivery.target), result);
+    this.#wake();
+  }
+
+  #wake(): void {
     const listeners = this.#releaseListeners;
     this.#releaseListeners = [];
     for (const listener of listeners) listener();
