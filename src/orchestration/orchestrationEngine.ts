@@ -7,7 +7,8 @@
  *
  * The pieces it drives are kept apart: the ARM rules (lroRules.ts), how a document changes
  * (transitions.ts), the index the poller reads instead of every document
- * (orchestrationIndex.ts), the outbox and its sender (outbox.ts, notificationSender.ts).
+ * (orchestrationIndex.ts), the outbox, its sender and the deliveries' scheduling (outbox.ts,
+ * notificationSender.ts, notificationDispatcher.ts).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { ContainerClient } from '@azure/storage-blob';
@@ -139,6 +140,7 @@ export interface SweepResult {
   durationMs: number;
   due: number;
   polled: number;
+  /** Delivery attempts the run started (those still in flight at its end are recorded after it). */
   delivered: number;
   purged: number;
   reconciled: number;
@@ -574,9 +576,9 @@ export class OrchestrationEngine {
 
   /**
    * One run of the poller, costing what is due rather than what is stored: it lists the active
-   * orchestrations from the index (never the ended ones), advances those due, delivers due
-   * notifications, purges what passed its retention in a bounded batch, and gives the janitor
-   * its turn, the last two within `housekeepingBudgetMs`.
+   * orchestrations from the index (never the ended ones), advances those due, starts the due
+   * notifications (waiting for them at most `deliveryWaitMs`), purges what passed its retention
+   * in a bounded batch, and gives the janitor its turn, the last three within `housekeepingBudgetMs`.
    *
    * Polls that fall due within `lookaheadMs` (the time until the timer's next run) are waited
    * for and made in this run, so the timer's period does not add to the upstream's interval;
