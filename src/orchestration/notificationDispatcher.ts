@@ -78,23 +78,23 @@ export class NotificationDispatcher {
 
   /**
    * A poller run's share: the due outboxes, first attempts first, read as their receivers can
-   * take an attempt, until `endsAt` or `deliveryWaitMs` (real time: it bounds how long the run
-   * is held). An outbox whose receivers are busy waits in the run for one of their attempts to
-   * end; one whose receivers' circuits are open is left for a later run, unread. Returns how
-   * many attempts the run started; those still in flight at its end are recorded after it.
+   * take an attempt, until `endsAt`. An outbox whose receivers are busy waits in the run for one
+   * of their attempts to end, and the run for its attempts, both at most `deliveryWaitMs` (real
+   * time: it bounds how long deliveries hold the run); one whose receivers' circuits are open is
+   * left for a later run, unread. Returns how many attempts the run started; those still in
+   * flight at its end are recorded after it.
    */
   async run(endsAt: number): Promise<number> {
     const { index, settings, now } = this.#deps;
     const waitEndsAt = performance.now() + settings.deliveryWaitMs;
-    const inTime = () => now() < endsAt && performance.now() < waitEndsAt;
     const queue = this.#ordered(await index.dueOutboxes(now())).slice(0, settings.deliveryBatch);
     const started: Promise<void>[] = [];
     const worker = async () => {
-      while (inTime()) {
+      while (now() < endsAt) {
         const next = this.#nextStartable(queue);
         if (next === undefined) {
           // Nothing can start now: wait for an attempt or a read to end, if one is under way and any outbox waits.
-          if (queue.length === 0 || (this.#slots === 0 && this.#reading.size === 0)) return;
+          if (queue.length === 0 || (this.#slots === 0 && this.#reading.size === 0) || performance.now() >= waitEndsAt) return;
           await this.#released(waitEndsAt);
           continue;
         }

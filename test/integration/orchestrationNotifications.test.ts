@@ -328,6 +328,16 @@ describe('a receiver that accepts and never answers', () => {
     expect(logs.join('\n')).not.toContain('/hooks/dark');
   }, 60_000);
 
+  it('starts the deliveries due even when a run waits for none of them', async () => {
+    const hooks = await receiver();
+    engine = makeEngine(`n${randomUUID().replaceAll('-', '').slice(0, 20)}`, { settings: { deliveryWaitMs: 0 } });
+    const outcome = await engine.start(groupStart([hooks.url]), finishedAtOnce);
+    expect(await engine.sweep(undefined)).toMatchObject({ delivered: 1 });
+    await engine.deliveriesSettled();
+    expect(hooks.deliveries).toHaveLength(1);
+    expect((await engine.get(outcome.state.id))?.deliveries).toMatchObject([{ state: 'delivered', attempts: 1 }]);
+  });
+
   it('leaves first attempts places that retries cannot take', async () => {
     // Four receivers that fail fast once, then hang: their retries would hold every place.
     const flaky = await Promise.all([1, 2, 3, 4].map(() => receiver((attempt) => (attempt === 1 ? { status: 503 } : { status: 204, delayMs: 60_000 }))));
