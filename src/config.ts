@@ -220,6 +220,10 @@ const settingsSchema = z.object({
   NOTIFY_SIGNING_SECRET: signingSecret.optional(),
   NOTIFY_MAX_ATTEMPTS: integerText(1, 50).default(8),
   NOTIFY_TIMEOUT_MS: integerText(100, 60_000).default(5000),
+  NOTIFY_ORIGIN_CONCURRENCY: integerText(1, 64).default(2),
+  NOTIFY_CIRCUIT_FAILURES: integerText(1, 100).default(3),
+  NOTIFY_CIRCUIT_COOLDOWN_SECONDS: integerText(1, 86_400).default(60),
+  NOTIFY_RUN_WAIT_MS: integerText(0, 60_000).default(1000),
   // The Azure front end ends an HTTP request at 230 s: a wait must end, and be answered, before.
   GATEWAY_WAIT_MAX_SECONDS: integerText(1, 220).default(200),
   // A held wait keeps a request, a socket and a share of its watch: one caller may not hold them all.

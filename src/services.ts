@@ -89,6 +89,8 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
     },
     retentionMs: config.ORCHESTRATION_RETENTION_HOURS * 3600_000,
     outbox: { ...defaultOrchestrationSettings.outbox, maxAttempts: config.NOTIFY_MAX_ATTEMPTS },
+    originGate: { perOriginConcurrency: config.NOTIFY_ORIGIN_CONCURRENCY, failuresToOpen: config.NOTIFY_CIRCUIT_FAILURES, coolDownMs: config.NOTIFY_CIRCUIT_COOLDOWN_SECONDS * 1000 },
+    deliveryWaitMs: config.NOTIFY_RUN_WAIT_MS,
     notifyUrl: config.NOTIFY_URL,
     allowedOrigins: config.NOTIFY_ALLOWED_ORIGINS,
     purgeBatch: config.ORCHESTRATION_PURGE_BATCH,

@@ -7,7 +7,8 @@
  *
  * The pieces it drives are kept apart: the ARM rules (lroRules.ts), how a document changes
  * (transitions.ts), the index the poller reads instead of every document
- * (orchestrationIndex.ts), the outbox and its sender (outbox.ts, notificationSender.ts).
+ * (orchestrationIndex.ts), the outbox, its sender and the deliveries' scheduling (outbox.ts,
+ * notificationSender.ts, notificationDispatcher.ts).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { ContainerClient } from '@azure/storage-blob';
@@ -17,12 +18,13 @@ import { redactSecrets } from '../http/redaction';
 import { isTrustedUrl } from '../upstream/urlGuard';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
 import { isUnfollowableAccept, movedPollUrlOf, pollingModeOf, pollUrlOf, readPoll, type PollingMode, type PollIntervalPolicy, type PollReading, type UpstreamAnswer } from './lroRules';
-import { endEventType, type CloudEvent, type NotificationSender } from './notificationSender';
+import { NotificationDispatcher } from './notificationDispatcher';
+import type { NotificationSender } from './notificationSender';
 import { expiryMarkerName, OrchestrationIndex, type ActiveEntry, type KeySchedule } from './orchestrationIndex';
 import { isActive, type OrchestrationState } from './orchestrationState';
 import { OrchestrationStore, type StoredState, type SummaryFilter, type SummaryPage, type SummaryQuery } from './orchestrationStore';
-import { afterAttempt, claimDeliveries, droppedDelivery, droppedReason, dueDeliveries, isTargetAllowed, nextDeliveryAt, type DeliveryOutcome, type OutboxPolicy } from './outbox';
-import { endEventData } from './statusDocument';
+import type { OriginGatePolicy } from './originGate';
+import { nextDeliveryAt, outboxHint, type OutboxPolicy } from './outbox';
 import { afterRead, claimed, ended, running, scheduleOf, type Ending, type ReadOutcome } from './transitions';
 
 export interface OrchestrationSettings {
@@ -36,7 +38,7 @@ export interface OrchestrationSettings {
   retentionMs: number;
   /** A start that never got its upstream answer (its instance died) fails after this. */
   pendingTimeoutMs: number;
-  /** Polls, and deliveries, made at once by one sweep. */
+  /** Polls made at once by one sweep, and deliveries in flight at once in one instance. */
   concurrency: number;
   /** How long a start's own two first writes may take (a few storage budgets): see #takeKeyOrFindRunning. */
   startWritesMs: number;
@@ -45,6 +47,10 @@ export interface OrchestrationSettings {
   /** Most targets one orchestration tells of its end (a duplicate start may add its own). */
   maxNotifyTargets: number;
   outbox: OutboxPolicy;
+  /** Per receiver's origin: attempts at once, and the circuit that skips one failing (originGate.ts). */
+  originGate: OriginGatePolicy;
+  /** How long a poller run waits for the deliveries it started; slower ones are recorded after it. */
+  deliveryWaitMs: number;
   /** Told of every orchestration's end (`NOTIFY_URL`). */
   notifyUrl?: string;
   /** The origins `x-gateway-notify` may name (`NOTIFY_ALLOWED_ORIGINS`), checked again at every delivery. */
@@ -70,6 +76,8 @@ export const defaultOrchestrationSettings: OrchestrationSettings = {
   maxNotifyTargets: 10,
   allowedOrigins: [],
   outbox: { maxAttempts: 8, firstRetryMs: 5000, maxRetryMs: 10 * 60_000, claimMs: 60_000 },
+  originGate: { perOriginConcurrency: 2, failuresToOpen: 3, coolDownMs: 60_000 },
+  deliveryWaitMs: 1000,
   purgeBatch: 500,
   housekeepingBudgetMs: 5000,
   janitorIntervalMs: 60 * 60_000,
@@ -132,6 +140,7 @@ export interface SweepResult {
   durationMs: number;
   due: number;
   polled: number;
+  /** Delivery attempts the run started (those still in flight at its end are recorded after it). */
   delivered: number;
   purged: number;
   reconciled: number;
@@ -184,10 +193,12 @@ async function eachLimited<T>(items: readonly T[], concurrency: number, work: (i
 export class OrchestrationEngine {
   readonly #deps: EngineDependencies;
   readonly #newId: () => string;
+  readonly #notifications: NotificationDispatcher;
 
   constructor(deps: EngineDependencies) {
     this.#deps = deps;
     this.#newId = deps.newId ?? randomUUID;
+    this.#notifications = new NotificationDispatcher({ ...deps, write: (stored, change) => this.#write(stored, change) });
   }
 
   get store(): OrchestrationStore {
@@ -242,7 +253,7 @@ export class OrchestrationEngine {
     await Promise.all([
       index.releaseKey(state.requestKey, state.id),
       index.markExpiry(state.id, endedAt + settings.retentionMs),
-      dueAt === undefined ? undefined : index.markOutbox(state.id, dueAt),
+      dueAt === undefined ? undefined : index.markOutbox(state.id, dueAt, outboxHint(state.deliveries)),
     ]);
   }
 
@@ -564,74 +575,23 @@ export class OrchestrationEngine {
 
   // ---- Notifying ----------------------------------------------------------------------
 
-  #endEvent(state: OrchestrationState, eventId: string): CloudEvent {
-    const appBase = state.appBase ?? '';
-    return {
-      specversion: '1.0',
-      id: eventId,
-      source: appBase || 'urn:gateway',
-      type: endEventType(state.runtimeStatus),
-      subject: state.id,
-      time: state.endedTime ?? state.lastUpdatedTime,
-      datacontenttype: 'application/json',
-      data: endEventData(state, appBase),
-    };
+  /** Makes the due deliveries of one ended orchestration and waits for them (see NotificationDispatcher). */
+  deliver(id: string): Promise<number> {
+    return this.#notifications.deliver(id);
   }
 
-  /**
-   * Makes the deliveries of an ended orchestration that are due: claimed with a conditional
-   * write (so two instances never send the same attempt), sent, and recorded; the outbox marker
-   * then says when the next is due, or goes. Returns how many attempts were made.
-   */
-  async deliver(id: string): Promise<number> {
-    const { store, index, notifier, settings } = this.#deps;
-    const stored = await store.read(id);
-    const now = this.#deps.now();
-    const due = dueDeliveries(stored?.state.deliveries, now);
-    if (!stored || due.length === 0) {
-      const next = nextDeliveryAt(stored?.state.deliveries);
-      await (next === undefined ? index.clearOutbox(id) : index.markOutbox(id, next));
-      return 0;
-    }
-    const refused = new Set(due.filter((delivery) => !isTargetAllowed(delivery.target, settings.allowedOrigins, settings.notifyUrl)).map((delivery) => delivery.eventId));
-    const sent = due.filter((delivery) => !refused.has(delivery.eventId));
-    const eventIds = new Set(due.map((delivery) => delivery.eventId));
-    const claims = claimDeliveries(stored.state.deliveries ?? [], new Set(sent.map((delivery) => delivery.eventId)), now + settings.outbox.claimMs);
-    const claimedState = { ...stored.state, deliveries: claims.map((delivery) => (refused.has(delivery.eventId) ? droppedDelivery(delivery, droppedReason) : delivery)) };
-    const etag = await store.replace(claimedState, stored.etag);
-    if (etag === undefined) return 0;
-    const outcomes = new Map<string, DeliveryOutcome>();
-    await Promise.all(
-      sent.map(async (delivery) => {
-        const outcome: DeliveryOutcome = notifier
-          ? await notifier.send(delivery.target, this.#endEvent(stored.state, delivery.eventId))
-          : { delivered: false, retriable: false, error: 'notifications are not configured (NOTIFY_SIGNING_SECRET)' };
-        outcomes.set(delivery.eventId, outcome);
-      }),
-    );
-    const after = await this.#write({ state: claimedState, etag }, (state) => ({
-      ...state,
-      deliveries: (state.deliveries ?? []).map((delivery) => {
-        const outcome = outcomes.get(delivery.eventId);
-        return outcome && delivery.state === 'pending' ? afterAttempt(delivery, outcome, this.#deps.now(), settings.outbox) : delivery;
-      }),
-    }));
-    for (const delivery of after.state.deliveries ?? []) {
-      if (!eventIds.has(delivery.eventId)) continue;
-      this.#deps.log(JSON.stringify({ event: 'notification', id, targetOrigin: new URL(delivery.target).origin, eventId: delivery.eventId, state: delivery.state, attempts: delivery.attempts, error: delivery.lastError }));
-    }
-    const next = nextDeliveryAt(after.state.deliveries);
-    await (next === undefined ? index.clearOutbox(id) : index.markOutbox(id, next));
-    return sent.length;
+  /** Resolves once no delivery this instance started is in flight. */
+  deliveriesSettled(): Promise<void> {
+    return this.#notifications.idle();
   }
 
   // ---- The poller's run -----------------------------------------------------------------
 
   /**
    * One run of the poller, costing what is due rather than what is stored: it lists the active
-   * orchestrations from the index (never the ended ones), advances those due, delivers due
-   * notifications, purges what passed its retention in a bounded batch, and gives the janitor
-   * its turn, the last two within `housekeepingBudgetMs`.
+   * orchestrations from the index (never the ended ones), advances those due, starts the due
+   * notifications (waiting for them at most `deliveryWaitMs`), purges what passed its retention
+   * in a bounded batch, and gives the janitor its turn, the last three within `housekeepingBudgetMs`.
    *
    * Polls that fall due within `lookaheadMs` (the time until the timer's next run) are waited
    * for and made in this run, so the timer's period does not add to the upstream's interval;
@@ -664,17 +624,13 @@ export class OrchestrationEngine {
     });
 
     // Deliveries, purges and the janitor share one budget: a backlog of any waits for the next run.
+    // Deliveries are started, not awaited: a run waits for them at most `deliveryWaitMs`.
     const housekeepingEndsAt = this.#deps.now() + settings.housekeepingBudgetMs;
-    const outboxes = (await index.dueOutboxes(this.#deps.now())).slice(0, settings.deliveryBatch);
-    await eachLimited(outboxes, settings.concurrency, async (id) => {
-      if (this.#deps.now() >= housekeepingEndsAt) return;
-      try {
-        const attempts = await this.deliver(id);
-        result.delivered += attempts;
-      } catch (error) {
-        this.#log({ id, step: 'delivery-error', code: (error as GatewayError).code ?? 'InternalError' });
-      }
-    });
+    try {
+      result.delivered = await this.#notifications.run(housekeepingEndsAt);
+    } catch (error) {
+      this.#log({ step: 'delivery-error', code: (error as GatewayError).code ?? 'InternalError' });
+    }
 
     result.purged = await this.#purgeExpired(housekeepingEndsAt);
     if (this.#deps.now() < housekeepingEndsAt) {

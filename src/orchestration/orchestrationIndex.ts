@@ -6,7 +6,9 @@
  *   starts (so a duplicate start finds it) and deleted when it ends. Its content and metadata
  *   name the orchestration; its metadata says when it next needs the poller (`startedat`,
  *   `nextpollat`, `deadlineat`). Listing `keys/` is listing what is running.
- * - `outbox/{id}`: an ended orchestration with notifications still to deliver, due at `dueat`.
+ * - `outbox/{id}`: an ended orchestration with notifications still to deliver, due at `dueat`;
+ *   `fresh` and `origins` say whether one awaits its first attempt and where they go, so a run
+ *   orders them and skips a receiver that is failing without reading the document.
  * - `expiry/{yyyyMMddHH}/{purgeAfter}-{id}`: an ended orchestration to purge after `purgeAfter`,
  *   in hourly buckets, so a run reads only the bucket of the hour it runs in (and the one
  *   before), oldest first, never the week of markers not yet due.
@@ -19,6 +21,7 @@
 import type { ContainerClient } from '@azure/storage-blob';
 import { downloadText } from '../storage/blobText';
 import type { StorageBudget } from '../storage/storageBudget';
+import type { OutboxHint } from './outbox';
 
 export interface KeySchedule {
   startedAt: number;
@@ -36,6 +39,13 @@ export interface ExpiryEntry {
   /** The marker's own name, to delete it. */
   marker: string;
   purgeAfter: number;
+}
+
+export interface OutboxEntry {
+  id: string;
+  dueAt: number;
+  /** Absent on a marker written without it (the janitor's, or an older version's). */
+  hint?: OutboxHint;
 }
 
 const keyPrefix = 'keys/';
@@ -138,8 +148,11 @@ export class OrchestrationIndex {
     return entries;
   }
 
-  async markOutbox(id: string, dueAt: number): Promise<void> {
-    await this.budget.call('mark an outbox', (abortSignal) => this.container.getBlockBlobClient(`${outboxPrefix}${id}`).upload('', 0, { metadata: { dueat: String(dueAt) }, abortSignal }));
+  async markOutbox(id: string, dueAt: number, hint?: OutboxHint): Promise<void> {
+    const metadata: Record<string, string> = { dueat: String(dueAt) };
+    // Origins are ASCII as URL writes them (punycode hosts), as metadata must be; never a path.
+    if (hint) Object.assign(metadata, { fresh: hint.fresh ? '1' : '0', origins: hint.origins.join(' ') });
+    await this.budget.call('mark an outbox', (abortSignal) => this.container.getBlockBlobClient(`${outboxPrefix}${id}`).upload('', 0, { metadata, abortSignal }));
   }
 
   async clearOutbox(id: string): Promise<void> {
@@ -147,13 +160,19 @@ export class OrchestrationIndex {
   }
 
   /** Ended orchestrations with deliveries due by `now`. */
-  async dueOutboxes(now: number): Promise<string[]> {
-    const due: string[] = [];
+  async dueOutboxes(now: number): Promise<OutboxEntry[]> {
+    const due: OutboxEntry[] = [];
     const pages = this.budget.pages('list outboxes', (abortSignal) =>
       this.container.listBlobsFlat({ prefix: outboxPrefix, includeMetadata: true, abortSignal }).byPage({ maxPageSize: 5000 }),
     );
     for await (const page of pages) {
-      for (const blob of page.segment.blobItems) if ((optionalNumber(blob.metadata?.dueat) ?? 0) <= now) due.push(blob.name.slice(outboxPrefix.length));
+      for (const blob of page.segment.blobItems) {
+        const metadata = blob.metadata ?? {};
+        const dueAt = optionalNumber(metadata.dueat) ?? 0;
+        if (dueAt > now) continue;
+        const hint = metadata.fresh === undefined || metadata.origins === undefined ? undefined : { fresh: metadata.fresh === '1', origins: metadata.origins.split(' ').filter(Boolean) };
+        due.push({ id: blob.name.slice(outboxPrefix.length), dueAt, hint });
+      }
     }
     return due;
   }

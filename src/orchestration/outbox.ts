@@ -50,6 +50,19 @@ export function nextDeliveryAt(deliveries: readonly Delivery[] | undefined): num
   return Math.min(...pending.map((delivery) => Math.max(delivery.nextAttemptAt ?? 0, delivery.claimedUntil ?? 0)));
 }
 
+/** What an outbox's index marker tells before its document is read (see OrchestrationIndex). */
+export interface OutboxHint {
+  /** A delivery awaits its first attempt: first attempts go before retries. */
+  fresh: boolean;
+  /** The origins of the pending deliveries. */
+  origins: string[];
+}
+
+export function outboxHint(deliveries: readonly Delivery[] | undefined): OutboxHint {
+  const pending = (deliveries ?? []).filter((delivery) => delivery.state === 'pending');
+  return { fresh: pending.some((delivery) => delivery.attempts === 0), origins: [...new Set(pending.map((delivery) => new URL(delivery.target).origin))] };
+}
+
 export function claimDeliveries(deliveries: readonly Delivery[], eventIds: ReadonlySet<string>, until: number): Delivery[] {
   return deliveries.map((delivery) => (eventIds.has(delivery.eventId) ? { ...delivery, claimedUntil: until } : delivery));
 }

@@ -62,9 +62,10 @@ export async function startWebhookReceiver(secret: string, reply: (attempt: numb
       }
       deliveries.push(delivery);
       const scripted = reply(deliveries.length);
+      // A long delay stands for a receiver that hangs: it must not keep the test process alive.
       setTimeout(() => {
         if (!response.destroyed) response.writeHead(scripted.status, scripted.headers).end();
-      }, scripted.delayMs ?? 0);
+      }, scripted.delayMs ?? 0).unref();
     });
   });
   server.keepAliveTimeout = 1000;
@@ -76,4 +77,29 @@ export async function startWebhookReceiver(secret: string, reply: (attempt: numb
     deliveries,
     close: () => new Promise((resolve) => server.close(() => resolve()).closeAllConnections()),
   };
+}
+
+export interface DarkReceiver {
+  url: string;
+  origin: string;
+  /** The `webhook-id` of every request it took, in order. */
+  eventIds: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A receiver gone dark: it accepts every connection and reads every request, and never answers.
+ * It stops by itself after `lifetimeMs`, should a test forget it.
+ */
+export async function startDarkReceiver(lifetimeMs = 120_000): Promise<DarkReceiver> {
+  const eventIds: string[] = [];
+  const server: Server = createServer((request) => {
+    eventIds.push(String(request.headers['webhook-id']));
+    request.resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = () => new Promise<void>((resolve) => server.close(() => resolve()).closeAllConnections());
+  setTimeout(() => void close(), lifetimeMs).unref();
+  return { url: `${origin}/hooks/dark`, origin, eventIds, close };
 }

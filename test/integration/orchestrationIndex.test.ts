@@ -186,12 +186,13 @@ describe('the janitor', () => {
   });
 
   it('finishes what an instance that died between ending a document and updating the index left, when its key next falls due', async () => {
-    const engine = makeEngine();
+    const notifyUrl = 'http://127.0.0.1:9/hook';
+    const engine = makeEngine(() => clock, { notifyUrl });
     const start = groupStart('died-after-end');
     const outcome = await engine.start(start, sendFor(start));
     // The document ended (its outbox open), but the key, expiry and outbox markers were never written.
     const stored = (await engine.store.read(outcome.state.id))!;
-    const endedState = ended(stored.state, { runtimeStatus: 'Terminated' }, clock, { notifyUrl: 'http://127.0.0.1:9/hook', newId: randomUUID });
+    const endedState = ended(stored.state, { runtimeStatus: 'Terminated' }, clock, { notifyUrl, newId: randomUUID });
     await engine.store.replace(endedState, stored.etag);
     expect(await blobNames('keys/')).toHaveLength(1);
     expect(await engine.sweep(token)).toMatchObject({ reconciled: 0 });
@@ -199,9 +200,9 @@ describe('the janitor', () => {
     expect(await engine.sweep(token)).toMatchObject({ reconciled: 1 });
     expect(await blobNames('keys/')).toEqual([]);
     expect((await blobNames('expiry/')).some((name) => name.endsWith(outcome.state.id))).toBe(true);
-    // Its outbox was marked and taken in the same run (this engine allows no notification origin,
-    // so the delivery is dropped unsent, and the marker goes).
-    expect((await engine.get(outcome.state.id))?.deliveries).toMatchObject([{ attempts: 0, state: 'dropped' }]);
+    // Its outbox was marked and taken in the same run (this engine holds no signing key, so the
+    // attempt is recorded as given up, and the marker goes).
+    expect((await engine.get(outcome.state.id))?.deliveries).toMatchObject([{ attempts: 1, state: 'failed' }]);
     expect(await blobNames('outbox/')).toEqual([]);
   });
 

@@ -10,24 +10,34 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { NotificationSender } from '../../src/orchestration/notificationSender';
-import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type StartRequest } from '../../src/orchestration/orchestrationEngine';
+import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings, type StartRequest } from '../../src/orchestration/orchestrationEngine';
 import { statusDocument } from '../../src/orchestration/statusDocument';
 import type { UpstreamResponse } from '../../src/upstream/upstreamClient';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
-import { startWebhookReceiver, type ScriptedReply, type WebhookReceiver } from '../helpers/webhookReceiver';
+import { startDarkReceiver, startWebhookReceiver, type DarkReceiver, type ScriptedReply, type WebhookReceiver } from '../helpers/webhookReceiver';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const appBase = 'https://gw.contoso.test/api';
 let azurite: RunningAzurite;
 let clock = Date.parse('2026-06-01T00:00:00Z');
-const receivers: WebhookReceiver[] = [];
+const receivers: Pick<WebhookReceiver, 'close'>[] = [];
 /** NOTIFY_ALLOWED_ORIGINS of the engines below: every receiver a test starts (see `receiver`). */
 const allowedOrigins: string[] = [];
 const logs: string[] = [];
+/** Every engine made, to wait for the deliveries still in flight before storage stops. */
+const engines: OrchestrationEngine[] = [];
 
-function makeEngine(container: string, options: { notifyUrl?: string; timeoutMs?: number; maxAttempts?: number; allowedOrigins?: string[] } = {}): OrchestrationEngine {
-  return engineOnContainer(BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient(container), {
+interface EngineOptions {
+  notifyUrl?: string;
+  timeoutMs?: number;
+  maxAttempts?: number;
+  allowedOrigins?: string[];
+  settings?: Partial<OrchestrationSettings>;
+}
+
+function makeEngine(container: string, options: EngineOptions = {}): OrchestrationEngine {
+  const made = engineOnContainer(BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient(container), {
     storageTimeoutMs: 5000,
     upstream: new UpstreamClient({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 1000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
     notifier: new NotificationSender({ signingSecret: secret, timeoutMs: options.timeoutMs ?? 2000 }),
@@ -36,10 +46,15 @@ function makeEngine(container: string, options: { notifyUrl?: string; timeoutMs?
       notifyUrl: options.notifyUrl,
       allowedOrigins: options.allowedOrigins ?? allowedOrigins,
       outbox: { maxAttempts: options.maxAttempts ?? 8, firstRetryMs: 1000, maxRetryMs: 60_000, claimMs: 5000 },
+      // These receivers answer at once or within the attempt's budget: a run waits for them.
+      deliveryWaitMs: 30_000,
+      ...options.settings,
     },
     now: () => clock,
     log: (line) => logs.push(line),
   });
+  engines.push(made);
+  return made;
 }
 
 const bodyWithSecret = { location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx', environmentVariables: [{ name: 'PASSWORD', secureValue: 'not-for-receivers-8841' }] } }] } };
@@ -51,6 +66,13 @@ function groupStart(notifyTargets?: string[]): StartRequest {
 
 /** An upstream that finished at once: the orchestration ends with its start. */
 const finishedAtOnce = async (): Promise<UpstreamResponse> => ({ status: 200, headers: {}, bodyText: '{"name":"g","properties":{"provisioningState":"Succeeded"}}', attempts: 1 });
+
+async function darkReceiver(): Promise<DarkReceiver> {
+  const started = await startDarkReceiver();
+  receivers.push(started);
+  allowedOrigins.push(started.origin);
+  return started;
+}
 
 async function receiver(reply?: (attempt: number) => ScriptedReply): Promise<WebhookReceiver> {
   const started = await startWebhookReceiver(secret, reply);
@@ -64,6 +86,7 @@ beforeAll(async () => {
   azurite = await startAzurite();
 });
 afterAll(async () => {
+  await Promise.all(engines.map((made) => made.deliveriesSettled()));
   await Promise.all(receivers.map((started) => started.close()));
   await azurite.close();
 });
@@ -269,4 +292,100 @@ describe('bounds', () => {
     expect(byFilter.instancesDeleted).toBe(0);
     expect(await engine.get(outcome.state.id)).toBeDefined();
   });
+});
+
+describe('a receiver that accepts and never answers', () => {
+  it('delays neither the other receivers nor the poller run', async () => {
+    const dark = await darkReceiver();
+    const healthy = await receiver();
+    // The dark receiver's attempts outlast the run by far: a run that waited for them would be seen.
+    engine = makeEngine(`n${randomUUID().replaceAll('-', '').slice(0, 20)}`, { timeoutMs: 10_000, settings: { deliveryWaitMs: 3000 } });
+    const darkIds: string[] = [];
+    for (let index = 0; index < 24; index += 1) darkIds.push((await engine.start(groupStart([dark.url]), finishedAtOnce)).state.id);
+    // The healthy receiver's events fell due last, behind all of the dark one's.
+    clock += 1000;
+    for (let index = 0; index < 3; index += 1) await engine.start(groupStart([healthy.url]), finishedAtOnce);
+
+    const run = await engine.sweep(undefined);
+    // All the healthy events arrived, and the run ended, before any dark attempt timed out.
+    expect(healthy.deliveries).toHaveLength(3);
+    for (const delivery of healthy.deliveries) {
+      expect(delivery.verified).toBe(true);
+      expect(delivery.body).not.toContain('not-for-receivers-8841');
+      expect(delivery.body).not.toContain(secret.replace(/^whsec_/, ''));
+    }
+    const darkDeliveries = (await Promise.all(darkIds.map((id) => engine.get(id)))).flatMap((state) => state?.deliveries ?? []);
+    expect(darkDeliveries.filter((delivery) => delivery.attempts > 0)).toEqual([]);
+    // The dark receiver holds only its own share of the places.
+    expect(dark.eventIds).toHaveLength(defaultOrchestrationSettings.originGate.perOriginConcurrency);
+    expect(run.delivered).toBe(3 + defaultOrchestrationSettings.originGate.perOriginConcurrency);
+
+    // Its attempts end after the run, and are recorded then: retries due, nothing lost.
+    await engine.deliveriesSettled();
+    const attempted = (await Promise.all(darkIds.map((id) => engine.get(id)))).flatMap((state) => state?.deliveries ?? []).filter((delivery) => delivery.attempts > 0);
+    expect(attempted).toHaveLength(dark.eventIds.length);
+    expect(attempted).toEqual(attempted.map(() => expect.objectContaining({ state: 'pending', lastError: 'timeout', nextAttemptAt: expect.any(Number) })));
+    expect(logs.join('\n')).not.toContain('/hooks/dark');
+  }, 60_000);
+
+  it('starts the deliveries due even when a run waits for none of them', async () => {
+    const hooks = await receiver();
+    engine = makeEngine(`n${randomUUID().replaceAll('-', '').slice(0, 20)}`, { settings: { deliveryWaitMs: 0 } });
+    const outcome = await engine.start(groupStart([hooks.url]), finishedAtOnce);
+    expect(await engine.sweep(undefined)).toMatchObject({ delivered: 1 });
+    await engine.deliveriesSettled();
+    expect(hooks.deliveries).toHaveLength(1);
+    expect((await engine.get(outcome.state.id))?.deliveries).toMatchObject([{ state: 'delivered', attempts: 1 }]);
+  });
+
+  it('leaves first attempts places that retries cannot take', async () => {
+    // Four receivers that fail fast once, then hang: their retries would hold every place.
+    const flaky = await Promise.all([1, 2, 3, 4].map(() => receiver((attempt) => (attempt === 1 ? { status: 503 } : { status: 204, delayMs: 60_000 }))));
+    const healthy = await receiver();
+    engine = makeEngine(`n${randomUUID().replaceAll('-', '').slice(0, 20)}`, { timeoutMs: 5000, settings: { concurrency: 4, deliveryWaitMs: 300 } });
+    for (const each of flaky) await engine.start(groupStart([each.url]), finishedAtOnce);
+    expect(await engine.sweep(undefined)).toMatchObject({ delivered: 4 });
+    await engine.deliveriesSettled();
+    clock += 1000;
+    // Retries take at most half of the places...
+    expect(await engine.sweep(undefined)).toMatchObject({ delivered: 2 });
+    // ...so a first attempt falling due while they hang still goes at once.
+    await engine.start(groupStart([healthy.url]), finishedAtOnce);
+    expect(await engine.sweep(undefined)).toMatchObject({ delivered: 1 });
+    await engine.deliveriesSettled();
+    expect(healthy.deliveries).toHaveLength(1);
+  }, 60_000);
+
+  it('is skipped while its circuit is open, probed after the cool-down, and each delivery ends failed: none is lost', async () => {
+    const dark = await darkReceiver();
+    const coolDownMs = 60_000;
+    engine = makeEngine(`n${randomUUID().replaceAll('-', '').slice(0, 20)}`, {
+      timeoutMs: 500,
+      maxAttempts: 2,
+      settings: { originGate: { perOriginConcurrency: 2, failuresToOpen: 2, coolDownMs } },
+    });
+    const ids: string[] = [];
+    for (let index = 0; index < 6; index += 1) ids.push((await engine.start(groupStart([dark.url]), finishedAtOnce)).state.id);
+    const deliveries = async () => (await Promise.all(ids.map((id) => engine.get(id)))).flatMap((state) => state?.deliveries ?? []);
+
+    // Two attempts at once, both unanswered: the circuit opens (a third may start between the two
+    // failures), and the others wait, unsent.
+    await engine.sweep(undefined);
+    const beforeOpen = dark.eventIds.length;
+    expect(beforeOpen).toBeGreaterThanOrEqual(2);
+    expect(beforeOpen).toBeLessThanOrEqual(3);
+    clock += 5000;
+    await engine.sweep(undefined);
+    expect(dark.eventIds).toHaveLength(beforeOpen);
+    expect((await deliveries()).filter((delivery) => delivery.state === 'pending')).toHaveLength(6);
+
+    // After each cool-down one attempt probes it; every delivery gets its attempts, then fails.
+    for (let run = 0; run < 30 && (await deliveries()).some((delivery) => delivery.state === 'pending'); run += 1) {
+      clock += coolDownMs;
+      await engine.sweep(undefined);
+    }
+    const ended = await deliveries();
+    expect(ended).toEqual(ended.map(() => expect.objectContaining({ state: 'failed', attempts: 2, lastError: 'timeout' })));
+    expect([...dark.eventIds].sort()).toEqual(ended.flatMap((delivery) => [delivery.eventId, delivery.eventId]).sort());
+  }, 90_000);
 });

@@ -1,5 +1,5 @@
 /** The outbox rules as tables: what is due, and what one attempt leads to. */
-import { afterAttempt, deliveryView, droppedDelivery, dueDeliveries, isTargetAllowed, nextDeliveryAt, openOutbox, type Delivery, type DeliveryOutcome } from '../../../src/orchestration/outbox';
+import { afterAttempt, deliveryView, droppedDelivery, dueDeliveries, isTargetAllowed, outboxHint, nextDeliveryAt, openOutbox, type Delivery, type DeliveryOutcome } from '../../../src/orchestration/outbox';
 
 const policy = { maxAttempts: 4, firstRetryMs: 1000, maxRetryMs: 3000, claimMs: 500 };
 const now = 1_000_000;
@@ -82,5 +82,17 @@ describe('isTargetAllowed and droppedDelivery', () => {
     expect(dropped).toEqual({ target: pending().target, eventId: 'e1', state: 'dropped', attempts: 1, nextAttemptAt: undefined, lastError: 'origin no longer allowed' });
     expect(nextDeliveryAt([dropped])).toBeUndefined();
     expect(deliveryView(dropped)).toMatchObject({ state: 'dropped', nextAttemptTime: null, lastError: 'origin no longer allowed' });
+  });
+});
+
+describe('outboxHint', () => {
+  it('says whether a pending delivery awaits its first attempt, and the pending origins, never a path', () => {
+    const deliveries = [
+      pending({ attempts: 2, target: 'https://a.example.com/x?key=k' }),
+      pending({ state: 'delivered', attempts: 0, target: 'https://done.example.com/y' }),
+      pending({ attempts: 1, target: 'https://a.example.com/z' }),
+    ];
+    expect(outboxHint(deliveries)).toEqual({ fresh: false, origins: ['https://a.example.com'] });
+    expect(outboxHint([...deliveries, pending({ target: 'https://xn--fsq.example/h' })])).toEqual({ fresh: true, origins: ['https://a.example.com', 'https://xn--fsq.example'] });
   });
 });
