@@ -3,7 +3,8 @@
  * the app over HTTPS with a generated certificate kept for the next start, or a given .pfx;
  * links on https; bad options stop start-up naming the option and never the password.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,6 +110,17 @@ describe('with --cert and --password', () => {
       expect(existsSync(join(gateway.app.cwd, '.local-https'))).toBe(false);
     } finally {
       await gateway.stop(); // searches the output for the password (a canary)
+    }
+  });
+
+  it('serves with a .pfx encrypted with RC2 and 3DES, which OpenSSL 3 refuses without its legacy provider', async () => {
+    const fixtures = join(__dirname, '..', 'fixtures', 'certificates');
+    writeFileSync(join(folder, 'fixture-password.txt'), 'pässwörd-€-fixture\n');
+    const gateway = await startGateway({}, {}, { args: ['--useHttps', '--cert', join(fixtures, 'legacy-3des-rc2.pfx'), '--password', join(folder, 'fixture-password.txt')] });
+    try {
+      expect(await presentedFingerprint(gateway.app.url)).toBe(new X509Certificate(readFileSync(join(fixtures, 'certificate.cer'))).fingerprint256);
+    } finally {
+      await gateway.stop();
     }
   });
 

@@ -45,7 +45,15 @@ export async function startDependencies(env: Record<string, string>, emulatorOpt
 
 export async function startGateway(env: Record<string, string> = {}, emulatorOptions: EmulatorOptions = {}, appOptions: AppProcessOptions = {}): Promise<GatewayFixture> {
   const { emulator, azurite, appEnv } = await startDependencies(env, emulatorOptions);
-  const app = await startApp(appEnv, appOptions);
+  let app: AppProcess;
+  try {
+    app = await startApp(appEnv, appOptions);
+  } catch (error) {
+    // An app that does not start must not leave its dependencies holding the test run open.
+    await emulator.close();
+    await azurite.close();
+    throw error;
+  }
   const fixture: GatewayFixture = {
     emulator,
     azurite,

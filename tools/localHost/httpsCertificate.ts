@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 import forge from 'node-forge';
+import { readPkcs12 } from '../../src/certificates/pkcs12Reader';
 import { writeWhole } from '../../src/files/writeWhole';
 
 export interface HttpsCertificate {
@@ -52,7 +53,8 @@ export function pfxCertificate(certPath: string, passwordOrFile: string, now = n
   } catch {
     throw new CertificateOptionError(`--cert ${certPath}: the file cannot be read.`);
   }
-  const tls = { pfx, passphrase: passwordOf(passwordOrFile) };
+  const passphrase = passwordOf(passwordOrFile);
+  const tls: SecureContextOptions = { pfx, passphrase };
   let context: SecureContext;
   try {
     context = createSecureContext(tls);
@@ -64,12 +66,18 @@ export function pfxCertificate(certPath: string, passwordOrFile: string, now = n
           '(openssl pkcs12 -export -in cert.pem -inkey key.pem -out app.pfx; on Windows, "Yes, export the private key").',
       );
     }
+    const legacy = legacyPfxTls(pfx, passphrase);
+    if (legacy) return servedCertificate(legacy, createSecureContext(legacy), certPath, now);
     // OpenSSL's reason ("mac verify failure", "unsupported") names no secret.
     const reason = (error as Error).message.replace(/^error:[0-9A-F]+:/i, '');
     throw new CertificateOptionError(
       `--cert ${certPath} does not open with the --password given (${reason}): give the password of this .pfx (PKCS#12) file, or the path of a file holding it.`,
     );
   }
+  return servedCertificate(tls, context, certPath, now);
+}
+
+function servedCertificate(tls: SecureContextOptions, context: SecureContext, certPath: string, now: Date): HttpsCertificate {
   const validTo = validityOf(context, certPath, now);
   return { tls, description: `HTTPS with the certificate of ${certPath}${validTo ? ` (valid until ${validTo})` : ''}` };
 }
@@ -94,6 +102,28 @@ function validityOf(context: SecureContext, certPath: string, now: Date): string
     throw new CertificateOptionError(`--cert ${certPath} is not valid before ${validFrom.toISOString()}: every client would refuse it until then. Check this machine's clock, or give another certificate.`);
   }
   return validTo.toISOString().slice(0, 10);
+}
+
+/**
+ * A .pfx encrypted with RC2 or 3DES (older Windows tooling, `openssl -legacy`), which OpenSSL 3
+ * refuses without its legacy provider ("Unsupported PKCS12 PFX data") on every Node from 17 on:
+ * opened with the app's own PKCS#12 reader (node-forge, the same on every Node) and served as
+ * PEM, the certificate of the key first. Undefined when that does not open it either.
+ */
+function legacyPfxTls(pfx: Buffer, passphrase: string): SecureContextOptions | undefined {
+  const opened = readPkcs12(pfx, passphrase);
+  if (!opened.ok || opened.privateKeys.length === 0) return undefined;
+  try {
+    const key = createPrivateKey({ key: opened.privateKeys[0]!, format: 'der', type: 'pkcs8' });
+    const certificates = opened.certificates.map((der) => new X509Certificate(der));
+    const leaf = certificates.find((certificate) => certificate.checkPrivateKey(key));
+    if (!leaf) return undefined;
+    const tls = { key: key.export({ format: 'pem', type: 'pkcs8' }), cert: [leaf, ...certificates.filter((other) => other !== leaf)].map((certificate) => certificate.toString()).join('') };
+    createSecureContext(tls);
+    return tls;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The certificate and key kept in a folder, when both are there and readable. */
