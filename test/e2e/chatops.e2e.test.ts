@@ -5,7 +5,7 @@
  * posts the app makes to a `response_url` and to a Workflows webhook. The app is the real one
  * in process, the emulator its upstream.
  */
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
@@ -18,6 +18,8 @@ const subscription = '11111111-2222-3333-4444-555555555555';
 const tenant = 'aaaaaaaa-0000-4000-8000-000000000001';
 const teamsUser = 'bbbbbbbb-0000-4000-8000-000000000002';
 const team = 'T0CHAT';
+/** A key with `admin`, to read the status documents of the orchestrations chat users start. */
+const adminKey = randomBytes(16).toString('hex');
 const operator = 'UOPS1';
 
 interface Post {
@@ -52,7 +54,7 @@ beforeAll(async () => {
     TEAMS_WORKFLOW_URL: `${standInOrigin}/workflows/w1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=${workflowSig}`,
     ACCESS_POLICY: JSON.stringify([
       { callers: [`slack:${team}/${operator}`, `teams:${tenant}/${teamsUser}`], allow: ['ApiManagementService_MigrateToStv2', 'read'], scopes: [scope] },
-      { callers: ['key:0123456789ab'], allow: ['read'] },
+      { callers: [`key:${createHash('sha256').update(adminKey).digest('hex').slice(0, 12)}`], allow: ['read', 'admin'] },
     ]),
   });
 });
@@ -147,6 +149,12 @@ describe('Slack', () => {
     expect(ends[0]!.body).toMatchObject({ response_type: 'ephemeral', replace_original: false, text: expect.stringContaining(`Operation ${id} completed`) });
     expect(JSON.stringify(ends[0]!.body.blocks)).toContain('ApiManagementService_MigrateToStv2');
     expect(migrations()).toBe(1);
+    // The status document shows where the end went by origin only: the response_url's token stays out.
+    const status = await request(`${gateway.url}/api/orchestrations/${id}`, { headers: { 'x-functions-key': adminKey } });
+    const document = await status.body.text();
+    expect(status.statusCode).toBe(200);
+    expect(JSON.parse(document)).toMatchObject({ startedBy: `slack:${team}/${operator}`, notifications: [{ targetOrigin: standInOrigin, state: 'delivered', attempts: 1 }] });
+    expect(document).not.toContain(responseToken);
   });
 
   it('a double-fired command starts one operation', async () => {
