@@ -54,6 +54,7 @@ beforeAll(async () => {
     TEAMS_WORKFLOW_URL: `${standInOrigin}/workflows/w1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=${workflowSig}`,
     ACCESS_POLICY: JSON.stringify([
       { callers: [`slack:${team}/${operator}`, `teams:${tenant}/${teamsUser}`], allow: ['ApiManagementService_MigrateToStv2', 'read'], scopes: [scope] },
+      { callers: [`slack:${team}/UREADER`], allow: ['read'] },
       { callers: [`key:${createHash('sha256').update(adminKey).digest('hex').slice(0, 12)}`], allow: ['read', 'admin'] },
     ]),
   });
@@ -161,12 +162,30 @@ describe('Slack', () => {
     gateway.emulator.script({ kind: 'delay', method: 'POST', pathPattern: 'migrateToStv2$', delayMs: 3000 });
     const before = migrations();
     const text = `migrate ${subscription}/rg-chat/apim-twice`;
-    const [first, second] = await Promise.all([sendSlack(slackForm(text)), sendSlack(slackForm(text))]);
-    expect([first.status, second.status]).toEqual([200, 200]);
+    const answers = await Promise.all([sendSlack(slackForm(text)), sendSlack(slackForm(text))]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    const texts = answers.map((answer) => answer.body.text ?? '').sort();
+    expect(texts[0]).toMatch(/^A command like this one is already starting its operation/);
+    expect(texts[1]).toMatch(/^Started operation /);
     // Let the start finish, then count what reached the upstream.
     await new Promise((resolve) => setTimeout(resolve, 4000));
     expect(migrations() - before).toBe(1);
-    expect([first.body.text, second.body.text].join('\n')).toMatch(/already|Started operation/);
+  });
+
+  it('status, wait and list answer from the app; usage and cert within the reader\'s rights; terminate needs write', async () => {
+    const started = await sendSlack(slackForm(`migrate ${subscription}/rg-chat/apim-read`));
+    const id = operationIdIn(started.body.text)!;
+    expect((await sendSlack(slackForm(`status ${id}`))).body.text).toContain(`Operation ${id}`);
+    await pollUntil(() => posts.some((post) => JSON.stringify(post.body).includes(`Operation ${id} completed`)));
+    expect((await sendSlack(slackForm(`wait ${id}`))).body.text).toMatch(/Status: Completed/);
+    expect((await sendSlack(slackForm('list completed since 1h'))).body.text).toContain(id);
+    // Another user's operation is one that does not exist.
+    expect((await sendSlack(slackForm(`status ${id}`, 'UREADER'))).body.text).toMatch(/^No operation/);
+    expect((await sendSlack(slackForm(`terminate ${id}`))).body.text).toMatch(/may not call orchestrations-terminate/);
+    const usage = await sendSlack(slackForm(`usage ${subscription} westus`, 'UREADER'));
+    expect(usage.body.text).toMatch(/^Usage in westus\nResource 0 in westus: 0 of 100/);
+    const cert = await sendSlack(slackForm('cert 7/cccccccc-0000-4000-8000-000000000009', 'UREADER'));
+    expect(cert.body.text).toBe('No certificate has been fetched for this environment.');
   });
 
   describe('refused before any upstream call', () => {
