@@ -6,9 +6,8 @@
  * in process, the emulator its upstream.
  */
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
+import { startChatPostReceiver, type ChatPostReceiver } from '../helpers/chatPostReceiver';
 import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
 
 const slackSecret = randomBytes(16).toString('hex');
@@ -22,30 +21,15 @@ const team = 'T0CHAT';
 const adminKey = randomBytes(16).toString('hex');
 const operator = 'UOPS1';
 
-interface Post {
-  path: string;
-  body: Record<string, unknown>;
-}
-
-/** One loopback server for both platforms' receiving ends: Slack's response_urls and the Teams workflow. */
-let standIn: Server;
+/** The receiving end of both platforms: Slack's response_urls and the Teams workflow. */
+let receiver: ChatPostReceiver;
+let posts: ChatPostReceiver['posts'];
 let standInOrigin = '';
-const posts: Post[] = [];
 let gateway: InProcessGateway;
 
 beforeAll(async () => {
-  standIn = createServer((incoming, response) => {
-    const chunks: Buffer[] = [];
-    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-    incoming.on('end', () => {
-      posts.push({ path: incoming.url ?? '', body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> });
-      response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-    });
-  });
-  standIn.keepAliveTimeout = 500;
-  await new Promise<void>((resolve) => standIn.listen(0, '127.0.0.1', resolve));
-  standIn.unref();
-  standInOrigin = `http://127.0.0.1:${(standIn.address() as AddressInfo).port}`;
+  receiver = await startChatPostReceiver();
+  ({ posts, origin: standInOrigin } = receiver);
   const scope = `/subscriptions/${subscription}/resourceGroups/rg-chat`;
   gateway = await startInProcessGateway({
     SLACK_SIGNING_SECRET: slackSecret,
@@ -61,7 +45,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gateway.stop();
-  await new Promise((resolve) => standIn.close(resolve).closeAllConnections());
+  await receiver.close();
 });
 
 const migrations = () => gateway.emulator.upstreamRequests({ method: 'POST', pathIncludes: 'migrateToStv2' }).length;

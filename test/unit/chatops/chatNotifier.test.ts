@@ -3,29 +3,19 @@
  * past its 30 minutes goes to SLACK_WEBHOOK_URL instead, no response_url gets more than its
  * posts, and every other target goes to the CloudEvent sender as before.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ChatNotifier, chatTargetOf, chatTargetUrl, responseUrlLifetimeMs } from '../../../src/chatops/chatNotifier';
 import type { CloudEvent } from '../../../src/orchestration/notificationSender';
+import { startChatPostReceiver, type ChatPostReceiver } from '../../helpers/chatPostReceiver';
 
-const posts: { path: string; body: Record<string, unknown> }[] = [];
-let server: Server;
+let receiver: ChatPostReceiver;
+let posts: ChatPostReceiver['posts'];
 let origin = '';
 
 beforeAll(async () => {
-  server = createServer((incoming, response) => {
-    const chunks: Buffer[] = [];
-    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-    incoming.on('end', () => {
-      posts.push({ path: incoming.url ?? '', body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> });
-      response.writeHead(incoming.url?.includes('busy') ? 503 : 200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  server.unref();
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  receiver = await startChatPostReceiver((path) => (path.includes('busy') ? 503 : 200));
+  ({ posts, origin } = receiver);
 });
-afterAll(() => new Promise((resolve) => server.close(resolve).closeAllConnections()));
+afterAll(() => receiver.close());
 beforeEach(() => posts.splice(0));
 
 const id = '0b5c7e2a-1f3d-4c55-9a6b-2d8e9f001122';
