@@ -63,9 +63,10 @@ async function migrate(call: ChatCall, command: Extract<ChatCommand, { kind: 'mi
       (outcome) => ({ outcome }),
       (error: unknown) => ({ error }),
     );
-  // The start outlives the answer when the upstream is slow: what it meets is logged, never lost.
+  // The start outlives the answer (and the invocation) when the upstream is slow: what it meets
+  // goes to the process log, as the engine's own lines do, and its end reaches the chat all the same.
   void starting.then((settled) => {
-    if ('error' in settled) call.log(`A chat-started ${operation.operationId} failed: ${failureForLog(settled.error)}`);
+    if ('error' in settled) console.error(`A chat-started ${operation.operationId} failed: ${failureForLog(settled.error)}`);
   });
   const first = await Promise.race([announced.then((id) => ({ id })), starting, after(call.answerBy - services.now(), { late: true as const })]);
   if ('late' in first) {

@@ -6,6 +6,7 @@
  * in process, the emulator its upstream.
  */
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { request } from 'undici';
 import { startChatPostReceiver, type ChatPostReceiver } from '../helpers/chatPostReceiver';
 import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
@@ -211,6 +212,19 @@ describe('Slack', () => {
       const answer = await sendSlack(slackForm(`migrate ${subscription}/rg-other/apim-x`));
       expect(answer.status).toBe(200);
       expect(answer.body.text).toMatch(/may not act on that scope/);
+      expect(migrations()).toBe(before);
+    });
+
+    it('any text, signed: a message in HTTP 200, never a 500, nothing started', async () => {
+      const before = migrations();
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(fc.string({ maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 60 }).map((rest) => `migrate ${rest}`)), async (text) => {
+          const answer = await sendSlack(slackForm(text));
+          expect(answer.status).toBe(200);
+          expect(answer.body.text).toMatch(/\S/);
+        }),
+        { numRuns: 60 },
+      );
       expect(migrations()).toBe(before);
     });
 
