@@ -4,11 +4,9 @@
  */
 import type { CallerIdentity } from '../http/caller';
 import type { Services } from '../services';
-import type { ChatPlatform } from './chatNotifier';
 
 export interface ChatCall {
   services: Services;
-  platform: ChatPlatform;
   /** `slack:<team>/<user>` or `teams:<tenant>/<AAD object id>`. */
   caller: CallerIdentity;
   correlationId: string;

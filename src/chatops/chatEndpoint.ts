@@ -112,7 +112,6 @@ export function chatRoute(platform: ChatPlatformHandler) {
       caller = chat.caller;
       const call: ChatCall = {
         services,
-        platform: platform.platform,
         caller,
         correlationId,
         appBase: appBaseOf(request.url, `chatops/${platform.platform}`, config.APP_PUBLIC_URL),

@@ -70,8 +70,8 @@ async function migrate(call: ChatCall, command: Extract<ChatCommand, { kind: 'mi
   });
   const first = await Promise.race([announced.then((id) => ({ id })), starting, after(call.answerBy - services.now(), { late: true as const })]);
   if ('late' in first) {
-    // Only a duplicate waits without an id: it joins the first start, which is still answering.
-    return { title: 'A command like this one is already starting its operation: it was not started again.', lines: ['`list running` shows it.'] };
+    // No id yet: a repeat of a command joins the first start and waits for it (or storage is slow).
+    return { title: 'The operation is still being started: a repeated command joins the first, never starting another.', lines: ['`list running` shows it once it is.'] };
   }
   const settled = 'id' in first ? await Promise.race([starting, after(call.answerBy - services.now(), undefined)]) : first;
   if (settled && 'error' in settled) throw settled.error;
@@ -85,7 +85,10 @@ async function migrate(call: ChatCall, command: Extract<ChatCommand, { kind: 'mi
 async function usage(call: ChatCall, command: Extract<ChatCommand, { kind: 'usage' }>): Promise<ChatReply> {
   const ready = await prepared(call, operationOf('Location_ListUsage'), { subscriptionId: command.subscriptionId, location: command.location });
   const timedOut = { timedOut: true } as const;
-  const response = await Promise.race([send(ready), after(call.answerBy - call.services.now(), timedOut)]);
+  const reading = send(ready);
+  // A read that fails after the answer was given has no one to tell.
+  reading.catch(() => undefined);
+  const response = await Promise.race([reading, after(call.answerBy - call.services.now(), timedOut)]);
   if ('timedOut' in response) return { title: 'The upstream did not answer in time; ask again in a moment.' };
   if (response.status !== 200) return { title: `The upstream answered HTTP ${response.status}.` };
   const items = ((JSON.parse(response.bodyText) as { value?: unknown[] }).value ?? []) as { name?: { localizedValue?: string; value?: string }; currentValue?: number; limit?: number; unit?: string }[];
