@@ -233,6 +233,36 @@ export const appRoutes = {
       responses: { 200: { description: 'Errors, and warnings for keys a PATCH would reset', schema: validationResult } },
     }),
   ),
+  chatopsSlack: appRoute(
+    {
+      name: 'chatops-slack', method: 'POST', route: 'chatops/slack', authLevel: 'anonymous', access: 'write', tag: 'chatops',
+      summary: "A Slack slash command, verified by its X-Slack-Signature (off until SLACK_SIGNING_SECRET and a rule naming slack: callers are set)",
+    },
+    () => ({
+      body: z.looseObject({}).describe('application/x-www-form-urlencoded: team_id, user_id, text, response_url, as Slack sends them'),
+      responses: {
+        200: { description: 'The ephemeral Block Kit message Slack shows the user: the answer, a refusal or the usage message' },
+        401: { description: 'Unauthorized: no valid signature, a timestamp too far from now, or a replay' },
+        404: { description: 'Chat-ops for Slack is not configured' },
+        413: { description: 'Larger than CHATOPS_MAX_BODY_BYTES' },
+      },
+    }),
+  ),
+  chatopsTeams: appRoute(
+    {
+      name: 'chatops-teams', method: 'POST', route: 'chatops/teams', authLevel: 'anonymous', access: 'write', tag: 'chatops',
+      summary: 'A Teams outgoing webhook activity, verified by its Authorization: HMAC (off until TEAMS_WEBHOOK_SECRET and a rule naming teams: callers are set)',
+    },
+    () => ({
+      body: z.looseObject({}).describe('The message activity Teams sends: text, from.aadObjectId, channelData.tenant.id, timestamp'),
+      responses: {
+        200: { description: 'A message activity with an Adaptive Card: the answer, a refusal or the usage message' },
+        401: { description: 'Unauthorized: no valid HMAC, a timestamp too far from now, or a replay' },
+        404: { description: 'Chat-ops for Teams is not configured' },
+        413: { description: 'Larger than CHATOPS_MAX_BODY_BYTES' },
+      },
+    }),
+  ),
   health: appRoute(
     {
       name: 'health', method: 'GET', route: 'health', authLevel: 'anonymous', access: 'read', tag: 'app',

@@ -136,7 +136,14 @@ const allowable = new Set<string>([...operations.flatMap((operation) => [operati
 
 const accessRule = z.strictObject({
   callers: z
-    .array(z.string().regex(/^(\*|key:[0-9a-fA-F]{12}|principal:[\w.@-]{1,128}|role:[\w.:/ -]{1,128})$/, 'each caller must be key:<12 hex digits>, principal:<object id>, role:<app role> or *'))
+    .array(
+      z
+        .string()
+        .regex(
+          /^(\*|key:[0-9a-fA-F]{12}|principal:[\w.@-]{1,128}|role:[\w.:/ -]{1,128}|slack:[A-Z0-9]{1,32}\/[A-Z0-9]{1,32}|teams:[0-9a-fA-F-]{36}\/[0-9a-fA-F-]{36})$/,
+          'each caller must be key:<12 hex digits>, principal:<object id>, role:<app role>, slack:<team id>/<user id>, teams:<tenant id>/<AAD object id> or *',
+        ),
+    )
     .min(1)
     .max(100),
   allow: z
@@ -155,6 +162,9 @@ const certificateEnvironment = z.object({
 });
 
 const maxDeadlineMinutes = 30 * 24 * 60;
+
+/** A chat platform's secret: long enough to be one, and never repeated in a message. */
+const chatSecret = z.string().min(16, 'must be the secret the platform shows (at least 16 characters)').max(512, 'must be at most 512 characters');
 
 const settingsSchema = z.object({
   PORT: integerText(0, 65535).default(7071),
@@ -234,6 +244,25 @@ const settingsSchema = z.object({
   // answer ends and its continuation token reads on.
   ORCHESTRATION_LIST_INPUT_BYTES: integerText(64 * 1024, 256 * 1024 * 1024).default(4 * 1024 * 1024),
   ORCHESTRATION_JANITOR_MINUTES: integerText(1, 7 * 24 * 60).default(60),
+  // Chat-ops (src/chatops): each platform's route is off until its secret and a rule naming its users exist.
+  SLACK_SIGNING_SECRET: chatSecret.optional(),
+  // Where Slack's response_url may point: the end of a command is posted there, nowhere else.
+  SLACK_RESPONSE_URL_ORIGINS: jsonText(z.array(origin).min(1).max(20), '["https://hooks.slack.com"]').default(['https://hooks.slack.com']),
+  // An incoming webhook for ends that come after a response_url expired (Slack keeps one 30 minutes).
+  SLACK_WEBHOOK_URL: notifyUrl.optional(),
+  TEAMS_WEBHOOK_SECRET: chatSecret.refine((value) => /^[A-Za-z0-9+/]+={0,2}$/.test(value), 'must be the base64 security token Teams shows').optional(),
+  // A Teams Workflows webhook ("post to a channel when a webhook request is received") for the ends.
+  TEAMS_WORKFLOW_URL: notifyUrl.optional(),
+  // Slack waits 3 s for an answer, Teams 5 s: the app answers within these, whatever the upstream does.
+  SLACK_ACK_BUDGET_MS: integerText(100, 2900).default(2000),
+  TEAMS_ACK_BUDGET_MS: integerText(100, 4900).default(4000),
+  // Signed requests older or newer than this are refused (Slack's documented 5 minutes); seen signatures are kept as long.
+  CHATOPS_TIMESTAMP_TOLERANCE_SECONDS: integerText(30, 900).default(300),
+  CHATOPS_REPLAY_CACHE_SIZE: integerText(100, 1_000_000).default(10_000),
+  CHATOPS_MAX_BODY_BYTES: integerText(1024, 256 * 1024).default(16 * 1024),
+  CHATOPS_MAX_COMMAND_CHARS: integerText(16, 1000).default(200),
+  // Slack takes at most 5 posts to one response_url: attempts of the end post stop there.
+  CHATOPS_RESPONSE_URL_MAX_POSTS: integerText(1, 5).default(5),
   ORCHESTRATION_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-orchestrations'),
 });
 

@@ -12,6 +12,7 @@ import { DownloadGuard } from './certificates/downloadGuard';
 import { DistributedRateLimiter } from './certificates/rateLimiter';
 import { getConfig, type Config } from './config';
 import { NotificationSender } from './orchestration/notificationSender';
+import { chatEndOrigins, chatNotifierOf } from './chatops/chatSettings';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
 import { OrchestrationWatches } from './orchestration/orchestrationWaiter';
 import { WaitSlots } from './http/waitSlots';
@@ -92,7 +93,9 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
     originGate: { perOriginConcurrency: config.NOTIFY_ORIGIN_CONCURRENCY, failuresToOpen: config.NOTIFY_CIRCUIT_FAILURES, coolDownMs: config.NOTIFY_CIRCUIT_COOLDOWN_SECONDS * 1000 },
     deliveryWaitMs: config.NOTIFY_RUN_WAIT_MS,
     notifyUrl: config.NOTIFY_URL,
-    allowedOrigins: config.NOTIFY_ALLOWED_ORIGINS,
+    // The chat platforms' own origins are allowed for the ends of commands only: x-gateway-notify
+    // is checked against NOTIFY_ALLOWED_ORIGINS alone.
+    allowedOrigins: [...config.NOTIFY_ALLOWED_ORIGINS, ...chatEndOrigins(config)],
     purgeBatch: config.ORCHESTRATION_PURGE_BATCH,
     janitorIntervalMs: minutes(config.ORCHESTRATION_JANITOR_MINUTES),
   };
@@ -151,7 +154,7 @@ function createStoredServices(config: Config, upstreams: Services['upstreams']):
   const orchestrations = engineOnContainer(blobService.getContainerClient(config.ORCHESTRATION_CONTAINER), {
     storageTimeoutMs: config.STORAGE_TIMEOUT_MS,
     upstream: upstreams.management,
-    notifier: config.NOTIFY_SIGNING_SECRET ? new NotificationSender({ signingSecret: config.NOTIFY_SIGNING_SECRET, timeoutMs: config.NOTIFY_TIMEOUT_MS }) : undefined,
+    notifier: chatNotifierOf(config, config.NOTIFY_SIGNING_SECRET ? new NotificationSender({ signingSecret: config.NOTIFY_SIGNING_SECRET, timeoutMs: config.NOTIFY_TIMEOUT_MS }) : undefined),
     settings: orchestrationSettingsOf(config),
     now: Date.now,
     // The engine outlives any one invocation (a start settles in a later poll), so its lines

@@ -4,7 +4,8 @@
  * is refused before anything is sent upstream. Unset, every caller may do everything (within
  * ALLOWED_SCOPES), as before the policy existed.
  *
- * A rule names callers (`key:<fingerprint>`, `principal:<object id>`, `role:<app role>`, `*`)
+ * A rule names callers (`key:<fingerprint>`, `principal:<object id>`, `role:<app role>`,
+ * `slack:<team>/<user>`, `teams:<tenant>/<AAD object id>`, `*`)
  * and what they may do: operation ids, function or app-route names, or the classes `read`,
  * `write`, `secrets` (the certificate download) and `admin` (every orchestration, not only
  * one's own). A rule's scopes bound every grant of the rule, `admin` included: an orchestration
@@ -53,9 +54,9 @@ export interface Grant {
   rateSubject?: string;
 }
 
-/** Selectors compare case-insensitively for keys and principals (hex, GUIDs); app roles as written. */
+/** Selectors compare case-insensitively for keys, principals and Teams users (hex, GUIDs); app roles and Slack ids as written. */
 export function normalizeSelector(selector: string): string {
-  return /^(key|principal):/i.test(selector) ? selector.toLowerCase() : selector;
+  return /^(key|principal|teams):/i.test(selector) ? selector.toLowerCase() : selector;
 }
 
 /** Where several rules together reach: undefined (any scope) when one of them is not limited to scopes. */

@@ -7,7 +7,7 @@ import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/fu
 import type { AppRoute } from '../appRoutes';
 import { toGatewayError } from '../errors';
 import { getServices, type Services } from '../services';
-import { errorCodeOf, formatCallRecord } from './callLog';
+import { routeCallRecord } from './callLog';
 import { grantFor, refusalCodes } from './authorization';
 import { callerLogFields, callerOf, type CallerIdentity } from './caller';
 import { fillPath } from '../spec/catalogue';
@@ -60,19 +60,9 @@ export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<H
       if (error.status >= 500) context.error(`${context.functionName} failed (${error.code}): ${failureForLog(thrown)}`);
       response = errorResponse(error, correlationId);
     }
-    // The same record as the documented operations leave; the target is the path, never the query.
-    context.log(
-      formatCallRecord({
-        operation: context.functionName,
-        target: new URL(request.url).pathname,
-        ...callerLogFields(caller ?? callerOf(request.headers, rawQueryOf(request), false)),
-        decision,
-        status: response.status ?? 200,
-        durationMs: Date.now() - startedMs,
-        correlationId,
-        errorCode: errorCodeOf(response),
-      }),
-    );
+    // The same record as the documented operations leave.
+    const callerFields = callerLogFields(caller ?? callerOf(request.headers, rawQueryOf(request), false));
+    context.log(routeCallRecord({ functionName: context.functionName, url: request.url, startedMs, correlationId }, callerFields, decision, response));
     return response;
   };
 }

@@ -28,6 +28,25 @@ export function formatCallRecord(record: CallRecord): string {
   return JSON.stringify({ event: 'call', ...record });
 }
 
+/** The record of a call to one of the app's own routes: the target is the path, never the query. */
+export function routeCallRecord(
+  call: { functionName: string; url: string; startedMs: number; correlationId: string },
+  caller: Pick<CallRecord, 'caller' | 'principalName' | 'unverifiedTokenSubject'>,
+  decision: string | undefined,
+  response: HttpResponseInit,
+): string {
+  return formatCallRecord({
+    operation: call.functionName,
+    target: new URL(call.url).pathname,
+    ...caller,
+    decision,
+    status: response.status ?? 200,
+    durationMs: Date.now() - call.startedMs,
+    correlationId: call.correlationId,
+    errorCode: errorCodeOf(response),
+  });
+}
+
 /** The error code of an answer, for the record: the app's and ARM's under `error`, service health's at the top. */
 export function errorCodeOf(response: HttpResponseInit): string | undefined {
   if ((response.status ?? 200) < 400 || typeof response.body !== 'string') return undefined;

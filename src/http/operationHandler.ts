@@ -12,7 +12,7 @@ import { actorOf } from '../upstream/tokenSource';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
 import { appBaseOf } from './appBase';
 import { errorCodeOf, formatCallRecord } from './callLog';
-import type { StartOutcome } from '../orchestration/orchestrationEngine';
+import type { StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
 import { callerGoneSignalOf, takeWaitSlot, waitForEnd } from './gatewayWait';
 import { notifyHeader, notifyTargetsOf } from './notifyTarget';
 import { operationAnswer, startAnswer } from './orchestrationAnswers';
@@ -89,24 +89,7 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
         const { waitSeconds } = prepared.call;
         const releaseWait = waitSeconds ? takeWaitSlot(services, caller, startedMs + waitSeconds * 1000) : undefined;
         try {
-          const outcome = await services.orchestrations.start(
-            {
-              name: operation.operationId,
-              method: operation.method,
-              path: prepared.targetPath,
-              query: prepared.call.forwardQuery,
-              bodyText: prepared.call.body?.text,
-              bodyValue: prepared.call.body?.value,
-              resourceUrl: prepared.url,
-              actor: services.tokens.mode === 'passthrough' ? actorOf(prepared.token) : undefined,
-              startedBy: caller.primary,
-              // With a policy, orchestrations belong to their starters: another caller's same request is its own.
-              duplicatesPerCaller: services.access.policy.enforced,
-              appBase,
-              notifyTargets: prepared.notifyTargets,
-            },
-            send,
-          );
+          const outcome = await services.orchestrations.start(startRequestOf(prepared, services, appBase), send);
           response = await answerStart(outcome, prepared, request, services, { appBase, correlationId, startedMs });
         } finally {
           releaseWait?.();
@@ -140,6 +123,25 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
       }),
     );
     return response;
+  };
+}
+
+/** The orchestration start a prepared long-running call stands for. */
+export function startRequestOf(prepared: PreparedCall, services: Services, appBase: string): StartRequest {
+  return {
+    name: prepared.operation.operationId,
+    method: prepared.operation.method,
+    path: prepared.targetPath,
+    query: prepared.call.forwardQuery,
+    bodyText: prepared.call.body?.text,
+    bodyValue: prepared.call.body?.value,
+    resourceUrl: prepared.url,
+    actor: services.tokens.mode === 'passthrough' ? actorOf(prepared.token) : undefined,
+    startedBy: prepared.caller.primary,
+    // With a policy, orchestrations belong to their starters: another caller's same request is its own.
+    duplicatesPerCaller: services.access.policy.enforced,
+    appBase,
+    notifyTargets: prepared.notifyTargets,
   };
 }
 

@@ -66,32 +66,40 @@ export class NotificationSender {
 
   async send(target: string, event: CloudEvent): Promise<DeliveryOutcome> {
     const body = JSON.stringify(event);
-    const url = new URL(target);
-    const { timeoutMs } = this.#options;
-    try {
-      const response = await this.#dispatcher.request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        method: 'POST',
-        headers: this.signedHeaders(event.id, body, (this.#options.now ?? Date.now)()),
-        body,
-        signal: AbortSignal.timeout(timeoutMs),
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      await response.body.dump({ limit: maxAnswerBytes }).catch(() => undefined);
-      const status = response.statusCode;
-      if (status >= 200 && status < 300) return { delivered: true };
-      const error = status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
-      return { delivered: false, retriable: retriableStatuses.has(status), error };
-    } catch (error) {
-      const name = (error as { name?: string }).name;
-      const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
-      return { delivered: false, retriable: true, error: name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : (code ?? 'connection error') };
-    }
+    return postDelivery(this.#dispatcher, target, this.signedHeaders(event.id, body, (this.#options.now ?? Date.now)()), body, this.#options.timeoutMs);
   }
 
   close(): Promise<void> {
     return this.#dispatcher.close();
+  }
+}
+
+/**
+ * One attempt of a delivery: a POST within the time budget, no redirect followed, at most a
+ * little of the answer read; the outcome says whether another attempt is worth making. Shared
+ * with the chat posts (src/chatops), which go through the same outbox.
+ */
+export async function postDelivery(dispatcher: Dispatcher, target: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<DeliveryOutcome> {
+  const url = new URL(target);
+  try {
+    const response = await dispatcher.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method: 'POST',
+      headers,
+      body,
+      signal: AbortSignal.timeout(timeoutMs),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    await response.body.dump({ limit: maxAnswerBytes }).catch(() => undefined);
+    const status = response.statusCode;
+    if (status >= 200 && status < 300) return { delivered: true };
+    const error = status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
+    return { delivered: false, retriable: retriableStatuses.has(status), error };
+  } catch (error) {
+    const name = (error as { name?: string }).name;
+    const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
+    return { delivered: false, retriable: true, error: name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : (code ?? 'connection error') };
   }
 }

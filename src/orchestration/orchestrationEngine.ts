@@ -89,7 +89,7 @@ export interface EngineDependencies {
   index: OrchestrationIndex;
   upstream: UpstreamClient;
   /** Absent when no signing secret is configured: no target can then be named. */
-  notifier?: NotificationSender;
+  notifier?: Pick<NotificationSender, 'send'>;
   settings: OrchestrationSettings;
   now: () => number;
   log: (line: string) => void;
@@ -264,9 +264,10 @@ export class OrchestrationEngine {
    * then that orchestration is returned and the upstream sees nothing. Two storage round trips
    * before the upstream call (the request key claimed and the document created at once) and
    * one after (the document and the key's schedule written at once), so the poll URL is durable
-   * before the caller hears "accepted".
+   * before the caller hears "accepted". `send` is handed the stored Pending document, so a
+   * caller that cannot wait for the upstream (a chat command) can name the id at once.
    */
-  async start(request: StartRequest, send: () => Promise<UpstreamResponse>): Promise<StartOutcome> {
+  async start(request: StartRequest, send: (pending: OrchestrationState) => Promise<UpstreamResponse>): Promise<StartOutcome> {
     const { store, index } = this.#deps;
     const requestKey = requestKeyOf(request);
     const now = this.#deps.now();
@@ -305,7 +306,7 @@ export class OrchestrationEngine {
 
     let response: UpstreamResponse;
     try {
-      response = await send();
+      response = await send(pending);
     } catch (error) {
       const failure = error instanceof GatewayError ? { code: error.code, message: error.message } : { code: 'InternalError', message: 'The start failed.' };
       await this.#end(stored, { runtimeStatus: 'Failed', failure });

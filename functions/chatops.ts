@@ -1,0 +1,12 @@
+/**
+ * The chat-ops routes: Slack slash commands and Teams outgoing webhooks. Registration only: the
+ * work is in src/chatops.
+ */
+import { app } from '@azure/functions';
+import { appRoutes, registrationOf } from '../src/appRoutes';
+import { chatRoute } from '../src/chatops/chatEndpoint';
+import { slackCommands } from '../src/chatops/slackCommand';
+import { teamsActivities } from '../src/chatops/teamsActivity';
+
+app.http(appRoutes.chatopsSlack.name, { ...registrationOf(appRoutes.chatopsSlack), handler: chatRoute(slackCommands) });
+app.http(appRoutes.chatopsTeams.name, { ...registrationOf(appRoutes.chatopsTeams), handler: chatRoute(teamsActivities) });

@@ -1,0 +1,147 @@
+/**
+ * What the two chat routes share: the route is off until its platform is configured, the body is
+ * read within its bound, the signature and its freshness are checked before anything else, the
+ * command runs as the chat user's caller and always ends in a message (a refusal, a usage
+ * message, a failure's correlation id: never a 500), and the call leaves the usual call record.
+ */
+import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import { GatewayError, toGatewayError } from '../errors';
+import { appBaseOf } from '../http/appBase';
+import { refusalCodes } from '../http/authorization';
+import type { CallerIdentity } from '../http/caller';
+import { routeCallRecord } from '../http/callLog';
+import { correlationIdOf } from '../http/correlation';
+import { failureForLog } from '../http/redaction';
+import { errorResponse, jsonResponse } from '../http/responses';
+import { getServices, type Services } from '../services';
+import type { ChatCall } from './chatCall';
+import { usageReply, type ChatReply } from './chatMessages';
+import type { ChatPlatform } from './chatNotifier';
+import { chatEnabled, policyNames } from './chatSettings';
+import { commandUsage, parseCommand, type ChatCommand } from './commandGrammar';
+import { runOrchestrationCommand } from './orchestrationCommands';
+import { ReplayCache, type SignatureVerdict } from './requestSignatures';
+import { runUpstreamCommand } from './upstreamCommands';
+
+/** What a platform's route does with a verified request: who sent which text, and where its end goes. */
+export interface ChatRequest {
+  caller: CallerIdentity;
+  text: string;
+  endTarget?: string;
+  endNote: string;
+}
+
+export interface ChatPlatformHandler {
+  platform: ChatPlatform;
+  /** The signature check, on the raw body. */
+  verify(services: Services, request: HttpRequest, body: Buffer): SignatureVerdict;
+  /** The verified request read; a GatewayError for one that is signed but unreadable. */
+  read(services: Services, request: HttpRequest, body: Buffer): ChatRequest;
+  answerBudgetMs(services: Services): number;
+  render(reply: ChatReply): unknown;
+}
+
+const replayCaches = new Map<ChatPlatform, ReplayCache>();
+
+function replayCacheOf(services: Services, platform: ChatPlatform): ReplayCache {
+  const { CHATOPS_REPLAY_CACHE_SIZE, CHATOPS_TIMESTAMP_TOLERANCE_SECONDS } = services.config;
+  // A signature stays refusable as long as its timestamp could pass: the tolerance either side of now.
+  let cache = replayCaches.get(platform);
+  if (!cache) replayCaches.set(platform, (cache = new ReplayCache(CHATOPS_REPLAY_CACHE_SIZE, 2 * CHATOPS_TIMESTAMP_TOLERANCE_SECONDS * 1000)));
+  return cache;
+}
+
+async function boundedBody(request: HttpRequest, maxBytes: number): Promise<Buffer> {
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  const tooLarge = () => new GatewayError('PayloadTooLarge', `A chat request is at most ${maxBytes} bytes (CHATOPS_MAX_BODY_BYTES).`);
+  if (declared > maxBytes) throw tooLarge();
+  const body = request.body ? Buffer.from(await request.arrayBuffer()) : Buffer.alloc(0);
+  if (body.length > maxBytes) throw tooLarge();
+  return body;
+}
+
+const verdictMessages = {
+  missing: 'The request is not signed as the chat platform signs it.',
+  stale: 'The request is signed at a time too far from now; it is refused.',
+  mismatch: 'The request signature does not match.',
+  replayed: 'This signed request was received already; it is refused.',
+};
+
+function runCommand(call: ChatCall, command: ChatCommand): Promise<ChatReply> {
+  switch (command.kind) {
+    case 'help':
+      return Promise.resolve(usageReply('Commands this app takes:', commandUsage.slice(1)));
+    case 'status':
+    case 'wait':
+    case 'terminate':
+    case 'list':
+      return runOrchestrationCommand(call, command);
+    default:
+      return runUpstreamCommand(call, command);
+  }
+}
+
+/** A refusal or failure as a message: the refusal's own words, else a failure naming its correlation id. */
+function failureReply(thrown: unknown, call: Pick<ChatCall, 'correlationId' | 'caller'>, log: (line: string) => void): ChatReply {
+  const error = toGatewayError(thrown);
+  if (error.status >= 500) {
+    if (error.code === 'InternalError') log(`A chat command failed: ${failureForLog(thrown)}`);
+    return { title: 'The command failed.', lines: [error.code === 'InternalError' ? 'Try again.' : error.message, `Correlation id: ${call.correlationId}`] };
+  }
+  const hint = error.code === 'OperationNotAllowed' || error.code === 'ScopeNotAllowed' ? [`Your rights are those ACCESS_POLICY gives ${call.caller.primary}.`] : [];
+  return { title: error.message, lines: hint };
+}
+
+export function chatRoute(platform: ChatPlatformHandler) {
+  return async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
+    const startedMs = Date.now();
+    const correlationId = correlationIdOf(request.headers);
+    let caller: CallerIdentity | undefined;
+    let decision: string | undefined;
+    let response: HttpResponseInit;
+    try {
+      const services = getServices();
+      const { config } = services;
+      if (!chatEnabled(config, platform.platform)) throw new GatewayError('NotFound', 'Not found.');
+      const body = await boundedBody(request, config.CHATOPS_MAX_BODY_BYTES);
+      const verdict = platform.verify(services, request, body);
+      if (!verdict.ok) throw new GatewayError('Unauthorized', verdictMessages[verdict.reason]);
+      const chat = platform.read(services, request, body);
+      // Counted only once the whole request proved itself: a forged one cannot evict real ones.
+      if (!replayCacheOf(services, platform.platform).firstUse(verdict.signature, services.now())) throw new GatewayError('Unauthorized', verdictMessages.replayed);
+      caller = chat.caller;
+      const call: ChatCall = {
+        services,
+        caller,
+        correlationId,
+        appBase: appBaseOf(request.url, `chatops/${platform.platform}`, config.APP_PUBLIC_URL),
+        answerBy: startedMs + platform.answerBudgetMs(services),
+        endTarget: chat.endTarget,
+        endNote: chat.endNote,
+        log: (line) => context.error(line),
+      };
+      let reply: ChatReply;
+      if (!policyNames(config, caller.primary)) {
+        decision = 'OperationNotAllowed';
+        reply = { title: 'You have no rights in this app yet.', lines: [`Ask its operators to name \`${caller.primary}\` in ACCESS_POLICY.`] };
+      } else {
+        const parsed = parseCommand(chat.text, config.CHATOPS_MAX_COMMAND_CHARS);
+        try {
+          reply = parsed.ok ? await runCommand(call, parsed.command) : usageReply(parsed.problem, commandUsage);
+          decision = 'allowed';
+        } catch (thrown) {
+          const code = toGatewayError(thrown).code;
+          decision = refusalCodes.has(code) ? code : 'allowed';
+          reply = failureReply(thrown, call, call.log);
+        }
+      }
+      response = jsonResponse(200, platform.render(reply), correlationId);
+    } catch (thrown) {
+      const error = toGatewayError(thrown);
+      if (error.status >= 500) context.error(`${context.functionName} failed (${error.code}): ${failureForLog(thrown)}`);
+      response = errorResponse(error, correlationId);
+    }
+    context.log(routeCallRecord({ functionName: context.functionName, url: request.url, startedMs, correlationId }, { caller: caller?.primary ?? 'anonymous' }, decision, response));
+    return response;
+  };
+}

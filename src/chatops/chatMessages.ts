@@ -1,0 +1,63 @@
+/**
+ * What the app says in a chat, once, and how each platform shows it: a title, a few facts and
+ * a few lines, short enough to read on a phone. Slack gets Block Kit (an ephemeral answer, seen
+ * by the user who typed the command), Teams an Adaptive Card in a message activity, which both
+ * an outgoing webhook's answer and a Workflows webhook take.
+ */
+
+export interface ChatReply {
+  title: string;
+  facts?: [label: string, value: string][];
+  lines?: string[];
+}
+
+/** Block Kit's limits: 10 fields a section, 2000 characters a field, 3000 a text. */
+const maxFacts = 10;
+const maxFactChars = 300;
+const maxTextChars = 2900;
+
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/** Slack's mrkdwn gives `&`, `<` and `>` meaning: text from elsewhere is escaped. */
+function slackEscape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** The plain text of a reply: the notification's fallback and what a screen reader reads. */
+export function replyText(reply: ChatReply): string {
+  return clip([reply.title, ...(reply.facts ?? []).map(([label, value]) => `${label}: ${value}`), ...(reply.lines ?? [])].join('\n'), maxTextChars);
+}
+
+export function slackMessage(reply: ChatReply, options: { replaceOriginal?: boolean } = {}) {
+  const facts = (reply.facts ?? []).slice(0, maxFacts);
+  const blocks: unknown[] = [{ type: 'section', text: { type: 'mrkdwn', text: clip(`*${slackEscape(reply.title)}*`, maxTextChars) } }];
+  if (facts.length > 0) {
+    blocks.push({ type: 'section', fields: facts.map(([label, value]) => ({ type: 'mrkdwn', text: clip(`*${slackEscape(label)}*\n${slackEscape(value)}`, maxFactChars) })) });
+  }
+  // Lines are the app's own text (commands in backticks are meant as code).
+  if (reply.lines?.length) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: clip(reply.lines.join('\n'), maxTextChars) } });
+  return { response_type: 'ephemeral', ...(options.replaceOriginal === undefined ? {} : { replace_original: options.replaceOriginal }), text: replyText(reply), blocks };
+}
+
+export function teamsMessage(reply: ChatReply) {
+  const facts = (reply.facts ?? []).slice(0, maxFacts).map(([title, value]) => ({ title, value: clip(value, maxFactChars) }));
+  const body: unknown[] = [{ type: 'TextBlock', text: clip(reply.title, maxFactChars), weight: 'Bolder', size: 'Medium', wrap: true }];
+  if (facts.length > 0) body.push({ type: 'FactSet', facts });
+  for (const line of reply.lines ?? []) body.push({ type: 'TextBlock', text: clip(line, maxFactChars), wrap: true });
+  return {
+    type: 'message',
+    text: replyText(reply),
+    attachments: [
+      {
+        contentType: 'application/vnd.microsoft.card.adaptive',
+        contentUrl: null,
+        content: { $schema: 'http://adaptivecards.io/schemas/adaptive-card.json', type: 'AdaptiveCard', version: '1.4', body },
+      },
+    ],
+  };
+}
+
+/** The usage message: what went wrong, then the grammar. */
+export function usageReply(problem: string, usage: readonly string[]): ChatReply {
+  return { title: problem, lines: ['Commands:', ...usage] };
+}

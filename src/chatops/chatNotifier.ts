@@ -1,0 +1,116 @@
+/**
+ * The end of an operation started from chat, posted through the orchestration's own outbox (one
+ * delivery, retried and resumed like any other) as the chat platform reads it instead of as a
+ * CloudEvent.
+ *
+ * A chat delivery's target is the URL to post to with a fragment saying how (`#chatops=slack`,
+ * `#chatops=teams`): a fragment is never sent in a request, the status document shows only a
+ * target's origin, and the outbox's one-delivery-per-target rule holds as before. A Slack
+ * target also carries when its response_url expires (Slack keeps one 30 minutes and takes 5
+ * posts): an end after that goes to SLACK_WEBHOOK_URL instead, and no response_url is posted
+ * to more than CHATOPS_RESPONSE_URL_MAX_POSTS times by this instance.
+ */
+import { createHash } from 'node:crypto';
+import { Agent, type Dispatcher } from 'undici';
+import { endEventData } from '../orchestration/statusDocument';
+import { postDelivery, type CloudEvent, type NotificationSender } from '../orchestration/notificationSender';
+import type { DeliveryOutcome } from '../orchestration/outbox';
+import { slackMessage, teamsMessage, type ChatReply } from './chatMessages';
+
+export type ChatPlatform = 'slack' | 'teams';
+
+export interface ChatTarget {
+  platform: ChatPlatform;
+  url: string;
+  /** A Slack response_url's expiry (ms since the epoch). */
+  untilMs?: number;
+}
+
+/** How long Slack keeps a response_url. */
+export const responseUrlLifetimeMs = 30 * 60_000;
+
+export function chatTargetUrl(target: ChatTarget): string {
+  const url = new URL(target.url);
+  url.hash = new URLSearchParams({ chatops: target.platform, ...(target.untilMs === undefined ? {} : { until: String(target.untilMs) }) }).toString();
+  return url.toString();
+}
+
+export function chatTargetOf(target: string): ChatTarget | undefined {
+  const url = new URL(target);
+  const fragment = new URLSearchParams(url.hash.slice(1));
+  const platform = fragment.get('chatops');
+  if (platform !== 'slack' && platform !== 'teams') return undefined;
+  const until = Number(fragment.get('until'));
+  url.hash = '';
+  return { platform, url: url.toString(), ...(Number.isFinite(until) && until > 0 ? { untilMs: until } : {}) };
+}
+
+type EndData = ReturnType<typeof endEventData>;
+
+/** The end as a chat reply: what ended, how, and where to read the rest. */
+export function endReply(data: EndData): ChatReply {
+  const facts: [string, string][] = [
+    ['Operation', data.name],
+    ['Status', data.runtimeStatus],
+  ];
+  const output = data.output as { status?: unknown } | null;
+  if (output && typeof output.status === 'number') facts.push(['Upstream answer', `HTTP ${output.status}`]);
+  if (data.failure) facts.push(['Failure', `${data.failure.code}: ${data.failure.message}`]);
+  if (data.endedTime) facts.push(['Ended', data.endedTime]);
+  return { title: `Operation ${data.id} ${data.runtimeStatus.toLowerCase()}`, facts, lines: [`\`status ${data.id}\` shows it again.`] };
+}
+
+export interface ChatNotifierOptions {
+  /** The CloudEvent sender for every other target; absent without NOTIFY_SIGNING_SECRET. */
+  events?: Pick<NotificationSender, 'send'>;
+  slackWebhookUrl?: string;
+  maxPostsPerResponseUrl: number;
+  /** Most response_urls counted at once (the oldest is forgotten past it). */
+  maxTracked: number;
+  timeoutMs: number;
+  now: () => number;
+  dispatcher?: Dispatcher;
+}
+
+export class ChatNotifier implements Pick<NotificationSender, 'send'> {
+  readonly #options: ChatNotifierOptions;
+  readonly #dispatcher: Dispatcher;
+  /** Posts made per response_url, by a hash of it (the URL holds a token). */
+  readonly #posts = new Map<string, number>();
+
+  constructor(options: ChatNotifierOptions) {
+    this.#options = options;
+    this.#dispatcher = options.dispatcher ?? new Agent({ connections: 4, keepAliveTimeout: 10_000 });
+  }
+
+  async send(target: string, event: CloudEvent): Promise<DeliveryOutcome> {
+    const chat = chatTargetOf(target);
+    if (!chat) {
+      return this.#options.events ? this.#options.events.send(target, event) : { delivered: false, retriable: false, error: 'notifications are not configured (NOTIFY_SIGNING_SECRET)' };
+    }
+    const reply = endReply(event.data as EndData);
+    if (chat.platform === 'teams') return this.#post(chat.url, teamsMessage(reply));
+    if (chat.untilMs !== undefined && this.#options.now() > chat.untilMs) {
+      const { slackWebhookUrl } = this.#options;
+      if (!slackWebhookUrl) return { delivered: false, retriable: false, error: 'response_url expired (30 minutes) and no SLACK_WEBHOOK_URL is set' };
+      const { response_type: _ephemeral, ...channelMessage } = slackMessage(reply);
+      return this.#post(slackWebhookUrl, channelMessage);
+    }
+    if (!this.#takePost(chat.url)) return { delivered: false, retriable: false, error: `response_url took its ${this.#options.maxPostsPerResponseUrl} posts` };
+    return this.#post(chat.url, slackMessage(reply, { replaceOriginal: false }));
+  }
+
+  #takePost(responseUrl: string): boolean {
+    const key = createHash('sha256').update(responseUrl).digest('hex');
+    const made = this.#posts.get(key) ?? 0;
+    if (made >= this.#options.maxPostsPerResponseUrl) return false;
+    this.#posts.delete(key);
+    this.#posts.set(key, made + 1);
+    while (this.#posts.size > this.#options.maxTracked) this.#posts.delete(this.#posts.keys().next().value!);
+    return true;
+  }
+
+  #post(url: string, message: unknown): Promise<DeliveryOutcome> {
+    return postDelivery(this.#dispatcher, url, { 'content-type': 'application/json; charset=utf-8' }, JSON.stringify(message), this.#options.timeoutMs);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The commands on orchestrations (`status`, `wait`, `terminate`, `list`), with the same rights as
+ * the app's routes: a caller reads and waits on its own orchestrations (or, with `admin`, those
+ * in its scopes), lists with the list route's rule and terminates with the terminate route's.
+ * Another caller's orchestration answers as one that does not exist.
+ */
+import { appRoutes } from '../appRoutes';
+import { GatewayError } from '../errors';
+import { grantFor, maySee, notAllowed, visibleFilter } from '../http/authorization';
+import { waitForEnd } from '../http/gatewayWait';
+import type { OrchestrationState } from '../orchestration/orchestrationState';
+import type { ChatReply } from './chatMessages';
+import type { ChatCall } from './chatCall';
+import type { ChatCommand, ListedStatus } from './commandGrammar';
+
+/** Most orchestrations a `list` answer shows: a phone screen's worth. */
+const listedAtMost = 10;
+
+function routeAction(route: (typeof appRoutes)[keyof typeof appRoutes]) {
+  return { names: [route.name], access: route.access, unscoped: route.unscoped };
+}
+
+async function visible(call: ChatCall, id: string): Promise<OrchestrationState> {
+  const { services, caller } = call;
+  const route = appRoutes.orchestrationsGet;
+  const starterOnly = !services.access.policy.grant(caller, routeAction(route));
+  const state = await services.orchestrations.get(id);
+  if (starterOnly && state && state.startedBy !== caller.primary) throw notAllowed(caller, { names: [route.name] });
+  if (!state || !maySee(services, caller, { startedBy: state.startedBy, target: state.input.path })) throw new GatewayError('NotFound', `No operation ${id} that you may see.`);
+  return state;
+}
+
+export function stateReply(state: OrchestrationState, note?: string): ChatReply {
+  const facts: [string, string][] = [
+    ['Operation', state.name],
+    ['Status', state.runtimeStatus],
+    ['Started', state.createdTime],
+  ];
+  if (state.endedTime) facts.push(['Ended', state.endedTime]);
+  if (state.output) facts.push(['Upstream answer', `HTTP ${state.output.status}`]);
+  if (state.failure) facts.push(['Failure', `${state.failure.code}: ${state.failure.message}`]);
+  return { title: `Operation ${state.id}`, facts, lines: note ? [note] : [] };
+}
+
+const isRunning = (state: OrchestrationState) => state.runtimeStatus === 'Pending' || state.runtimeStatus === 'Running';
+
+export async function runOrchestrationCommand(call: ChatCall, command: Extract<ChatCommand, { kind: 'status' | 'wait' | 'terminate' | 'list' }>): Promise<ChatReply> {
+  const { services, caller } = call;
+  switch (command.kind) {
+    case 'status':
+      return stateReply(await visible(call, command.id));
+    case 'wait': {
+      await visible(call, command.id);
+      // Held only as long as the platform waits for an answer; the rest is `wait` again.
+      const state = (await waitForEnd(services, command.id, { untilMs: call.answerBy })) ?? (await visible(call, command.id));
+      return stateReply(state, isRunning(state) ? `Still running: \`wait ${state.id}\` or \`status ${state.id}\` asks again.` : undefined);
+    }
+    case 'terminate': {
+      grantFor(services, caller, routeAction(appRoutes.orchestrationsTerminate));
+      await visible(call, command.id);
+      const state = await services.orchestrations.terminate(command.id, `Terminated from chat by ${caller.primary}.`);
+      return stateReply(state, 'Terminated: the app no longer follows it (the upstream operation itself goes on).');
+    }
+    case 'list':
+      return listReply(call, command.runtimeStatus, command.sinceHours);
+  }
+}
+
+async function listReply(call: ChatCall, runtimeStatus: ListedStatus | undefined, sinceHours: number | undefined): Promise<ChatReply> {
+  const { services, caller } = call;
+  grantFor(services, caller, routeAction(appRoutes.orchestrationsList));
+  const statuses = runtimeStatus === 'Running' ? (['Pending', 'Running'] as const) : runtimeStatus ? [runtimeStatus] : undefined;
+  const createdFrom = sinceHours === undefined ? undefined : new Date(services.now() - sinceHours * 3600_000).toISOString();
+  const page = await services.orchestrations.query({
+    ...visibleFilter(services, caller, { statuses, createdFrom }),
+    top: listedAtMost,
+    maxScanned: 10_000,
+    timeBudgetMs: Math.max(100, call.answerBy - services.now()),
+  });
+  const lines = page.summaries.map((summary) => `\`${summary.id}\` ${summary.name} — ${summary.runtimeStatus} (${summary.createdTime})`);
+  return {
+    title: page.summaries.length === 0 ? 'No operations match.' : `${page.summaries.length} operation${page.summaries.length === 1 ? '' : 's'}`,
+    lines: page.continuationToken ? [...lines, `More match: narrow it with a status or \`since\`.`] : lines,
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * `POST chatops/slack`: a Slack slash command (`application/x-www-form-urlencoded`: `team_id`,
+ * `user_id`, `text`, `response_url`, …), signed with the app's signing secret. The answer is
+ * the ephemeral message Slack shows the user (HTTP 200 within 3 s); an operation's end is
+ * posted to the command's `response_url`, an origin SLACK_RESPONSE_URL_ORIGINS allows.
+ */
+import { GatewayError } from '../errors';
+import { orchestrationSettingsOf, type Services } from '../services';
+import type { ChatPlatformHandler } from './chatEndpoint';
+import { slackMessage } from './chatMessages';
+import { chatTargetUrl, responseUrlLifetimeMs } from './chatNotifier';
+import { verifySlackRequest } from './requestSignatures';
+
+const slackId = /^[A-Z0-9]{1,32}$/;
+
+/** The longest an operation a command starts may run (its deadline), to say where its end will go. */
+function longestRunMs(services: Services): number {
+  const { deadlineMs, defaultDeadlineMs } = orchestrationSettingsOf(services.config);
+  return deadlineMs.ApiManagementService_MigrateToStv2 ?? defaultDeadlineMs;
+}
+
+function responseUrlOf(services: Services, value: string | null): string | undefined {
+  if (!value || value.length > 2048) return undefined;
+  try {
+    const url = new URL(value);
+    return services.config.SLACK_RESPONSE_URL_ORIGINS.includes(url.origin) && !url.username && !url.password && !url.hash ? url.toString() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function endNoteOf(services: Services, responseUrl: string | undefined): string {
+  if (!responseUrl) return 'No reply link came with the command: `status <id>` reads the end.';
+  if (longestRunMs(services) <= responseUrlLifetimeMs) return 'Its end will be posted here.';
+  return services.config.SLACK_WEBHOOK_URL
+    ? 'Its end will be posted here, or to the channel webhook if it comes after the 30 minutes Slack keeps this reply.'
+    : 'Its end will be posted here if it comes within the 30 minutes Slack keeps this reply; after that, `status <id>` reads it.';
+}
+
+export const slackCommands: ChatPlatformHandler = {
+  platform: 'slack',
+  verify: (services, request, body) =>
+    verifySlackRequest(
+      services.config.SLACK_SIGNING_SECRET!,
+      { timestamp: request.headers.get('x-slack-request-timestamp'), signature: request.headers.get('x-slack-signature') },
+      body,
+      services.now(),
+      services.config.CHATOPS_TIMESTAMP_TOLERANCE_SECONDS,
+    ),
+  read(services, request, body) {
+    if (!/^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '')) {
+      throw new GatewayError('UnsupportedMediaType', 'A slash command comes as application/x-www-form-urlencoded.');
+    }
+    const form = new URLSearchParams(body.toString('utf8'));
+    const team = form.get('team_id') ?? '';
+    const user = form.get('user_id') ?? '';
+    if (!slackId.test(team) || !slackId.test(user)) throw new GatewayError('InvalidRequest', 'A slash command names its team_id and user_id.');
+    const responseUrl = responseUrlOf(services, form.get('response_url'));
+    const caller = `slack:${team}/${user}`;
+    return {
+      caller: { primary: caller, selectors: [caller] },
+      text: form.get('text') ?? '',
+      endTarget: responseUrl && chatTargetUrl({ platform: 'slack', url: responseUrl, untilMs: services.now() + responseUrlLifetimeMs }),
+      endNote: endNoteOf(services, responseUrl),
+    };
+  },
+  answerBudgetMs: (services) => services.config.SLACK_ACK_BUDGET_MS,
+  render: (reply) => slackMessage(reply),
+};

@@ -1,0 +1,122 @@
+/**
+ * The commands that reach the catalogue's operations (`migrate`, `usage`) or the certificate
+ * store (`cert`). A command becomes the documented call it stands for, built from checked
+ * arguments only, and goes through the same preparation as an HTTP caller's (rights, scopes,
+ * rate, validation) before anything is sent upstream.
+ *
+ * A start is answered as soon as its orchestration exists (its id is known before the upstream
+ * is called), so a slow upstream never holds the acknowledgement past the platform's limit; the
+ * start goes on, and its end reaches the chat through the orchestration's outbox.
+ */
+import { HttpRequest } from '@azure/functions';
+import { appRoutes } from '../appRoutes';
+import { GatewayError } from '../errors';
+import { grantFor } from '../http/authorization';
+import { prepareCall, startRequestOf, type PreparedCall } from '../http/operationHandler';
+import { failureForLog } from '../http/redaction';
+import type { StartOutcome } from '../orchestration/orchestrationEngine';
+import { operations, type OperationSpec } from '../spec/catalogue';
+import type { UpstreamResponse } from '../upstream/upstreamClient';
+import type { ChatReply } from './chatMessages';
+import { after, type ChatCall } from './chatCall';
+import type { ChatCommand } from './commandGrammar';
+import { stateReply } from './orchestrationCommands';
+
+const operationOf = (operationId: string): OperationSpec => operations.find((operation) => operation.operationId === operationId)!;
+
+/** The documented call a command stands for, prepared as an HTTP caller's would be. */
+async function prepared(call: ChatCall, operation: OperationSpec, params: Record<string, string>, body?: unknown): Promise<PreparedCall> {
+  const url = `${call.appBase}/chatops/${operation.name}?api-version=${encodeURIComponent(operation.apiVersion)}`;
+  const request = new HttpRequest({
+    method: operation.method,
+    url,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: { string: JSON.stringify(body) } }),
+  });
+  return prepareCall(operation, request, params, call.services, { correlationId: call.correlationId, caller: call.caller, query: new URL(url).searchParams });
+}
+
+async function send(ready: PreparedCall): Promise<UpstreamResponse> {
+  const response = await ready.client.send({ method: ready.operation.method, url: ready.url, headers: ready.headers, body: ready.call.body?.text, token: ready.token });
+  if (response.status >= 300 && response.status < 400) throw new GatewayError('UpstreamBadResponse', `The upstream answered ${response.status}, a redirect; the app neither follows nor passes on redirects.`);
+  return response;
+}
+
+type Settled = { outcome: StartOutcome } | { error: unknown };
+
+async function migrate(call: ChatCall, command: Extract<ChatCommand, { kind: 'migrate' }>): Promise<ChatReply> {
+  const { services } = call;
+  const operation = operationOf('ApiManagementService_MigrateToStv2');
+  const params = { subscriptionId: command.subscriptionId, resourceGroupName: command.resourceGroupName, serviceName: command.serviceName };
+  const ready = await prepared(call, operation, params, { mode: command.mode });
+  let announce: (id: string) => void = () => undefined;
+  const announced = new Promise<string>((resolve) => (announce = resolve));
+  const starting: Promise<Settled> = services.orchestrations
+    .start(
+      { ...startRequestOf(ready, services, call.appBase), notifyTargets: call.endTarget ? [call.endTarget] : undefined },
+      (pending) => {
+        announce(pending.id);
+        return send(ready);
+      },
+    )
+    .then(
+      (outcome) => ({ outcome }),
+      (error: unknown) => ({ error }),
+    );
+  // The start outlives the answer (and the invocation) when the upstream is slow: what it meets
+  // goes to the process log, as the engine's own lines do, and its end reaches the chat all the same.
+  void starting.then((settled) => {
+    if ('error' in settled) console.error(`A chat-started ${operation.operationId} failed: ${failureForLog(settled.error)}`);
+  });
+  const first = await Promise.race([announced.then((id) => ({ id })), starting, after(call.answerBy - services.now(), { late: true as const })]);
+  if ('late' in first) {
+    // No id yet: a repeat of a command joins the first start and waits for it (or storage is slow).
+    return { title: 'The operation is still being started: a repeated command joins the first, never starting another.', lines: ['`list running` shows it once it is.'] };
+  }
+  const settled = 'id' in first ? await Promise.race([starting, after(call.answerBy - services.now(), undefined)]) : first;
+  if (settled && 'error' in settled) throw settled.error;
+  if (!settled) return { title: `Started operation ${(first as { id: string }).id}`, facts: [['Operation', operation.operationId], ['Service', command.serviceName]], lines: [call.endNote] };
+  const { outcome } = settled;
+  if (outcome.kind === 'duplicate') return stateReply(outcome.state, 'This operation was already running for you: it was not started again.');
+  if (outcome.kind === 'final') return stateReply(outcome.state, 'The upstream answered at once.');
+  return { ...stateReply(outcome.state), title: `Started operation ${outcome.state.id}`, lines: [call.endNote] };
+}
+
+async function usage(call: ChatCall, command: Extract<ChatCommand, { kind: 'usage' }>): Promise<ChatReply> {
+  const ready = await prepared(call, operationOf('Location_ListUsage'), { subscriptionId: command.subscriptionId, location: command.location });
+  const timedOut = { timedOut: true } as const;
+  const reading = send(ready);
+  // A read that fails after the answer was given has no one to tell.
+  reading.catch(() => undefined);
+  const response = await Promise.race([reading, after(call.answerBy - call.services.now(), timedOut)]);
+  if ('timedOut' in response) return { title: 'The upstream did not answer in time; ask again in a moment.' };
+  if (response.status !== 200) return { title: `The upstream answered HTTP ${response.status}.` };
+  const items = ((JSON.parse(response.bodyText) as { value?: unknown[] }).value ?? []) as { name?: { localizedValue?: string; value?: string }; currentValue?: number; limit?: number; unit?: string }[];
+  return {
+    title: `Usage in ${command.location}`,
+    facts: items.slice(0, 10).map((item) => [String(item.name?.localizedValue ?? item.name?.value ?? '?'), `${item.currentValue ?? '?'} of ${item.limit ?? '?'}`]),
+    lines: items.length > 10 ? [`${items.length - 10} more not shown.`] : [],
+  };
+}
+
+async function certificate(call: ChatCall, command: Extract<ChatCommand, { kind: 'cert' }>): Promise<ChatReply> {
+  const route = appRoutes.certificatesGet;
+  grantFor(call.services, call.caller, { names: [route.name], access: route.access, unscoped: route.unscoped });
+  const record = await call.services.certificates.store.read(Number(command.projectId), command.environmentId);
+  if (!record.current && !record.lastAttempt) return { title: 'No certificate has been fetched for this environment.' };
+  const facts: [string, string][] = [];
+  if (record.current) facts.push(['Thumbprint', record.current.thumbprint], ['Expires', record.current.expiresAt], ['Subject', record.current.subject]);
+  if (record.lastAttempt) facts.push(['Last attempt', `${record.lastAttempt.outcome} at ${record.lastAttempt.at}`]);
+  return { title: `Certificate of ${command.projectId}/${command.environmentId}`, facts };
+}
+
+export function runUpstreamCommand(call: ChatCall, command: Extract<ChatCommand, { kind: 'migrate' | 'usage' | 'cert' }>): Promise<ChatReply> {
+  switch (command.kind) {
+    case 'migrate':
+      return migrate(call, command);
+    case 'usage':
+      return usage(call, command);
+    case 'cert':
+      return certificate(call, command);
+  }
+}

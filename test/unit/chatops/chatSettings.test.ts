@@ -1,0 +1,57 @@
+/** When a chat route is on, who a rule names, and the settings' checks. */
+import { chatEnabled, policyNames } from '../../../src/chatops/chatSettings';
+import { ConfigError, parseConfig } from '../../../src/config';
+
+const minimal = { MANAGEMENT_BASE_URL: 'https://management.example.com', LIFECYCLE_BASE_URL: 'https://lcs.example.com' };
+const tenant = 'AAAAAAAA-0000-4000-8000-000000000001';
+const user = 'BBBBBBBB-0000-4000-8000-000000000002';
+const slackSecret = '0123456789abcdef0123456789abcdef';
+const teamsToken = Buffer.from('thirty-two bytes of a teams toke').toString('base64');
+
+const configWith = (settings: Record<string, string>) => parseConfig({ ...minimal, ...settings });
+const policy = (callers: string[]) => JSON.stringify([{ callers, allow: ['read'] }]);
+
+describe('chatEnabled', () => {
+  it.each([
+    ['a secret and a rule naming a user of the platform', { SLACK_SIGNING_SECRET: slackSecret, ACCESS_POLICY: policy(['slack:T1/U1']) }, true],
+    ['a secret but no policy', { SLACK_SIGNING_SECRET: slackSecret }, false],
+    ['a secret and only a * rule', { SLACK_SIGNING_SECRET: slackSecret, ACCESS_POLICY: policy(['*']) }, false],
+    ['a rule but no secret', { ACCESS_POLICY: policy(['slack:T1/U1']) }, false],
+    ["a secret and a rule naming another platform's user", { SLACK_SIGNING_SECRET: slackSecret, ACCESS_POLICY: policy([`teams:${tenant}/${user}`]) }, false],
+  ])('Slack with %s: %s', (_name, settings, enabled) => {
+    expect(chatEnabled(configWith(settings), 'slack')).toBe(enabled);
+  });
+});
+
+describe('policyNames', () => {
+  it('names a Teams user ignoring case, a Slack user as written', () => {
+    const config = configWith({ TEAMS_WEBHOOK_SECRET: teamsToken, ACCESS_POLICY: policy([`teams:${tenant}/${user}`, 'slack:T1/U1']) });
+    expect(policyNames(config, `teams:${tenant}/${user}`.toLowerCase())).toBe(true);
+    expect(policyNames(config, 'slack:T1/U1')).toBe(true);
+    expect(policyNames(config, 'slack:t1/u1')).toBe(false);
+    expect(policyNames(config, 'slack:T1/U2')).toBe(false);
+  });
+});
+
+describe('the chat settings', () => {
+  it.each([
+    ['ACCESS_POLICY', policy(['slack:t1/u1'])],
+    ['ACCESS_POLICY', policy(['slack:T1'])],
+    ['ACCESS_POLICY', policy(['teams:not-a-guid/x'])],
+    ['SLACK_SIGNING_SECRET', 'short'],
+    ['TEAMS_WEBHOOK_SECRET', 'not base64 but long enough!'],
+    ['SLACK_RESPONSE_URL_ORIGINS', '["https://hooks.slack.com/commands"]'],
+    ['SLACK_ACK_BUDGET_MS', '3000'],
+    ['TEAMS_ACK_BUDGET_MS', '5000'],
+    ['CHATOPS_RESPONSE_URL_MAX_POSTS', '6'],
+  ])('%s refuses %j, naming itself', (name, value) => {
+    let caught: unknown;
+    try {
+      configWith({ [name]: value });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).problems.every((problem) => problem.startsWith(`${name} `))).toBe(true);
+  });
+});
