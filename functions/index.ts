@@ -7,4 +7,5 @@ import './health';
 import './orchestrations';
 import './certificates';
 import './templates';
+import './console';
 export { settingsSummary } from '../src/settingsSummary';
