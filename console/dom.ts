@@ -71,4 +71,8 @@ export function announce(message: string, kind: 'info' | 'error' = 'info'): void
   if (!region) return;
   region.className = kind === 'error' ? 'announcer error' : 'announcer';
   region.textContent = message;
+  // An error stays until the next message; news goes after a while.
+  if (kind === 'info') setTimeout(() => region.textContent === message && (region.textContent = ''), announcementMs);
 }
+
+const announcementMs = 6000;
