@@ -72,6 +72,8 @@ export function orchestrationView(container: HTMLElement, id: string, session: S
 
   function draw(document: StatusDocument) {
     const path = document.input?.path;
+    // The stored path has no leading slash; the portal's resource links want one.
+    const resourceId = path ? `/${path.replace(/^\/+/, '')}` : undefined;
     const upstreamError = lastUpstreamError(document);
     replace(
       container,
@@ -89,8 +91,8 @@ export function orchestrationView(container: HTMLElement, id: string, session: S
         ...fact('Target resource', path ? h('span', { class: 'mono wrap' }, path) : '-'),
         ...fact('Last upstream error', upstreamError ? h('span', { class: 'upstream-error wrap' }, upstreamError) : '-'),
       ),
-      path?.startsWith('/subscriptions/')
-        ? h('p', {}, h('a', { href: `https://portal.azure.com/#resource${path}`, rel: 'noopener noreferrer', target: '_blank' }, 'Open the resource in the Azure portal'))
+      resourceId?.toLowerCase().startsWith('/subscriptions/')
+        ? h('p', {}, h('a', { href: `https://portal.azure.com/#resource${resourceId}`, rel: 'noopener noreferrer', target: '_blank' }, 'Open the resource in the Azure portal'))
         : null,
       h('h2', {}, 'Polls'),
       timeline(document),

@@ -129,7 +129,7 @@ describe('the operator console', () => {
     operator = await signedIn(operatorKey);
   });
 
-  it('is served with a strict Content-Security-Policy, no framing, and no key in any URL', async () => {
+  it('is served with a strict Content-Security-Policy, no framing, described in openapi.json, and no key in any URL', async () => {
     const response = await request(gateway.api('console'));
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/html/);
@@ -147,6 +147,10 @@ describe('the operator console', () => {
       expect(file.headers['content-security-policy']).toBe(policy);
       await file.body.dump();
     }
+    const described = (await api('GET', 'openapi.json', operatorKey)).body.paths as Record<string, Record<string, { security?: unknown[] }>>;
+    expect(described['/console']?.get?.security).toEqual([]);
+    expect(described['/console/assets/{file}']?.get?.security).toEqual([]);
+    expect(described['/console/session']?.get?.security).toBeUndefined();
     expect(operator.url()).not.toContain(operatorKey);
     expect(await operator.evaluate(() => (globalThis as unknown as BrowserGlobals).sessionStorage.length)).toBe(1);
   });
@@ -194,6 +198,9 @@ describe('the operator console', () => {
     await operator.getByRole('heading', { name: 'Polls' }).waitFor();
     await expect(operator.locator('pre.document').textContent()).resolves.toContain(`"id": "${ids.running}"`);
     await expect(operator.getByRole('button', { name: 'Purge' }).count()).resolves.toBe(0);
+    await expect(operator.getByRole('link', { name: 'Open the resource in the Azure portal' }).getAttribute('href')).resolves.toBe(
+      `https://portal.azure.com/#resource/subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/console-running`,
+    );
     await shoot(operator, 'orchestration');
     // Cancel first: nothing happens.
     await operator.getByRole('button', { name: 'Terminate' }).click();
