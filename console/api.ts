@@ -60,6 +60,7 @@ export interface Session {
   caller: string;
   sees: 'all' | 'admin-scopes' | 'own';
   may: { terminate: boolean; purge: boolean; refreshCertificates: boolean };
+  list: { pageSize: number; histogramMaxStarts: number };
   certificates: { alertDays: number; environments: { projectId: number; environmentId: string }[] } | null;
 }
 

@@ -51,7 +51,7 @@ export function histogram(starts: Pick<ListEntry, 'createdTime' | 'runtimeStatus
   return h(
     'figure',
     { class: 'histogram', 'data-total': starts.length },
-    h('figcaption', {}, `Starts by status${complete ? '' : ' (the first 5000 only)'}: ${summary}`),
+    h('figcaption', {}, `Starts by status${complete ? '' : ` (the first ${starts.length} only)`}: ${summary}`),
     chart,
     h('ul', { class: 'legend' }, ...runtimeStatuses.map((status) => h('li', {}, h('span', { class: `swatch status-${status.toLowerCase()}`, 'aria-hidden': 'true' }), `${status}: ${totals[status]}`))),
   );

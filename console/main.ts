@@ -57,7 +57,7 @@ function route(): void {
   if (area === 'orchestrations' && id) leave = orchestrationView(view, decodeURIComponent(id), session);
   else if (area === 'certificates') leave = certificatesView(view, session);
   else if (area === 'health') leave = healthView(view);
-  else leave = orchestrationsView(view);
+  else leave = orchestrationsView(view, session.list);
   view.focus();
 }
 

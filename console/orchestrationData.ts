@@ -94,12 +94,15 @@ export async function lastErrorsOf(entries: ListEntry[], concurrency = 4): Promi
   return errors;
 }
 
-/** The starts the filter matches, for the histogram: at most `maxPages` pages of 1000. */
-export async function startsOf(filter: Filter, maxPages: number): Promise<{ starts: Pick<ListEntry, 'createdTime' | 'runtimeStatus'>[]; complete: boolean }> {
+/** The starts the filter matches, for the histogram: at most `maxStarts`, in list pages of at most 1000; `complete` when none was left out. */
+export async function startsOf(filter: Filter, maxStarts: number): Promise<{ starts: Pick<ListEntry, 'createdTime' | 'runtimeStatus'>[]; complete: boolean }> {
   const starts: Pick<ListEntry, 'createdTime' | 'runtimeStatus'>[] = [];
   let token: string | undefined;
-  for (let page = 0; page < maxPages; page += 1) {
-    const answer = await call<{ value: ListEntry[] }>(`orchestrations?${queryOf(filter, { top: '1000' })}`, { headers: tokenHeaders(token) });
+  // An answer may end early with a token (each reads at most 10,000 documents), so the number
+  // of reads is bounded too: what the starts need, and a few for sparse matches.
+  for (let reads = Math.ceil(maxStarts / 1000) + 4; starts.length < maxStarts && reads > 0; reads -= 1) {
+    const top = Math.min(1000, maxStarts - starts.length);
+    const answer = await call<{ value: ListEntry[] }>(`orchestrations?${queryOf(filter, { top: String(top) })}`, { headers: tokenHeaders(token) });
     starts.push(...answer.body.value.map(({ createdTime, runtimeStatus }) => ({ createdTime, runtimeStatus })));
     token = answer.headers.get(tokenHeader) ?? undefined;
     if (!token) return { starts, complete: true };

@@ -2,19 +2,16 @@
  * The orchestrations view: filters, the table with Durable Functions Monitor's columns, paging
  * through the continuation token, auto-refresh, and the histogram of starts by status.
  */
-import { ApiError } from './api';
+import { ApiError, type Session } from './api';
 import { announce, duration, h, replace, statusBadge, time } from './dom';
 import { histogram } from './histogram';
 import { lastErrorsOf, listPage, runtimeStatuses, startsOf, windowOf, type Filter, type ListEntry, type RuntimeStatus } from './orchestrationData';
-
-const pageSize = 25;
-const histogramPages = 5;
 
 /** Kept while the tab is open, so coming back from one orchestration finds the list as it was. */
 const filter: Filter = { statuses: [], range: 'day', name: '', idPrefix: '' };
 let refreshSeconds = 0;
 
-export function orchestrationsView(container: HTMLElement): () => void {
+export function orchestrationsView(container: HTMLElement, { pageSize, histogramMaxStarts }: Session['list']): () => void {
   /** The tokens of the pages before the one shown (the first page's is undefined). */
   const previous: (string | undefined)[] = [];
   let current: string | undefined;
@@ -30,7 +27,7 @@ export function orchestrationsView(container: HTMLElement): () => void {
     loading = true;
     tableArea.setAttribute('aria-busy', 'true');
     try {
-      const [page, starts] = await Promise.all([listPage(filter, pageSize, current), startsOf(filter, histogramPages)]);
+      const [page, starts] = await Promise.all([listPage(filter, pageSize, current), startsOf(filter, histogramMaxStarts)]);
       next = page.next;
       const errors = await lastErrorsOf(page.entries);
       replace(tableArea, table(page.entries, errors));

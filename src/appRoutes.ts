@@ -274,6 +274,7 @@ export const appRoutes = {
             caller: z.string(),
             sees: z.enum(['all', 'admin-scopes', 'own']),
             may: z.object({ terminate: z.boolean(), purge: z.boolean(), refreshCertificates: z.boolean() }),
+            list: z.object({ pageSize: z.number().int(), histogramMaxStarts: z.number().int() }),
             certificates: z.object({ alertDays: z.number(), environments: z.array(z.object({ projectId: z.number().int(), environmentId: z.string() })) }).nullable(),
           }),
         },

@@ -25,6 +25,8 @@ export function consoleSession(services: Services, caller: CallerIdentity) {
       purge: mayCall(services, caller, appRoutes.orchestrationsPurge),
       refreshCertificates: mayCall(services, caller, appRoutes.certificatesRefresh),
     },
+    /** How much the orchestrations view reads (CONSOLE_PAGE_SIZE, CONSOLE_HISTOGRAM_MAX_STARTS). */
+    list: { pageSize: config.CONSOLE_PAGE_SIZE, histogramMaxStarts: config.CONSOLE_HISTOGRAM_MAX_STARTS },
     certificates: readsCertificates
       ? { alertDays: config.CERT_ALERT_DAYS, environments: config.CERT_ENVIRONMENTS.map(({ projectId, environmentId }) => ({ projectId, environmentId })) }
       : null,

@@ -63,6 +63,9 @@ beforeAll(async () => {
       LOCAL_HOST_TIMERS: 'off',
       HEALTH_CACHE_SECONDS: '0',
       GATEWAY_WAIT_MAX_SECONDS: '30',
+      // Small bounds, so three orchestrations take two pages and fill the histogram.
+      CONSOLE_PAGE_SIZE: '2',
+      CONSOLE_HISTOGRAM_MAX_STARTS: '2',
     },
     { lroSteps: 1, retryAfterSeconds: 1 },
   );
@@ -155,23 +158,41 @@ describe('the operator console', () => {
     expect(await operator.evaluate(() => (globalThis as unknown as BrowserGlobals).sessionStorage.length)).toBe(1);
   });
 
-  it('lists the orchestrations with their columns and draws the histogram of starts by status', async () => {
-    await expect(rows(operator).count()).resolves.toBe(3);
+  it('lists the orchestrations with their columns, a page at a time, and draws the histogram of starts by status', async () => {
+    // CONSOLE_PAGE_SIZE 2: the continuation token reads on to the third.
+    await expect(rows(operator).count()).resolves.toBe(2);
+    const firstPage = await rows(operator).evaluateAll((shown) => shown.map((row) => row.getAttribute('data-id')));
+    await operator.getByRole('button', { name: 'Next page' }).click();
+    await operator.getByText('Page 2').waitFor();
+    const secondPage = await rows(operator).evaluateAll((shown) => shown.map((row) => row.getAttribute('data-id')));
+    expect([...firstPage, ...secondPage].sort()).toEqual(Object.values(ids).sort());
+    await expect(operator.getByRole('button', { name: 'Next page' }).isDisabled()).resolves.toBe(true);
+    await operator.getByRole('button', { name: 'Previous page' }).click();
+    await operator.getByText('Page 1').waitFor();
+    await shownIds(operator, firstPage as string[]);
     const headers = await operator.locator('table.orchestrations thead th').allTextContents();
     expect(headers).toEqual(['Id', 'Name', 'Created', 'Last updated', 'Duration', 'Runtime status', 'Target resource', 'Started by', 'Last upstream error']);
+    await operator.getByLabel('Id prefix').fill(ids.completed.slice(0, 13));
+    await operator.getByRole('button', { name: 'Apply filters' }).click();
+    await shownIds(operator, [ids.completed]);
     const completed = operator.locator(`tr[data-id="${ids.completed}"]`);
     await expect(completed.locator('td').nth(5).textContent()).resolves.toBe('Completed');
     await expect(completed.locator('td').nth(6).textContent()).resolves.toContain('/containerGroups/console-completed');
     await expect(completed.locator('td').nth(7).textContent()).resolves.toBe(keyFingerprintOf(operatorKey));
-    const caption = await operator.locator('.histogram figcaption').textContent();
-    expect(caption).toContain('1 Completed');
-    expect(caption).toContain('1 Failed');
-    await expect(operator.locator('.histogram').getAttribute('data-total')).resolves.toBe('3');
-    await expect(operator.locator('.histogram rect[data-status="Failed"]').count()).resolves.toBe(1);
+    await expect(operator.locator('.histogram figcaption').textContent()).resolves.toBe('Starts by status: 0 Pending, 0 Running, 1 Completed, 0 Failed, 0 Terminated');
+    await expect(operator.locator('.histogram rect[data-status="Completed"]').count()).resolves.toBe(1);
+    // Unfiltered, three starts pass CONSOLE_HISTOGRAM_MAX_STARTS (2): the histogram says so.
+    await operator.getByLabel('Id prefix').fill('');
+    await operator.getByRole('button', { name: 'Apply filters' }).click();
+    await operator.locator('.histogram[data-total="2"]').waitFor();
+    await expect(operator.locator('.histogram figcaption').textContent()).resolves.toMatch(/^Starts by status \(the first 2 only\)/);
     await shoot(operator, 'orchestrations');
   });
 
   it("shows an upstream error message holding markup as text: no element is made of it, no script runs", async () => {
+    await operator.getByLabel('Id prefix').fill(ids.failed);
+    await operator.getByRole('button', { name: 'Apply filters' }).click();
+    await shownIds(operator, [ids.failed]);
     const cell = operator.locator(`tr[data-id="${ids.failed}"] td.upstream-error`);
     await expect(cell.textContent()).resolves.toBe(`DeploymentFailed: ${xssProbe}`);
     await expect(operator.locator('main img').count()).resolves.toBe(0);
@@ -179,18 +200,20 @@ describe('the operator console', () => {
   });
 
   it('filters by runtime status and by id prefix', async () => {
+    await operator.getByLabel('Id prefix').fill('');
     await operator.getByRole('checkbox', { name: 'Failed' }).check();
     await operator.getByRole('button', { name: 'Apply filters' }).click();
     await shownIds(operator, [ids.failed]);
     await expect(rows(operator).first().getAttribute('data-id')).resolves.toBe(ids.failed);
     await expect(operator.locator('.histogram').getAttribute('data-total')).resolves.toBe('1');
+    await expect(operator.locator('.histogram figcaption').textContent()).resolves.toContain('1 Failed');
     await operator.getByRole('checkbox', { name: 'Failed' }).uncheck();
     await operator.getByLabel('Id prefix').fill(ids.completed.slice(0, 13));
     await operator.getByRole('button', { name: 'Apply filters' }).click();
     await shownIds(operator, [ids.completed]);
-    await operator.getByLabel('Id prefix').fill('');
+    await operator.getByLabel('Id prefix').fill(ids.running);
     await operator.getByRole('button', { name: 'Apply filters' }).click();
-    await shownIds(operator, [ids.completed, ids.failed, ids.running]);
+    await shownIds(operator, [ids.running]);
   });
 
   it('opens one orchestration, terminates it after a confirmation, then purges it', async () => {
@@ -213,7 +236,8 @@ describe('the operator console', () => {
     await operator.getByRole('button', { name: 'Purge' }).click();
     await operator.locator('dialog.confirm').getByRole('button', { name: 'Purge' }).click();
     await operator.waitForURL(/#\/orchestrations$/);
-    await operator.locator('table.orchestrations').waitFor();
+    // Back on the list, still filtered to its id: it is gone.
+    await operator.getByText('No orchestration matches these filters.').waitFor();
     expect((await api('GET', `orchestrations/${ids.running}`, operatorKey)).status).toBe(404);
   });
 
