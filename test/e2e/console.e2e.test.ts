@@ -99,8 +99,10 @@ async function signedIn(key: string): Promise<Page> {
     throw error;
   });
   await page.goto(gateway.api('console'));
-  await page.getByLabel('Function key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  // By keyboard: the key field has the focus, Enter signs in.
+  await page.getByLabel('Function key').waitFor();
+  await page.keyboard.type(key);
+  await page.keyboard.press('Enter');
   await page.locator('table.orchestrations').waitFor();
   return page;
 }
@@ -274,5 +276,17 @@ describe('the operator console', () => {
     }, ids.completed);
     expect(refused).toEqual({ status: 403, body: { error: expect.objectContaining({ code: 'OperationNotAllowed' }) } });
     await reader.context().close();
+  });
+
+  it('refreshes the list on its own when auto-refresh is on', async () => {
+    await operator.getByRole('link', { name: 'Orchestrations' }).click();
+    await operator.getByLabel('Id prefix').fill('');
+    await operator.getByRole('checkbox', { name: 'Running' }).check();
+    await operator.getByRole('button', { name: 'Apply filters' }).click();
+    await operator.getByText('No orchestration matches these filters.').waitFor();
+    await operator.getByLabel('Auto-refresh').selectOption('5');
+    const started = await startGroup('console-refreshed');
+    await operator.locator(`tr[data-id="${started}"]`).waitFor();
+    await operator.getByLabel('Auto-refresh').selectOption('0');
   });
 });
