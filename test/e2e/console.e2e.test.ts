@@ -7,7 +7,7 @@
  * go to test-results/console/ (git-ignored).
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { request } from 'undici';
@@ -146,6 +146,8 @@ describe('the operator console', () => {
     expect(response.headers['x-frame-options']).toBe('DENY');
     const page = await response.body.text();
     expect(page).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    // No way in the script to parse a string as markup: values can only become text.
+    expect(readFileSync(resolve(__dirname, '..', '..', 'dist', 'functions', 'console.js'), 'utf8')).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|createContextualFragment|DOMParser/);
     for (const asset of ['console.js', 'console.css']) {
       const file = await request(gateway.api(`console/assets/${asset}`));
       expect(file.statusCode).toBe(200);
