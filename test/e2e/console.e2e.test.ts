@@ -27,6 +27,8 @@ const environments = { atRisk: { projectId: 91, environmentId: randomUUID() }, h
 
 let gateway: GatewayFixture;
 let browser: Browser;
+/** Script errors and console errors (a CSP violation is one) of every page: none is expected. */
+const pageProblems: string[] = [];
 const ids = { completed: '', failed: '', running: '' };
 
 async function api(method: string, path: string, key: string, body?: string) {
@@ -95,8 +97,9 @@ afterAll(async () => {
 
 async function signedIn(key: string): Promise<Page> {
   const page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
-  page.on('pageerror', (error) => {
-    throw error;
+  page.on('pageerror', (error) => pageProblems.push(`${error.name}: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/status of (403|404)/.test(message.text())) pageProblems.push(message.text());
   });
   await page.goto(gateway.api('console'));
   // By keyboard: the key field has the focus, Enter signs in.
@@ -290,5 +293,9 @@ describe('the operator console', () => {
     const started = await startGroup('console-refreshed');
     await operator.locator(`tr[data-id="${started}"]`).waitFor();
     await operator.getByLabel('Auto-refresh').selectOption('0');
+  });
+
+  it('ran without a script error or a Content-Security-Policy violation in any view', () => {
+    expect(pageProblems).toEqual([]);
   });
 });
