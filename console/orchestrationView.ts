@@ -136,7 +136,7 @@ function deliveries(document: StatusDocument): HTMLElement {
   if (document.notifications.length === 0) return h('p', {}, 'No notification was asked for (x-gateway-notify).');
   return h(
     'table',
-    {},
+    { class: 'deliveries' },
     h('thead', {}, h('tr', {}, ...['Target origin', 'State', 'Attempts', 'Next attempt', 'Last error', 'Delivered'].map((column) => h('th', { scope: 'col' }, column)))),
     h(
       'tbody',

@@ -6,7 +6,7 @@
  * error holding markup shown as text, and the security headers. Screenshots of the main views
  * go to test-results/console/ (git-ignored).
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -22,6 +22,7 @@ const subscription = '00000000-0000-0000-0000-000000000000';
 const operatorKey = 'console-operator-key-0001';
 const readerKey = 'console-reader-key-0001';
 const masterKey = 'console-master-key-0001';
+const notifyOrigin = 'http://127.0.0.1:9';
 const xssProbe = '<img src=x onerror="window.__consoleXss=1">';
 const environments = { atRisk: { projectId: 91, environmentId: randomUUID() }, healthy: { projectId: 92, environmentId: randomUUID() } };
 
@@ -31,15 +32,15 @@ let browser: Browser;
 const pageProblems: string[] = [];
 const ids = { completed: '', failed: '', running: '' };
 
-async function api(method: string, path: string, key: string, body?: string) {
-  const response = await request(gateway.api(path), { method, headers: { 'x-functions-key': key, 'content-type': 'application/json' }, body });
+async function api(method: string, path: string, key: string, body?: string, headers: Record<string, string> = {}) {
+  const response = await request(gateway.api(path), { method, headers: { 'x-functions-key': key, 'content-type': 'application/json', ...headers }, body });
   const text = await response.body.text();
   return { status: response.statusCode, headers: response.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-async function startGroup(name: string): Promise<string> {
+async function startGroup(name: string, headers: Record<string, string> = {}): Promise<string> {
   const body = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
-  const started = await api('PUT', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`, operatorKey, body);
+  const started = await api('PUT', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`, operatorKey, body, headers);
   expect(started.status).toBe(201);
   return started.headers['x-orchestration-id'] as string;
 }
@@ -68,6 +69,9 @@ beforeAll(async () => {
       // Small bounds, so three orchestrations take two pages and fill the histogram.
       CONSOLE_PAGE_SIZE: '2',
       CONSOLE_HISTOGRAM_MAX_STARTS: '2',
+      // A notification target where nothing listens: its delivery stays to be made, for the deliveries table.
+      NOTIFY_ALLOWED_ORIGINS: JSON.stringify([notifyOrigin]),
+      NOTIFY_SIGNING_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
     },
     { lroSteps: 1, retryAfterSeconds: 1 },
   );
@@ -78,7 +82,7 @@ beforeAll(async () => {
   });
   // One orchestration of each kind the views need: ended well, failed with markup in the
   // upstream's error message, and still running (no timer runs, so it stays so).
-  ids.completed = await startGroup('console-completed');
+  ids.completed = await startGroup('console-completed', { 'x-gateway-notify': `${notifyOrigin}/hook` });
   expect(await waitForEnd(ids.completed)).toBe('Completed');
   gateway.emulator.script({ kind: 'answer', status: 400, pathPattern: 'operationResults', body: { error: { code: 'DeploymentFailed', message: xssProbe } } });
   ids.failed = await startGroup('console-failed');
@@ -269,6 +273,7 @@ describe('the operator console', () => {
     await reader.locator(`a[href="#/orchestrations/${ids.completed}"]`).click();
     await reader.getByRole('heading', { name: 'Polls' }).waitFor();
     await expect(reader.locator('.actions button').count()).resolves.toBe(0);
+    await expect(reader.locator('table.deliveries tbody tr td').first().textContent()).resolves.toBe(notifyOrigin);
     await reader.getByRole('link', { name: 'Certificates' }).click();
     await reader.locator('table.certificates tbody tr').first().waitFor();
     await expect(reader.getByRole('button', { name: 'Refresh every environment' }).count()).resolves.toBe(0);
