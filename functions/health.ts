@@ -1,4 +1,4 @@
-/** `GET health` (the one anonymous route) and `GET openapi.json`. */
+/** `GET health` (anonymous, as only the console's page and files are besides) and `GET openapi.json`. */
 import { app } from '@azure/functions';
 import { appRoutes, registrationOf } from '../src/appRoutes';
 import { appHandler } from '../src/http/appHandler';

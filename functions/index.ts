@@ -8,4 +8,5 @@ import './orchestrations';
 import './certificates';
 import './templates';
 import './chatops';
+import './console';
 export { settingsSummary } from '../src/settingsSummary';

@@ -272,6 +272,45 @@ export const appRoutes = {
       responses: { 200: { description: 'Healthy' }, 503: { description: 'A dependency does not answer, or a certificate is within CERT_ALERT_DAYS of expiry with its refresh failing' } },
     }),
   ),
+  consolePage: appRoute(
+    {
+      name: 'console', method: 'GET', route: 'console', authLevel: 'anonymous', access: 'read', tag: 'console',
+      summary: 'The operator console: a page that holds no data (it reads the keyed routes with the key its user pastes)',
+    },
+    () => ({
+      responses: { 200: { description: 'The page (text/html) with a Content-Security-Policy that allows only this origin and no framing' } },
+    }),
+  ),
+  consoleAsset: appRoute(
+    {
+      name: 'console-asset', method: 'GET', route: 'console/assets/{file}', authLevel: 'anonymous', access: 'read', tag: 'console',
+      summary: "The console's script and style sheet (console.js, console.css)",
+    },
+    () => ({
+      params: z.object({ file: z.enum(['console.js', 'console.css']) }),
+      responses: { 200: { description: 'The file, with the console\'s Content-Security-Policy' } },
+    }),
+  ),
+  consoleSession: appRoute(
+    {
+      name: 'console-session', method: 'GET', route: 'console/session', authLevel: 'function', access: 'read', tag: 'console',
+      summary: 'Who the caller is taken for, which actions ACCESS_POLICY lets it take, and the certificate environments it may read',
+    },
+    () => ({
+      responses: {
+        200: {
+          description: 'The caller and its rights',
+          schema: z.object({
+            caller: z.string(),
+            sees: z.enum(['all', 'admin-scopes', 'own']),
+            may: z.object({ terminate: z.boolean(), purge: z.boolean(), refreshCertificates: z.boolean() }),
+            list: z.object({ pageSize: z.number().int(), histogramMaxStarts: z.number().int() }),
+            certificates: z.object({ alertDays: z.number(), environments: z.array(z.object({ projectId: z.number().int(), environmentId: z.string() })) }).nullable(),
+          }),
+        },
+      },
+    }),
+  ),
   openApi: appRoute(
     {
       name: 'openapi', method: 'GET', route: 'openapi.json', authLevel: 'function', access: 'read', tag: 'app',

@@ -219,6 +219,10 @@ const settingsSchema = z.object({
   CERT_MAX_BUNDLE_BYTES: integerText(16 * 1024, 64 * 1024 * 1024).default(1024 * 1024),
   HEALTH_PROBE_TIMEOUT_MS: integerText(100, 30_000).default(2000),
   HEALTH_CACHE_SECONDS: integerText(0, 300).default(5),
+  // The operator console's reads: entries per list page (each failed one's document is read
+  // too), and the most starts its histogram lists (in list pages of at most 1000).
+  CONSOLE_PAGE_SIZE: integerText(1, 1000).default(25),
+  CONSOLE_HISTOGRAM_MAX_STARTS: integerText(1, 100_000).default(5000),
   CERT_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-certificates'),
   CERT_SECRET_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-certificate-secrets'),
   LIFECYCLE_TENANT_ID: z.string().min(1).optional(),

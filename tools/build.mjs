@@ -1,6 +1,6 @@
 // Builds the two bundles: the function app the real host loads (package.json "main"), with
 // @azure/functions-core left to the worker, and the local host that `npm start` runs.
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { writeAppCodeCache } from './appCodeCache.mjs';
@@ -86,6 +86,12 @@ await build({
 for (const name of lazyPackages) {
   await build({ ...appOutput, stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: '.', sourcefile: `${name}.lazy.js` }, outfile: `dist/functions/${lazyFileOf(name)}` });
 }
+// The operator console (served by functions/console.ts, which reads these files when asked for):
+// a browser bundle of its own, so none of its code is in app.js or runs at start.
+const consoleOutput = { bundle: true, minify: true, charset: 'ascii', logLevel: 'warning' };
+await build({ ...consoleOutput, entryPoints: ['console/main.ts'], platform: 'browser', format: 'iife', target: 'es2022', outfile: 'dist/functions/console.js' });
+await build({ ...consoleOutput, entryPoints: ['console/console.css'], outfile: 'dist/functions/console.css' });
+copyFileSync('console/console.html', 'dist/functions/console.html');
 // What the host loads: app.js, compiled with the code cache made below (src/codeCache.ts).
 await build({ ...appOutput, entryPoints: ['src/appLoader.ts'], outfile: 'dist/functions/index.js' });
 // With the build's own Node, which `npm start` runs; `npm run package` makes the deployment's.

@@ -89,6 +89,10 @@ it('serves from the unpacked folder, with no node_modules beside the bundle', as
     await started.body.dump();
     expect(started.statusCode).toBe(201);
     expect(started.headers.location).toMatch(new RegExp(`^${gateway.app.url}/api/operations/`));
+    // The operator console's files went with the bundle, and the app finds them beside it.
+    const consolePage = await request(gateway.api('console'));
+    expect(consolePage.statusCode).toBe(200);
+    expect(await consolePage.body.text()).toContain('console/assets/console.js');
   } finally {
     await gateway.stop();
   }

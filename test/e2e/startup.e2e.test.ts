@@ -32,7 +32,7 @@ it('prints the embedded defaults it started and the routes in one line; health s
       'schedules | poller */10 * * * * *; certificate refresh 0 0 */6 * * * (no CERT_ENVIRONMENTS)',
       expect.stringMatching(/^function keys \| not checked/),
     ]);
-    expect(app.lines.filter((line) => line.startsWith('Routes: '))).toEqual([expect.stringMatching(/^Routes: \d+ under \/api\/ \(anonymous: health, chatops-slack, chatops-teams;.*--verbose lists each$/)]);
+    expect(app.lines.filter((line) => line.startsWith('Routes: '))).toEqual([expect.stringMatching(/^Routes: \d+ under \/api\/ \(anonymous: health, chatops-slack, chatops-teams, console, console-asset;.*--verbose lists each$/)]);
     expect(app.lines.filter((line) => /^\s+GET/.test(line))).toEqual([]);
     // The emulator, like the real upstreams, answers 401 to the probe, which sends no token.
     const health = (await (await fetch(`${app.url}/api/health`)).json()) as { dependencies: Record<string, { ok: boolean; detail: string }> };
