@@ -6,7 +6,9 @@
  * it, in one folder standing for the reader's checkout, with the files the documents give
  * (`<!-- file: NAME -->`) written there. Only the port changes: 7071 becomes the port the app got,
  * and any other local port a free one. A block marked `<!-- not run by the tests: WHY -->` is
- * skipped, and only those: the last test checks that every other block ran.
+ * skipped, and only those: the last test checks that every other block ran. A block running a tool
+ * the repository does not bring (`az`, the Azure SDK for Python) fails, saying how to install it,
+ * where the tool is missing.
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { startApp, type AppProcess } from '../helpers/appProcess';
 import { documentedSteps, type DocumentedStep } from '../helpers/documentedCommands';
+import { missingToolsOf, readerPath } from '../helpers/documentedTools';
 import { repositoryRoot } from '../helpers/markdownDocs';
 
 const steps = documentedSteps();
@@ -26,6 +29,8 @@ const stoppedApps: AppProcess[] = [];
 /** Each local port the documents name but 7071 → a free one, the same wherever it appears. */
 const ports = new Map<string, string>();
 let folder: string;
+/** The PATH a reader's terminal has: this one, with a `python3` that has the Azure SDK for Python where one is installed. */
+let reader: ReturnType<typeof readerPath>;
 
 async function freePort(): Promise<string> {
   const server = createServer();
@@ -48,7 +53,7 @@ function withLocalPorts(text: string, appPort = true): string {
 
 /** Runs bash in the folder; resolves with its exit code and everything it printed. */
 function bash(script: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn('bash', ['-c', script], { cwd: folder, env: { PATH: process.env.PATH ?? '', HOME: folder, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('bash', ['-c', script], { cwd: folder, env: { PATH: reader.path, HOME: folder, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -91,6 +96,8 @@ async function start(step: Extract<DocumentedStep, { kind: 'start' }>): Promise<
 const shellState = '.documented-shell-state';
 
 async function run(step: Extract<DocumentedStep, { kind: 'run' }>): Promise<void> {
+  const missing = missingToolsOf(step.block.text, reader.path);
+  if (missing) throw new Error(`${step.block.where}: ${missing}`);
   const script = [`set -eo pipefail`, `[ -f "${shellState}" ] && . "./${shellState}"`, withLocalPorts(step.block.text), `export -p > "${shellState}"`].join('\n');
   const { code, output } = await bash(script, {});
   expect({ block: step.block.where, code, output }).toEqual({ block: step.block.where, code: 0, output: expect.any(String) });
@@ -99,6 +106,7 @@ async function run(step: Extract<DocumentedStep, { kind: 'run' }>): Promise<void
 }
 
 beforeAll(async () => {
+  reader = readerPath();
   // Under the repository, so that a script's imports (the JS SDK example) resolve from its node_modules.
   folder = mkdtempSync(join(repositoryRoot, 'dist', 'readme-example-commands-'));
   copyFileSync(resolve(repositoryRoot, 'local.settings.sample.json'), join(folder, 'local.settings.sample.json'));
@@ -109,12 +117,16 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const app of apps.values()) await stopApp(app);
   rmSync(folder, { recursive: true, force: true });
+  if (reader.linkFolder) rmSync(reader.linkFolder, { recursive: true, force: true });
 });
 
 it('finds local starts and commands to run, and says why each block it skips cannot run here', () => {
   expect(runnable.filter((step) => step.kind === 'start').length).toBeGreaterThan(0);
   expect(runnable.filter((step) => step.kind === 'run').length).toBeGreaterThan(0);
   for (const step of steps) if (step.kind === 'not run') expect(step.reason.length).toBeGreaterThan(10);
+  // A tool a reader installs is no reason: the block runs, and fails here saying how to install it.
+  const skippedForATool = steps.filter((step) => step.kind === 'not run' && /not installed|needs (azure-cli|python)/i.test(step.reason));
+  expect(skippedForATool.map((step) => step.block.where)).toEqual([]);
 });
 
 describe.each(runnable.map((step) => [step.block.where, step] as const))('%s', (where, step) => {

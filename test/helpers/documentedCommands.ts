@@ -4,8 +4,8 @@
  * - `<!-- local start -->`: a block whose `npm start` line starts the app the blocks after it use;
  * - `<!-- file: NAME -->`: a file the commands use (a body, a script), written before any runs;
  * - `<!-- package start -->`: run by test/e2e/deployPackage.e2e.test.ts in the unpacked package;
- * - `<!-- not run by the tests: WHY -->`: a block that cannot run here (Azure, a sign-in, a tool
- *   not installed), shown but not run;
+ * - `<!-- not run by the tests: WHY -->`: a block that cannot run here (Azure, a sign-in), shown
+ *   but not run (a tool the reader installs is no reason: such a block runs);
  * - no mark: a shell block run as it is written, against the app of the last local start.
  */
 import { documentPaths, fencedBlocks, type FencedBlock } from './markdownDocs';
