@@ -230,6 +230,13 @@ const settingsSchema = z.object({
   // answer ends and its continuation token reads on.
   ORCHESTRATION_LIST_INPUT_BYTES: integerText(64 * 1024, 256 * 1024 * 1024).default(4 * 1024 * 1024),
   ORCHESTRATION_JANITOR_MINUTES: integerText(1, 7 * 24 * 60).default(60),
+  // Telemetry (src/telemetry/): nothing is loaded or exported unless one of the two exporters is set.
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrlText.optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json'], 'must be http/protobuf or http/json (the app exports OTLP over HTTP)').default('http/protobuf'),
+  OTEL_SERVICE_NAME: z.string().min(1).max(256).default('management-gateway'),
+  OTEL_METRIC_EXPORT_INTERVAL: integerText(1000, 3_600_000).default(60_000),
+  APPLICATIONINSIGHTS_CONNECTION_STRING: z.string().regex(/InstrumentationKey=/i, 'must be an Application Insights connection string (InstrumentationKey=...;IngestionEndpoint=...)').optional(),
+  TELEMETRY_SAMPLING_RATIO: numberText(0, 1).default(1),
   ORCHESTRATION_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-orchestrations'),
 });
 

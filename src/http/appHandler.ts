@@ -16,6 +16,7 @@ import { correlationIdOf } from './correlation';
 import { rawQueryOf } from './requestQuery';
 import { failureForLog } from './redaction';
 import { errorResponse } from './responses';
+import { traceIncoming } from '../telemetry/hooks';
 
 export interface AppCall {
   request: HttpRequest;
@@ -36,7 +37,7 @@ export interface AppCall {
 
 /** `route` is the declared route (src/appRoutes.ts): its template, name and access class. */
 export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<HttpResponseInit>) {
-  return async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
+  return traceIncoming(route.name, async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
     const correlationId = correlationIdOf(request.headers);
     const startedMs = Date.now();
     let response: HttpResponseInit;
@@ -74,5 +75,5 @@ export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<H
       }),
     );
     return response;
-  };
+  });
 }

@@ -9,6 +9,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors';
 import { retryDelayMs, type RetryPolicy } from './retryStrategy';
 import { trustedUrlOf } from './urlGuard';
+import { traceUpstreamAttempt } from '../telemetry/hooks';
 
 export interface UpstreamRequest {
   method: string;
@@ -100,12 +101,15 @@ export class UpstreamClient {
   }
 
   async #sendWithin(request: UpstreamRequest, target: Target, headers: Record<string, string>, deadline: number, signal: EventEmitter): Promise<UpstreamResponse> {
+    let waitedMs = 0;
     for (let attempt = 0; ; attempt += 1) {
       const remainingMs = deadline - this.#now();
       if (remainingMs <= 0) throw timeoutError();
       let outcome: UpstreamResponse | { errorCode: string | undefined; error: unknown };
       try {
-        outcome = await this.#attempt(request, target, headers, remainingMs, signal);
+        // Each attempt is a span of its own, its traceparent in its own copy of the headers.
+        const facts = { method: request.method, origin: target.origin, path: target.path, attempt, waitedMs };
+        outcome = await traceUpstreamAttempt(facts, headers, (sent) => this.#attempt(request, target, sent, remainingMs, signal));
         outcome.attempts = attempt + 1;
         this.#options.observe?.(outcome);
       } catch (error) {
@@ -131,6 +135,7 @@ export class UpstreamClient {
         });
       }
       await this.#sleep(delay);
+      waitedMs = delay;
     }
   }
 
