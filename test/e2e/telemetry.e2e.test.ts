@@ -5,7 +5,7 @@
  * start, made by two app processes in turn: the first is stopped mid-operation) and the
  * notification, whose traceparent the receiving bot saw. The metrics are asserted by name and
  * value, no secret is in any payload, and an app without exporter settings sends nothing.
- * (The callers' refusal counters: test/integration/telemetryInstrumentation.test.ts.)
+ * (The http/protobuf encoding, sampling and the callers' refusal counters: test/integration/telemetryExport.test.ts.)
  */
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';

@@ -1,10 +1,12 @@
 /**
  * An OTLP/HTTP collector on 127.0.0.1, as an operator would point the app at one: it takes
- * `POST /v1/traces` and `/v1/metrics` in the JSON encoding (`http/json`), keeps every raw payload
- * (for the secret scan) and flattens what it decoded into spans and metric points.
+ * `POST /v1/traces` and `/v1/metrics` in the JSON encoding (`http/json`) or the protobuf one
+ * (`http/protobuf`), keeps every raw payload (for the secret scan) and flattens what it decoded
+ * into spans and metric points.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { metricsRequestOf, traceRequestOf } from './otlpProtobuf';
 
 type AnyValue = { stringValue?: string; intValue?: number | string; doubleValue?: number; boolValue?: boolean };
 type KeyValue = { key: string; value: AnyValue };
@@ -109,11 +111,14 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
+      const bytes = Buffer.concat(chunks);
+      const text = bytes.toString('utf8');
       payloads.push(text);
       contentTypes.push(`${request.url} ${request.headers['content-type']}`);
       try {
-        const body = JSON.parse(text) as Parameters<typeof spansOf>[0] & Parameters<typeof pointsOf>[0];
+        const protobuf = request.headers['content-type'] === 'application/x-protobuf';
+        const decoded = protobuf ? (request.url === '/v1/traces' ? traceRequestOf(bytes) : metricsRequestOf(bytes)) : (JSON.parse(text) as unknown);
+        const body = decoded as Parameters<typeof spansOf>[0] & Parameters<typeof pointsOf>[0];
         if (request.url === '/v1/traces') spans.push(...spansOf(body));
         if (request.url === '/v1/metrics') points.push(...pointsOf(body));
         response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
