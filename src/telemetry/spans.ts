@@ -68,7 +68,7 @@ export function traceIncoming<Rest extends unknown[]>(operation: string, handler
     const traceparent = invocation.traceContext?.traceParent ?? request.headers.get('traceparent') ?? undefined;
     const tracestate = invocation.traceContext?.traceState ?? request.headers.get('tracestate') ?? undefined;
     const parent = (traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent, ...(tracestate ? { tracestate } : {}) }) : ROOT_CONTEXT).setValue(operationKey, operation);
-    const attributes = { 'http.request.method': request.method, 'url.path': new URL(request.url).pathname, 'http.route': operation, 'gateway.operation': operation };
+    const attributes = { 'http.request.method': request.method, 'url.path': pathOf(request.url), 'http.route': operation, 'gateway.operation': operation };
     return inSpan(`${request.method} ${operation}`, { kind: SpanKind.SERVER, attributes, parent }, async (span) => {
       const response = await handler(request, invocation, ...rest);
       const status = response.status ?? 200;
@@ -86,13 +86,26 @@ export function withOperation<T>(operation: string, work: () => T): T {
   return context.with(context.active().setValue(operationKey, operation), work);
 }
 
+// Read from the strings as the app built them: parsing a URL again costs more per call than a span.
+/** The path of an absolute URL, without its query. */
+function pathOf(url: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*([^?#]*)/i.exec(url)?.[1] || '/';
+}
+
+/** The host of an origin (`https://host:port`). */
+function hostOf(origin: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\/(\[[^\]]*\]|[^:/]*)/i.exec(origin)?.[1] ?? origin;
+}
+
 /** The URL as recorded: every query value but `api-version` replaced, so no signature or token in a link leaks. */
 export function recordedUrlOf(origin: string, pathAndQuery: string): string {
-  const url = new URL(pathAndQuery, origin);
-  for (const name of new Set(url.searchParams.keys())) {
-    if (name.toLowerCase() !== 'api-version') url.searchParams.set(name, 'REDACTED');
-  }
-  return url.href;
+  const queryAt = pathAndQuery.indexOf('?');
+  if (queryAt < 0) return `${origin}${pathAndQuery}`;
+  const pairs = pathAndQuery.slice(queryAt + 1).split('&').map((pair) => {
+    const name = pair.split('=', 1)[0]!;
+    return name.toLowerCase() === 'api-version' ? pair : `${name}=REDACTED`;
+  });
+  return `${origin}${pathAndQuery.slice(0, queryAt)}?${pairs.join('&')}`;
 }
 
 /** One upstream attempt: a client span, `traceparent`/`tracestate` added to its headers. */
@@ -105,10 +118,10 @@ export async function traceUpstreamAttempt<T extends { status: number; headers: 
   const attributes = {
     'http.request.method': facts.method,
     'url.full': recordedUrlOf(facts.origin, facts.path),
-    'server.address': new URL(facts.origin).hostname,
+    'server.address': hostOf(facts.origin),
     'http.request.resend_count': facts.attempt,
-    'gateway.retry.waited_ms': facts.waitedMs,
-    'gateway.operation': operation,
+    // Only on a retry: the first attempt waits for nothing.
+    ...(facts.waitedMs > 0 ? { 'gateway.retry.waited_ms': facts.waitedMs } : {}),
   };
   try {
     return await inSpan(facts.method, { kind: SpanKind.CLIENT, attributes }, async (span) => {
