@@ -137,8 +137,10 @@ export function startExport(settings: ExportSettings): RunningExport {
   metrics.setGlobalMeterProvider(meterProvider);
   return {
     instrumentation,
+    // A collector that cannot be reached as the worker stops loses what was buffered; it never
+    // fails the stop (an exporter's failed last send would otherwise be an unhandled rejection).
     shutdown: async () => {
-      await Promise.all([tracerProvider.shutdown(), meterProvider.shutdown()]);
+      await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
     },
   };
 }

@@ -4,42 +4,29 @@
  * followed and a span ending in error is kept), the callers' refusal and rate-limit counters,
  * the certificate expiry gauge. Run on the built bundle: `npm run build` first.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { runExportScenario } from '../helpers/exportScenario';
 import { latestTotal, startOtlpReceiver, type OtlpReceiver } from '../helpers/otlpReceiver';
 
-/**
- * The calls, in a process of their own on the built file the app loads (the exporters' HTTP
- * transport imports node:http dynamically, which jest's module sandbox refuses): its spans and
- * metrics go to `OTEL_EXPORTER_OTLP_ENDPOINT`, and shutting down sends what is buffered.
- */
-const scenario = `
-const [sdkFile, callerTrace] = process.argv.slice(1);
-const running = require(sdkFile).startExport({ otlp: { protocol: 'http/protobuf' }, serviceName: 'export-test', serviceVersion: '0.0.0', samplingRatio: 0, metricIntervalMs: 60000 });
-const { traceIncoming, recordCertificateExpiry } = running.instrumentation;
-const refusal = (status, code) => ({ status, body: JSON.stringify({ error: { code, message: 'refused' } }) });
-const call = (operation, answer, traceParent) =>
-  traceIncoming(operation, async () => answer)({ method: 'GET', url: 'http://127.0.0.1/api/' + operation + '?code=CANARY-SECRET-key', headers: new Headers() }, { traceContext: traceParent ? { traceParent } : undefined });
-(async () => {
-  await call('dropped', { status: 200 });
-  await call('failed', refusal(500, 'InternalError'));
-  await call('followed', { status: 200 }, '00-' + callerTrace + '-00f067aa0ba902b7-01');
-  await call('refused', refusal(403, 'OperationNotAllowed'));
-  await call('refused', refusal(403, 'ScopeNotAllowed'));
-  await call('limited', refusal(429, 'CallerRateLimited'));
-  recordCertificateExpiry({ projectId: 7, environmentId: 'env-a' }, new Date(Date.now() + 10.5 * 24 * 3600000).toISOString());
-  await running.shutdown();
-})();
-`;
+const refusal = (status: number, code: string) => ({ status, body: JSON.stringify({ error: { code, message: 'refused' } }) });
 
 let collector: OtlpReceiver;
 const callerTrace = randomBytes(16).toString('hex');
 beforeAll(async () => {
   collector = await startOtlpReceiver();
-  const sdkFile = resolve(__dirname, '..', '..', 'dist', 'functions', 'telemetry-exportSdk.js');
-  await promisify(execFile)(process.execPath, ['-e', scenario, sdkFile, callerTrace], { env: { PATH: process.env.PATH ?? '', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }, timeout: 60_000 });
+  const answers = { ok: { status: 200 }, failed: refusal(500, 'InternalError'), notAllowed: refusal(403, 'OperationNotAllowed'), outOfScope: refusal(403, 'ScopeNotAllowed'), limited: refusal(429, 'CallerRateLimited') };
+  await runExportScenario(
+    { otlp: { protocol: 'http/protobuf' }, serviceName: 'export-test', serviceVersion: '0.0.0', samplingRatio: 0, metricIntervalMs: 60_000 },
+    `const answers = ${JSON.stringify(answers)};
+    await call('dropped', answers.ok);
+    await call('failed', answers.failed);
+    await call('followed', answers.ok, '00-${callerTrace}-00f067aa0ba902b7-01');
+    await call('refused', answers.notAllowed);
+    await call('refused', answers.outOfScope);
+    await call('limited', answers.limited);
+    running.instrumentation.recordCertificateExpiry({ projectId: 7, environmentId: 'env-a' }, new Date(Date.now() + 10.5 * 24 * 3600000).toISOString());`,
+    { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+  );
 }, 90_000);
 afterAll(async () => {
   await collector.close();
