@@ -3,6 +3,7 @@
  * one pool per origin), a time budget per call, retries only where safe, and a token only for
  * URLs on the upstream's own origin.
  */
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
@@ -45,6 +46,11 @@ export interface UpstreamClientOptions {
   maxResponseBytes?: number;
   /** Sees every answer (the throttling budget headers, say). */
   observe?: (response: UpstreamResponse) => void;
+  /**
+   * Gives each call without an `x-ms-client-request-id` one of its own (ARM's: a caller's call
+   * forwards its correlation id; a poll or a final read made by the timer has none).
+   */
+  clientRequestIds?: boolean;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -86,6 +92,7 @@ export class UpstreamClient {
     const target: Target = { origin: url.origin, path: `${url.pathname}${url.search}` };
     const deadline = this.#now() + Math.min(this.#options.timeoutMs, request.timeoutMs ?? Infinity);
     const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
+    if (this.#options.clientRequestIds) headers['x-ms-client-request-id'] ??= randomUUID();
     if (request.token) headers.authorization = `Bearer ${request.token}`;
     // One timer bounds the whole call, each attempt's body included, and is cleared when the call
     // ends (AbortSignal.timeout per attempt left a timer running to the end of each budget).
