@@ -149,7 +149,11 @@ export async function traceStorage<T>(area: string, operation: string, run: () =
   if (!trace.getActiveSpan()) return run();
   const span = tracer.startSpan(`storage ${operation}`, { kind: SpanKind.CLIENT, attributes: { 'gateway.storage.area': area, 'gateway.storage.operation': operation } });
   try {
-    return await context.with(trace.setSpan(context.active(), span), run);
+    const result = await context.with(trace.setSpan(context.active(), span), run);
+    // The storage SDK's answers carry their HTTP status (`_response.status`); a page of a listing does not.
+    const status = (result as { _response?: { status?: unknown } } | undefined)?._response?.status;
+    if (typeof status === 'number') span.setAttribute('http.response.status_code', status);
+    return result;
   } catch (error) {
     const status = (error as { statusCode?: unknown }).statusCode;
     if (typeof status === 'number') span.setAttribute('http.response.status_code', status);

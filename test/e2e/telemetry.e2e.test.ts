@@ -105,6 +105,7 @@ describe('telemetry exported over OTLP', () => {
     const storageSpans = collector.spans.filter((span) => span.traceId === callerTraceId && span.name.startsWith('storage '));
     expect(storageSpans.length).toBeGreaterThanOrEqual(2);
     expect(storageSpans.map((span) => span.attributes['gateway.storage.area'])).toContain('Orchestration storage');
+    expect(storageSpans.find((span) => span.attributes['gateway.storage.operation'] === 'create an orchestration')?.attributes['http.response.status_code']).toBe(201);
 
     // A poll on the first instance, then that instance stops and another carries the operation on.
     const isPoll = (span: ReceivedSpan) => span.name === `poll ${operation}` && span.attributes['gateway.orchestration.id'] === id;
