@@ -21,6 +21,8 @@ import { OrchestrationIndex } from '../src/orchestration/orchestrationIndex';
 import type { OrchestrationState } from '../src/orchestration/orchestrationState';
 import { StorageBudget } from '../src/storage/storageBudget';
 import { UpstreamClient } from '../src/upstream/upstreamClient';
+import { resetConfigForTests } from '../src/config';
+import { startTelemetry, stopTelemetry } from '../src/telemetry/telemetry';
 import { azuriteConnectionString, startAzurite, type RunningAzurite } from '../tools/embeddedAzurite';
 import { installFunctionsCore } from '../tools/localHost/installCore';
 import { startEmulator } from '../test/emulator/emulatorServer';
@@ -232,6 +234,58 @@ async function addedLatency(emulatorUrl: string, app: AppProcess, azurite: Runni
   results.addedLatency = { iterations, ...latency, trackedOverUntrackedMs: round(tracked.inProcessAddedMedianMs - untracked.inProcessAddedMedianMs), storageRoundMs: round(storageRoundMs), handlerCpu };
   console.log = print;
   await dispatcher.close();
+}
+
+/**
+ * What exporting telemetry costs a GET's handler: CPU per call (handlerCpuPerCall) without an
+ * exporter, then with traces and metrics exported over OTLP (http/protobuf, every trace kept) to
+ * a collector in a process of its own that only answers 200, in the same run. The export's own
+ * work (batching, encoding, sending) is in this process and is counted. Run last: the SDK, once
+ * set up, stays for the rest of the process.
+ */
+async function telemetryCost(azurite: RunningAzurite): Promise<void> {
+  const emulator = await spawnEmulator({});
+  const collectorScript = `require('node:http').createServer((incoming, outgoing) => { incoming.resume(); incoming.on('end', () => outgoing.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()); })
+    .listen(0, '127.0.0.1', function () { console.log('Collector listening on http://127.0.0.1:' + this.address().port); });`;
+  const collector = await spawnListening('Collector', ['-e', collectorScript]);
+  installFunctionsCore();
+  const print = console.log;
+  console.log = () => undefined;
+  try {
+    Object.assign(process.env, appEnv(emulator.url, azurite));
+    resetConfigForTests();
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { operationHandlers } = require('../functions/operations') as typeof import('../functions/operations');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { HttpRequest, InvocationContext } = require('@azure/functions') as typeof import('@azure/functions');
+    const dispatcher = new Agent({ connections: 1 });
+    const direct = async () => {
+      const response = await request(`${emulator.url}/${usagesPath}`, { dispatcher, headers: { authorization: `Bearer ${token}` } });
+      await response.body.dump();
+    };
+    const build = () => new HttpRequest({ method: 'GET', url: `http://127.0.0.1/api/${usagesPath}`, params: { subscriptionId: subscription, location: 'westus' }, headers: { 'content-type': 'application/json' } });
+    const handle = (call: InstanceType<typeof HttpRequest>) => operationHandlers['location-listUsage']!(call, new InvocationContext({ functionName: 'bench', logHandler: () => undefined })).then(() => undefined);
+    const off = await handlerCpuPerCall(direct, build, handle);
+    Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' });
+    resetConfigForTests();
+    startTelemetry();
+    const on = await handlerCpuPerCall(direct, build, handle);
+    await stopTelemetry();
+    await dispatcher.close();
+    const growth = round((100 * (on.handlerMicros - off.handlerMicros)) / off.handlerMicros, 1);
+    rows.push({
+      section: 'telemetry',
+      metric: `handler CPU per GET list, in-process, OTLP export on (${on.calls} calls, median of ${on.rounds}, same run)`,
+      baseline: `${off.handlerMicros} µs export off`,
+      app: `${on.handlerMicros} µs export on`,
+      difference: `${growth >= 0 ? '+' : ''}${growth} %`,
+    });
+    results.telemetry = { off, on, handlerCpuGrowthPercent: growth };
+  } finally {
+    console.log = print;
+    collector.child.kill('SIGTERM');
+    emulator.child.kill('SIGTERM');
+  }
 }
 
 /**
@@ -677,6 +731,8 @@ async function main(): Promise<void> {
     pollerRun: () => pollerRun(azurite),
     certificates: () => certificates(azurite),
     paging: () => paging(azurite),
+    // Last: it leaves the telemetry SDK set up in this process.
+    telemetry: () => telemetryCost(azurite),
   };
   // `npm run bench -- pollerRun paging` runs those sections only (and writes no results file).
   const chosen = process.argv.slice(2);

@@ -60,6 +60,11 @@ function buildRouteSchemas() {
     input: z.unknown(),
     output: z.unknown(),
     customStatus: z.unknown(),
+    upstreamRequestIds: z
+      .object({ requestId: z.string().optional(), correlationRequestId: z.string().optional() })
+      .nullable()
+      .optional()
+      .describe("The upstream's x-ms-request-id and x-ms-correlation-request-id of the start, which its support asks for; null when it gave none."),
     createdTime: z.string(),
     lastUpdatedTime: z.string(),
     statusQueryGetUri: z.string(),

@@ -267,6 +267,13 @@ const settingsSchema = z.object({
   CHATOPS_MAX_COMMAND_CHARS: integerText(16, 1000).default(200),
   // Slack takes at most 5 posts to one response_url: attempts of the end post stop there.
   CHATOPS_RESPONSE_URL_MAX_POSTS: integerText(1, 5).default(5),
+  // Telemetry (src/telemetry/): nothing is loaded or exported unless one of the two exporters is set.
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrlText.optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json'], 'must be http/protobuf or http/json (the app exports OTLP over HTTP)').default('http/protobuf'),
+  OTEL_SERVICE_NAME: z.string().min(1).max(256).default('management-gateway'),
+  OTEL_METRIC_EXPORT_INTERVAL: integerText(1000, 3_600_000).default(60_000),
+  APPLICATIONINSIGHTS_CONNECTION_STRING: z.string().regex(/InstrumentationKey=/i, 'must be an Application Insights connection string (InstrumentationKey=...;IngestionEndpoint=...)').optional(),
+  TELEMETRY_SAMPLING_RATIO: numberText(0, 1).default(1),
   ORCHESTRATION_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-orchestrations'),
 });
 

@@ -27,23 +27,30 @@ const appOutput = { ...common, minifyWhitespace: true, charset: 'ascii' };
  * the package resolves that file. A package both imported and required would be loaded
  * with index.js anyway, which the build refuses.
  */
-const lazyFileOf = (name) => `${name.replace(/^@/, '').replace(/\//g, '-')}.js`;
-const lazyPackages = new Set();
+const lazyFileOf = (name) => `${name.replace(/^\.*\/|^@/, '').replace(/\//g, '-')}.js`;
+/** Each lazy file's name as required in the source, to what its own build requires (a module of the app's own: its absolute path). */
+const lazyPackages = new Map();
 const lazyPackagesPlugin = {
   name: 'lazy-packages',
   setup(pluginBuild) {
     const imported = new Set();
+    // A module of the app's own may be loaded on first use too (the telemetry SDK's set-up).
+    pluginBuild.onResolve({ filter: /^\.\.?\// }, (args) => {
+      if (args.kind !== 'require-resolve' || args.importer.includes('node_modules')) return undefined;
+      lazyPackages.set(args.path, resolve(args.resolveDir, args.path));
+      return { path: `./${lazyFileOf(args.path)}`, external: true };
+    });
     pluginBuild.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.importer.includes('node_modules') || args.path.startsWith('node:')) return undefined;
       if (args.kind !== 'require-resolve') {
         imported.add(args.path);
         return undefined;
       }
-      lazyPackages.add(args.path);
+      lazyPackages.set(args.path, args.path);
       return { path: `./${lazyFileOf(args.path)}`, external: true };
     });
     pluginBuild.onEnd((result) => {
-      for (const name of lazyPackages) {
+      for (const name of lazyPackages.keys()) {
         if (imported.has(name)) result.errors.push({ text: `${name} is loaded on first use (src/lazyPackages.ts) and must not be imported as well` });
       }
     });
@@ -83,8 +90,8 @@ await build({
   external: ['@azure/functions-core'],
   plugins: [lazyPackagesPlugin, undiciAgentPlugin, zodEnglishOnlyPlugin],
 });
-for (const name of lazyPackages) {
-  await build({ ...appOutput, stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: '.', sourcefile: `${name}.lazy.js` }, outfile: `dist/functions/${lazyFileOf(name)}` });
+for (const [name, required] of lazyPackages) {
+  await build({ ...appOutput, stdin: { contents: `module.exports = require(${JSON.stringify(required)});`, resolveDir: '.', sourcefile: `${name}.lazy.js` }, outfile: `dist/functions/${lazyFileOf(name)}` });
 }
 // The operator console (served by functions/console.ts, which reads these files when asked for):
 // a browser bundle of its own, so none of its code is in app.js or runs at start.
@@ -108,8 +115,21 @@ await build({
   packages: 'external',
 });
 
+/**
+ * The benchmark runs the app's source with its packages from node_modules; a module of the app's
+ * own that the app loads on first use is the app's lazy file beside it (dist/functions).
+ */
+const benchLazyModulesPlugin = {
+  name: 'bench-lazy-modules',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^\.\.?\// }, (args) =>
+      args.kind === 'require-resolve' && !args.importer.includes('node_modules') ? { path: `../functions/${lazyFileOf(args.path)}`, external: true } : undefined,
+    );
+  },
+};
+
 // The benchmark and the emulator it runs as a separate process (`npm run bench`).
 if (process.argv.includes('--bench')) {
-  await build({ ...common, entryPoints: ['bench/bench.ts'], outfile: 'dist/bench/bench.js', packages: 'external' });
+  await build({ ...common, entryPoints: ['bench/bench.ts'], outfile: 'dist/bench/bench.js', packages: 'external', plugins: [benchLazyModulesPlugin] });
   await build({ ...common, entryPoints: ['test/emulator/serveEmulator.ts'], outfile: 'dist/bench/emulator.js', packages: 'external' });
 }

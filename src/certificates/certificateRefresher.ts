@@ -15,6 +15,7 @@ import type { AttemptRecord, CertificateMetadata, CertificateStore, EnvironmentR
 import { environmentAtRisk, type WatchPolicy } from './certificateWatch';
 import { verifyCertificateBundle } from './certificateVerification';
 import type { DistributedRateLimiter } from './rateLimiter';
+import { recordCertificateExpiry } from '../telemetry/hooks';
 
 export interface CertificateEnvironment {
   projectId: number;
@@ -80,6 +81,7 @@ export class CertificateRefresher {
       outcome = { ...environment, outcome: 'failed', error: { code: gatewayError.code, message: gatewayError.message } };
     }
     const { projectId, environmentId, ...rest } = outcome;
+    recordCertificateExpiry(environment, outcome.expiresAt ?? status?.current?.expiresAt);
     this.deps.log(JSON.stringify({ event: 'certificate', projectId, environmentId, trigger: options.trigger, ...rest }));
     if (outcome.outcome === 'fresh') return outcome;
     const attempt: AttemptRecord = { at: new Date(this.deps.now()).toISOString(), trigger: options.trigger, ...rest };

@@ -16,6 +16,7 @@ import { correlationIdOf } from './correlation';
 import { rawQueryOf } from './requestQuery';
 import { failureForLog } from './redaction';
 import { errorResponse } from './responses';
+import { traceIncoming } from '../telemetry/hooks';
 
 export interface AppCall {
   request: HttpRequest;
@@ -36,7 +37,7 @@ export interface AppCall {
 
 /** `route` is the declared route (src/appRoutes.ts): its template, name and access class. */
 export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<HttpResponseInit>) {
-  return async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
+  return traceIncoming(route.name, async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
     const correlationId = correlationIdOf(request.headers);
     const startedMs = Date.now();
     let response: HttpResponseInit;
@@ -64,5 +65,5 @@ export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<H
     const callerFields = callerLogFields(caller ?? callerOf(request.headers, rawQueryOf(request), false));
     context.log(routeCallRecord({ functionName: context.functionName, url: request.url, startedMs, correlationId }, callerFields, decision, response));
     return response;
-  };
+  });
 }

@@ -1,10 +1,11 @@
 /**
  * One structured line per call. It names the operation, target, caller, statuses, duration
- * and correlation id; it never holds a body, a header value or a query string, so no secret
- * can reach it.
+ * and correlation id; it never holds a body, a query string or a header value but the upstream's
+ * request ids (of a checked shape), so no secret can reach it.
  */
 import type { HttpResponseInit } from '@azure/functions';
 import type { RemainingBudget } from '../upstream/upstreamBudget';
+import type { UpstreamIds } from '../telemetry/upstreamIds';
 
 export interface CallRecord {
   operation: string;
@@ -19,6 +20,8 @@ export interface CallRecord {
   attempts?: number;
   /** The management service's remaining-request counts its answer gave (x-ms-ratelimit-remaining-*). */
   upstreamRemaining?: RemainingBudget;
+  /** The upstream's `x-ms-request-id` and `x-ms-correlation-request-id`, which its support asks for. */
+  upstreamIds?: UpstreamIds;
   durationMs: number;
   correlationId: string;
   errorCode?: string;

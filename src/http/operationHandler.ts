@@ -26,6 +26,8 @@ import { bodyBytesOf } from './requestBody';
 import { failureForLog } from './redaction';
 import { errorResponse, upstreamResponse } from './responses';
 import { assertScopeAllowed } from './scopeGuard';
+import { recordUpstreamIdsOnCall, traceIncoming } from '../telemetry/hooks';
+import { upstreamIdsOf } from '../telemetry/upstreamIds';
 
 /** Caller headers that carry meaning for the upstream and are forwarded as they are. */
 const forwardedCallerHeaders = ['if-match', 'if-none-match', 'accept-language'];
@@ -52,7 +54,7 @@ export interface PreparedCall {
 }
 
 export function createOperationHandler(operation: OperationSpec, getServices: () => Services): OperationHandler {
-  return async (request, context, params = request.params) => {
+  return traceIncoming(operation.operationId, async (request, context, params = request.params) => {
     const services = getServices();
     const startedMs = services.now();
     const correlationId = correlationIdOf(request.headers);
@@ -117,13 +119,15 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
         upstreamStatus: upstream?.status,
         attempts: upstream?.attempts,
         upstreamRemaining: upstream && remainingBudgetOf(upstream.headers),
+        upstreamIds: upstream && upstreamIdsOf(upstream.headers),
         durationMs: services.now() - startedMs,
         correlationId,
         errorCode: errorCodeOf(response),
       }),
     );
+    recordUpstreamIdsOnCall(upstream?.headers);
     return response;
-  };
+  });
 }
 
 /** The orchestration start a prepared long-running call stands for. */

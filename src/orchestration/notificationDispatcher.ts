@@ -20,6 +20,7 @@ import type { StoredState } from './orchestrationStore';
 import { OriginGate, type Admission } from './originGate';
 import { afterAttempt, claimDeliveries, droppedDelivery, droppedReason, dueDeliveries, isTargetAllowed, nextDeliveryAt, outboxHint, type Delivery, type DeliveryOutcome, type OutboxHint } from './outbox';
 import { endEventData } from './statusDocument';
+import { cloudEventTracing } from '../telemetry/hooks';
 
 export type DispatchSettings = Pick<OrchestrationSettings, 'outbox' | 'allowedOrigins' | 'notifyUrl' | 'concurrency' | 'deliveryBatch' | 'originGate' | 'deliveryWaitMs'>;
 
@@ -47,6 +48,8 @@ export function endEventOf(state: OrchestrationState, eventId: string): CloudEve
     time: state.endedTime ?? state.lastUpdatedTime,
     datacontenttype: 'application/json',
     data: endEventData(state, appBase),
+    // CloudEvents' distributed tracing extension: the start's trace, for the receiver to join.
+    ...cloudEventTracing(state),
   };
 }
 

@@ -11,6 +11,7 @@
 import { Webhook } from 'standardwebhooks';
 import { Agent, type Dispatcher } from 'undici';
 import type { DeliveryOutcome } from './outbox';
+import { traceNotification } from '../telemetry/hooks';
 
 export interface CloudEvent {
   specversion: '1.0';
@@ -21,6 +22,9 @@ export interface CloudEvent {
   time: string;
   datacontenttype: 'application/json';
   data: unknown;
+  /** The CloudEvents distributed tracing extension: the trace context of the start that ended. */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 export const cloudEventContentType = 'application/cloudevents+json; charset=utf-8';
@@ -64,9 +68,14 @@ export class NotificationSender {
     };
   }
 
-  async send(target: string, event: CloudEvent): Promise<DeliveryOutcome> {
+  send(target: string, event: CloudEvent): Promise<DeliveryOutcome> {
+    return traceNotification(target, event, (traceHeaders) => this.#post(target, event, traceHeaders));
+  }
+
+  /** One attempt; `traceHeaders` are the delivery span's `traceparent`/`tracestate` (none when nothing is exported). */
+  async #post(target: string, event: CloudEvent, traceHeaders: Record<string, string>): Promise<DeliveryOutcome> {
     const body = JSON.stringify(event);
-    return postDelivery(this.#dispatcher, target, this.signedHeaders(event.id, body, (this.#options.now ?? Date.now)()), body, this.#options.timeoutMs);
+    return postDelivery(this.#dispatcher, target, { ...traceHeaders, ...this.signedHeaders(event.id, body, (this.#options.now ?? Date.now)()) }, body, this.#options.timeoutMs);
   }
 
   close(): Promise<void> {

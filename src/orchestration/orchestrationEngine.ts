@@ -26,6 +26,8 @@ import { OrchestrationStore, type StoredState, type SummaryFilter, type SummaryP
 import type { OriginGatePolicy } from './originGate';
 import { nextDeliveryAt, outboxHint, type OutboxPolicy } from './outbox';
 import { afterRead, claimed, ended, running, scheduleOf, type Ending, type ReadOutcome } from './transitions';
+import { currentTraceCarrier, recordOrchestrationEnd, tracePoll } from '../telemetry/hooks';
+import { upstreamIdsOf } from '../telemetry/upstreamIds';
 
 export interface OrchestrationSettings {
   pollInterval: PollIntervalPolicy;
@@ -237,6 +239,7 @@ export class OrchestrationEngine {
     const context = { notifyUrl: this.#deps.settings.notifyUrl, newId: this.#newId };
     const settled = await this.#write(stored, (state) => ended(state, ending, this.#deps.now(), context));
     await this.#indexEnded(settled.state);
+    recordOrchestrationEnd(settled.state);
     this.#log({ id: settled.state.id, name: settled.state.name, step: 'settled', runtimeStatus: settled.state.runtimeStatus, failure: settled.state.failure?.code });
     return settled.state;
   }
@@ -281,6 +284,7 @@ export class OrchestrationEngine {
       startedBy: request.startedBy,
       appBase: request.appBase,
       notifyTargets: request.notifyTargets,
+      traceContext: currentTraceCarrier(),
       createdTime: this.#iso(now),
       lastUpdatedTime: this.#iso(now),
     };
@@ -314,7 +318,7 @@ export class OrchestrationEngine {
     }
 
     const answer = answerOf(response);
-    const initial = { status: response.status, body: redactSecrets(answer.body) };
+    const initial = { status: response.status, body: redactSecrets(answer.body), upstreamIds: upstreamIdsOf(response.headers) };
     if (isUnfollowableAccept(request.method, answer)) {
       const failure = { code: 'UpstreamBadResponse', message: 'The upstream accepted the operation (202) without a Location or Azure-AsyncOperation to follow it; its outcome cannot be known.' } as const;
       await this.#end(stored, { runtimeStatus: 'Failed', initial, failure });
@@ -504,8 +508,8 @@ export class OrchestrationEngine {
     const etag = await this.#deps.store.replace(claimedState, stored.etag);
     if (etag === undefined) return false;
     const timeoutMs = budgetEndsAt === undefined ? undefined : budgetEndsAt - now;
-    const reading = await this.#readUpstream(poll.mode, poll.url, state.input.method, reader.token, timeoutMs);
-    await this.#record({ state: claimedState, etag }, reading, reader.token, budgetEndsAt);
+    // The poll's read and what it records are one span, linked to the start (src/telemetry).
+    await tracePoll(state, now, async () => this.#record({ state: claimedState, etag }, await this.#readUpstream(poll.mode, poll.url, state.input.method, reader.token, timeoutMs), reader.token, budgetEndsAt));
     return true;
   }
 

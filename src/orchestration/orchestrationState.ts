@@ -6,6 +6,8 @@
  */
 import type { PollingMode } from './lroRules';
 import type { Delivery } from './outbox';
+import type { TraceCarrier } from '../telemetry/traceCarrier';
+import type { UpstreamIds } from '../telemetry/upstreamIds';
 
 export type RuntimeStatus = 'Pending' | 'Running' | 'Completed' | 'Failed' | 'Terminated';
 
@@ -30,8 +32,8 @@ export interface OrchestrationState {
   actor?: string;
   /** The caller that started it (`principal:…`, `key:…`): with ACCESS_POLICY, only it and admins see it. */
   startedBy?: string;
-  /** The upstream's first answer, as the caller got it. */
-  initial?: { status: number; body?: unknown };
+  /** The upstream's first answer, as the caller got it, with the request ids it carried. */
+  initial?: { status: number; body?: unknown; upstreamIds?: UpstreamIds };
   /** The final answer: the resource, or the upstream's error. */
   output?: { status: number; body?: unknown };
   customStatus?: { upstreamState: string; lastReadStatus?: number; lastPolledTime?: string; message?: string };
@@ -57,6 +59,8 @@ export interface OrchestrationState {
   notifyTargets?: string[];
   /** When it ended (Completed, Failed or Terminated): the notification's time, and where retention counts from. */
   endedTime?: string;
+  /** The start's trace context, when telemetry is exported: each poll and notification links to it. */
+  traceContext?: TraceCarrier;
   /** The outbox: one delivery per target, opened when it ends. */
   deliveries?: Delivery[];
 }

@@ -24,6 +24,7 @@ export function statusDocument(state: OrchestrationState, appBase: string) {
     customStatus: state.customStatus ?? null,
     failure: state.failure ?? null,
     startedBy: state.startedBy ?? null,
+    upstreamRequestIds: state.initial?.upstreamIds ?? null,
     createdTime: state.createdTime,
     lastUpdatedTime: state.lastUpdatedTime,
     endedTime: state.endedTime ?? null,

@@ -9,6 +9,7 @@
  */
 import { GatewayError } from '../errors';
 import { isConditionFailure, statusCodeOf } from './blobText';
+import { traceStorage } from '../telemetry/hooks';
 
 export class StorageBudget {
   constructor(
@@ -73,7 +74,8 @@ export class StorageBudget {
       }, this.timeoutMs);
     });
     try {
-      return await Promise.race([run(controller.signal), expired]);
+      // Every storage call passes here: one span each (the store, and what it did).
+      return await Promise.race([traceStorage(this.area, what, () => run(controller.signal)), expired]);
     } finally {
       clearTimeout(timer);
     }

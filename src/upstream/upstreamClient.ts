@@ -3,12 +3,14 @@
  * one pool per origin), a time budget per call, retries only where safe, and a token only for
  * URLs on the upstream's own origin.
  */
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors';
 import { retryDelayMs, type RetryPolicy } from './retryStrategy';
 import { trustedUrlOf } from './urlGuard';
+import { traceUpstreamAttempt } from '../telemetry/hooks';
 
 export interface UpstreamRequest {
   method: string;
@@ -44,6 +46,11 @@ export interface UpstreamClientOptions {
   maxResponseBytes?: number;
   /** Sees every answer (the throttling budget headers, say). */
   observe?: (response: UpstreamResponse) => void;
+  /**
+   * Gives each call without an `x-ms-client-request-id` one of its own (ARM's: a caller's call
+   * forwards its correlation id; a poll or a final read made by the timer has none).
+   */
+  clientRequestIds?: boolean;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -85,6 +92,7 @@ export class UpstreamClient {
     const target: Target = { origin: url.origin, path: `${url.pathname}${url.search}` };
     const deadline = this.#now() + Math.min(this.#options.timeoutMs, request.timeoutMs ?? Infinity);
     const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
+    if (this.#options.clientRequestIds) headers['x-ms-client-request-id'] ??= randomUUID();
     if (request.token) headers.authorization = `Bearer ${request.token}`;
     // One timer bounds the whole call, each attempt's body included, and is cleared when the call
     // ends (AbortSignal.timeout per attempt left a timer running to the end of each budget).
@@ -100,12 +108,15 @@ export class UpstreamClient {
   }
 
   async #sendWithin(request: UpstreamRequest, target: Target, headers: Record<string, string>, deadline: number, signal: EventEmitter): Promise<UpstreamResponse> {
+    let waitedMs = 0;
     for (let attempt = 0; ; attempt += 1) {
       const remainingMs = deadline - this.#now();
       if (remainingMs <= 0) throw timeoutError();
       let outcome: UpstreamResponse | { errorCode: string | undefined; error: unknown };
       try {
-        outcome = await this.#attempt(request, target, headers, remainingMs, signal);
+        // Each attempt is a span of its own, its traceparent in its own copy of the headers.
+        const facts = { method: request.method, origin: target.origin, path: target.path, attempt, waitedMs };
+        outcome = await traceUpstreamAttempt(facts, headers, (sent) => this.#attempt(request, target, sent, remainingMs, signal));
         outcome.attempts = attempt + 1;
         this.#options.observe?.(outcome);
       } catch (error) {
@@ -131,6 +142,7 @@ export class UpstreamClient {
         });
       }
       await this.#sleep(delay);
+      waitedMs = delay;
     }
   }
 

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
-import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { notifyingFastPolling, startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhookReceiver';
 
 const subscription = '00000000-0000-0000-0000-000000000000';
@@ -21,11 +21,7 @@ beforeAll(async () => {
   hooks = await startWebhookReceiver(secret);
   gateway = await startGateway(
     {
-      ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *',
-      LRO_MIN_POLL_SECONDS: '1',
-      LRO_DEFAULT_POLL_SECONDS: '1',
-      NOTIFY_ALLOWED_ORIGINS: JSON.stringify([hooks.origin]),
-      NOTIFY_SIGNING_SECRET: secret,
+      ...notifyingFastPolling(hooks.origin, secret),
       GATEWAY_WAIT_MAX_SECONDS: '20',
       LOG_LEVEL: 'debug',
     },

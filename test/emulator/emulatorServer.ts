@@ -252,7 +252,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     const reply = isLifecycle
       ? handleLifecycle(context, method, url, request.headers, answer?.kind === 'certificate' ? answer.certificate : undefined)
       : withRemainingBudget(context, method, handleManagement(context, method, url, body));
-    send(response, reply);
+    // ARM answers the client's correlation id back (x-ms-correlation-request-id), beside its own x-ms-request-id.
+    const correlation = request.headers['x-ms-correlation-request-id'];
+    send(response, typeof correlation === 'string' && !isLifecycle ? { ...reply, headers: { ...reply.headers, 'x-ms-correlation-request-id': correlation } } : reply);
   };
 
   const handleControl = (route: string, method: string, body: string, response: ServerResponse): void => {

@@ -21,6 +21,17 @@ export interface GatewayFixture {
 
 export const emulatorToken = 'emulator-token';
 
+/** Settings of a run whose orchestrations are polled every second and notify `origin`, signed with `secret`. */
+export function notifyingFastPolling(origin: string, secret: string): Record<string, string> {
+  return {
+    ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *',
+    LRO_MIN_POLL_SECONDS: '1',
+    LRO_DEFAULT_POLL_SECONDS: '1',
+    NOTIFY_ALLOWED_ORIGINS: JSON.stringify([origin]),
+    NOTIFY_SIGNING_SECRET: secret,
+  };
+}
+
 /** The secrets among an app's settings: the notification signing key and the function keys. */
 function secretSettingsOf(env: Record<string, string>): string[] {
   const keys = env.LOCAL_HOST_KEYS ? Object.values(JSON.parse(env.LOCAL_HOST_KEYS) as Record<string, string>) : [];

@@ -1,5 +1,5 @@
 /**
- * Searches what an app run left behind (its printed output and every blob it stored) for
+ * Searches what an app run left behind (its printed output, the telemetry it exported and every blob it stored) for
  * secrets: the upstream token, every certificate secret the emulator handed out, and any
  * value tests marked with the `CANARY-SECRET-` prefix. Only the container meant for
  * certificate secrets may hold those.
@@ -13,7 +13,14 @@ export interface SecretFinding {
   secret: string;
 }
 
-export async function scanForSecrets(options: { lines: string[]; connectionString: string; secrets: string[]; allowedContainers: string[] }): Promise<SecretFinding[]> {
+export async function scanForSecrets(options: {
+  lines: string[];
+  /** What the app exported (OTLP payloads a test's collector received): no attribute may hold a secret. */
+  payloads?: string[];
+  connectionString: string;
+  secrets: string[];
+  allowedContainers: string[];
+}): Promise<SecretFinding[]> {
   const secrets = options.secrets.filter((secret) => secret.length >= 8);
   const findings: SecretFinding[] = [];
   const check = (where: string, text: string) => {
@@ -22,6 +29,7 @@ export async function scanForSecrets(options: { lines: string[]; connectionStrin
     if (canary) findings.push({ where, secret: canary[0] });
   };
   options.lines.forEach((line, index) => check(`output line ${index + 1}`, line));
+  (options.payloads ?? []).forEach((payload, index) => check(`telemetry payload ${index + 1}`, payload));
   const service = BlobServiceClient.fromConnectionString(options.connectionString);
   for await (const container of service.listContainers()) {
     if (options.allowedContainers.includes(container.name)) continue;

@@ -120,6 +120,21 @@ describe('UpstreamClient', () => {
     expect(() => JSON.parse(response.bodyText)).toThrow();
   });
 
+  it('gives a call without x-ms-client-request-id one of its own when asked to, and keeps one given', async () => {
+    const ids = new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 10, maxDelayMs: 50 }, clientRequestIds: true });
+    try {
+      await ids.send({ method: 'GET', url: `${emulator.url}${usagesPath}?api-version=2026-07-01` });
+      await ids.send({ method: 'GET', url: `${emulator.url}${usagesPath}?api-version=2026-07-01`, headers: { 'x-ms-client-request-id': 'caller-correlation-1' } });
+      await client.send({ method: 'GET', url: `${emulator.url}${usagesPath}?api-version=2026-07-01` });
+    } finally {
+      await ids.close();
+    }
+    const [own, given, none] = emulator.upstreamRequests({ pathIncludes: '/usages' }).map((entry) => entry.headers['x-ms-client-request-id']);
+    expect(own).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(given).toBe('caller-correlation-1');
+    expect(none).toBeUndefined();
+  });
+
   it('refuses to send anything, token included, off the configured origin', async () => {
     let seenAuthorization: string | undefined | null = null;
     const foreign: Server = createServer((request, response) => {

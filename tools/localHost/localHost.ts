@@ -98,16 +98,17 @@ function collectTimers(functions: readonly RegisteredFunction[]): TimerFunction[
 /**
  * Runs one invocation through the programming model, as the worker does. `callerGone` becomes
  * the HTTP request's `signal` (a Fetch request's name for it), aborted when the caller hangs up,
- * so a held answer (`gateway-wait`) can end then.
+ * so a held answer (`gateway-wait`) can end then. `traceContext` is the caller's W3C trace
+ * context, which the host hands the invocation as the worker's `context.traceContext`.
  */
-async function invoke(fn: RegisteredFunction, triggerName: string, data: Record<string, unknown>, callerGone?: AbortSignal): Promise<unknown> {
+async function invoke(fn: RegisteredFunction, triggerName: string, data: Record<string, unknown>, callerGone?: AbortSignal, traceContext?: { traceParent: string; traceState?: string }): Promise<unknown> {
   const model = getProgrammingModel();
   if (!model) throw new Error('No programming model was registered: was @azure/functions loaded through this host?');
   const invocationId = randomUUID();
   const coreContext = {
     invocationId,
     metadata: fn.metadata,
-    request: { invocationId, functionId: fn.metadata.name, inputData: [{ name: triggerName, data }], triggerMetadata: {} },
+    request: { invocationId, functionId: fn.metadata.name, inputData: [{ name: triggerName, data }], triggerMetadata: {}, traceContext },
     state: undefined,
     log: (level: string, category: string, message: string) => log(level, category, message),
   };
@@ -274,7 +275,8 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
     });
     let returned: { http?: RpcHttpResponse } | undefined;
     try {
-      returned = (await invoke(route.fn, route.triggerName, { http }, callerGone.signal)) as { http?: RpcHttpResponse } | undefined;
+      const traceContext = headers.traceparent ? { traceParent: headers.traceparent, traceState: headers.tracestate } : undefined;
+      returned = (await invoke(route.fn, route.triggerName, { http }, callerGone.signal, traceContext)) as { http?: RpcHttpResponse } | undefined;
     } catch (error) {
       log('error', 'system', `Function "${route.fn.metadata.name}" failed: ${(error as Error).message}`);
       return hostError(response, 500, 'InternalError', 'The function failed.');

@@ -1,0 +1,83 @@
+/**
+ * What the app calls to be traced and measured. Each hook does its work as it is and nothing
+ * else when nothing is exported; only then does it reach the instrumentation, which is part of
+ * the SDK's own file (src/telemetry/exportSdk.ts, loaded only when an exporter is configured).
+ * So neither `@opentelemetry/api` nor any code of the spans and metrics is in the bundle a
+ * process starts with, and a process without an exporter pays a test per hook.
+ */
+import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import type { TraceCarrier } from './traceCarrier';
+import { instrumentation } from './telemetry';
+
+type Handler<Rest extends unknown[]> = (request: HttpRequest, context: InvocationContext, ...rest: Rest) => Promise<HttpResponseInit>;
+
+/** The span of an incoming call, its parent the host's `context.traceContext`. */
+export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>): Handler<Rest> {
+  return (request, context, ...rest) => {
+    const traced = instrumentation();
+    return traced ? traced.traceIncoming(operation, handler)(request, context, ...rest) : handler(request, context, ...rest);
+  };
+}
+
+/** The upstream's request ids on the incoming call's span. */
+export function recordUpstreamIdsOnCall(headers: Record<string, string> | undefined): void {
+  instrumentation()?.recordUpstreamIdsOnCall(headers);
+}
+
+export interface AttemptFacts {
+  method: string;
+  origin: string;
+  path: string;
+  /** 0 for the first attempt. */
+  attempt: number;
+  /** How long the client waited before this attempt (its back-off). */
+  waitedMs: number;
+}
+
+/** One upstream attempt: `send` gets the headers to send (with `traceparent` when exported). */
+export function traceUpstreamAttempt<T extends { status: number; headers: Record<string, string> }>(facts: AttemptFacts, headers: Record<string, string>, send: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+  const traced = instrumentation();
+  return traced ? traced.traceUpstreamAttempt(facts, headers, send) : send(headers);
+}
+
+/** One storage call of a store (`area`). */
+export function traceStorage<T>(area: string, operation: string, run: () => Promise<T>): Promise<T> {
+  const traced = instrumentation();
+  return traced ? traced.traceStorage(area, operation, run) : run();
+}
+
+/** The active trace context, to store with a long-running start; undefined when nothing is exported. */
+export function currentTraceCarrier(): TraceCarrier | undefined {
+  return instrumentation()?.currentTraceCarrier();
+}
+
+/** One poll of an orchestration, linked to its start. */
+export function tracePoll<T>(state: { id: string; name: string; traceContext?: TraceCarrier; poll?: { nextPollAt: number; pollCount: number } }, now: number, work: () => Promise<T>): Promise<T> {
+  const traced = instrumentation();
+  return traced ? traced.tracePoll(state, now, work) : work();
+}
+
+/** One notification delivery: `send` gets the `traceparent`/`tracestate` headers to add (none when nothing is exported). */
+export function traceNotification<T extends { delivered: boolean; error?: string }>(
+  target: string,
+  event: { id: string; type: string; traceparent?: string; tracestate?: string },
+  send: (traceHeaders: Record<string, string>) => Promise<T>,
+): Promise<T> {
+  const traced = instrumentation();
+  return traced ? traced.traceNotification(target, event, send) : send({});
+}
+
+export function recordOrchestrationEnd(state: { name: string; runtimeStatus: string; createdTime: string; endedTime?: string }): void {
+  instrumentation()?.recordOrchestrationEnd(state);
+}
+
+export function recordCertificateExpiry(environment: { projectId: number; environmentId: string }, expiresAt: string | undefined): void {
+  instrumentation()?.recordCertificateExpiry(environment, expiresAt);
+}
+
+/** The CloudEvents distributed tracing extension of an orchestration's end event: the start's context. */
+export function cloudEventTracing(state: { traceContext?: TraceCarrier }): Partial<TraceCarrier> {
+  const carrier = state.traceContext;
+  if (!carrier) return {};
+  return carrier.tracestate ? { traceparent: carrier.traceparent, tracestate: carrier.tracestate } : { traceparent: carrier.traceparent };
+}

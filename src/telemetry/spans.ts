@@ -1,0 +1,170 @@
+/**
+ * The spans the app makes: the incoming call, each upstream attempt, each storage call. Part of
+ * the SDK's file (loaded only when an exporter is configured); the app calls them through
+ * src/telemetry/hooks.ts, which does nothing else when nothing is exported.
+ *
+ * Attributes name what was done, never with what: no header value but the upstream's request
+ * ids, no body, and URLs with every query value but `api-version` replaced.
+ */
+import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span } from '@opentelemetry/api';
+import { recordCallerRefusal, recordUpstreamAttempt } from './metrics';
+import { upstreamIdsOf, type UpstreamIds } from './upstreamIds';
+import type { AttemptFacts } from './hooks';
+import type { TraceCarrier } from './traceCarrier';
+
+const tracer = trace.getTracer('management-gateway');
+/** The operation a piece of work is done for (the upstream call metric's `operation`). */
+const operationKey = createContextKey('gateway.operation');
+
+
+/** The active span's context as `traceparent`/`tracestate`, or undefined when there is none. */
+export function currentTraceCarrier(): TraceCarrier | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent ? { traceparent: carrier.traceparent, tracestate: carrier.tracestate } : undefined;
+}
+
+/** A link to the span a stored context names (a poll to its start), or none. */
+export function linksTo(carrier: TraceCarrier | undefined): Link[] {
+  if (!carrier) return [];
+  const spanContext = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, carrier));
+  return spanContext ? [{ context: spanContext }] : [];
+}
+
+/** Runs `work` in a new span, ending it (in error if `work` throws) when `work` settles. */
+export async function inSpan<T>(name: string, options: { kind: SpanKind; attributes?: Attributes; links?: Link[]; parent?: Context }, work: (span: Span) => Promise<T>): Promise<T> {
+  const parent = options.parent ?? context.active();
+  const span = tracer.startSpan(name, { kind: options.kind, attributes: options.attributes, links: options.links }, parent);
+  try {
+    return await context.with(trace.setSpan(parent, span), () => work(span));
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as { code?: string }).code ?? 'failed' });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/** The upstream's request ids as span attributes. */
+export function upstreamIdAttributes(ids: UpstreamIds | undefined): Attributes {
+  return { 'az.service_request_id': ids?.requestId, 'gateway.upstream.correlation_request_id': ids?.correlationRequestId };
+}
+
+/** Marks the active span with the upstream's request ids (the incoming call that made it). */
+export function recordUpstreamIdsOnCall(headers: Record<string, string> | undefined): void {
+  if (!headers) return;
+  trace.getActiveSpan()?.setAttributes(upstreamIdAttributes(upstreamIdsOf(headers)));
+}
+
+type Handler<Rest extends unknown[]> = (request: HttpRequest, context: InvocationContext, ...rest: Rest) => Promise<HttpResponseInit>;
+
+/**
+ * The span of an incoming call. Its parent is the trace context the Functions host hands the
+ * invocation (`context.traceContext`, from the caller's `traceparent`), else the request's own.
+ */
+export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>): Handler<Rest> {
+  return async (request, invocation, ...rest) => {
+    const traceparent = invocation.traceContext?.traceParent ?? request.headers.get('traceparent') ?? undefined;
+    const tracestate = invocation.traceContext?.traceState ?? request.headers.get('tracestate') ?? undefined;
+    const parent = (traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent, ...(tracestate ? { tracestate } : {}) }) : ROOT_CONTEXT).setValue(operationKey, operation);
+    const attributes = { 'http.request.method': request.method, 'url.path': pathOf(request.url), 'http.route': operation, 'gateway.operation': operation };
+    return inSpan(`${request.method} ${operation}`, { kind: SpanKind.SERVER, attributes, parent }, async (span) => {
+      const response = await handler(request, invocation, ...rest);
+      const status = response.status ?? 200;
+      const headers = (response.headers ?? {}) as Record<string, string>;
+      span.setAttributes({ 'http.response.status_code': status, 'gateway.correlation_id': headers['x-correlation-id'] });
+      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      if (status === 403 || status === 429) recordCallerRefusal(operation, response);
+      return response;
+    });
+  };
+}
+
+/** Runs `work` as an orchestration step for `operation` (a poll): its upstream calls are counted under it. */
+export function withOperation<T>(operation: string, work: () => T): T {
+  return context.with(context.active().setValue(operationKey, operation), work);
+}
+
+// Read from the strings as the app built them: parsing a URL again costs more per call than a span.
+/** The path of an absolute URL, without its query. */
+function pathOf(url: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*([^?#]*)/i.exec(url)?.[1] || '/';
+}
+
+/** The host of an origin (`https://host:port`). */
+function hostOf(origin: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\/(\[[^\]]*\]|[^:/]*)/i.exec(origin)?.[1] ?? origin;
+}
+
+/** The URL as recorded: every query value but `api-version` replaced, so no signature or token in a link leaks. */
+export function recordedUrlOf(origin: string, pathAndQuery: string): string {
+  const queryAt = pathAndQuery.indexOf('?');
+  if (queryAt < 0) return `${origin}${pathAndQuery}`;
+  const pairs = pathAndQuery.slice(queryAt + 1).split('&').map((pair) => {
+    const name = pair.split('=', 1)[0]!;
+    return name.toLowerCase() === 'api-version' ? pair : `${name}=REDACTED`;
+  });
+  return `${origin}${pathAndQuery.slice(0, queryAt)}?${pairs.join('&')}`;
+}
+
+/** One upstream attempt: a client span, `traceparent`/`tracestate` added to its headers. */
+export async function traceUpstreamAttempt<T extends { status: number; headers: Record<string, string> }>(
+  facts: AttemptFacts,
+  headers: Record<string, string>,
+  send: (headers: Record<string, string>) => Promise<T>,
+): Promise<T> {
+  const operation = String(context.active().getValue(operationKey) ?? 'unknown');
+  const attributes = {
+    'http.request.method': facts.method,
+    'url.full': recordedUrlOf(facts.origin, facts.path),
+    'server.address': hostOf(facts.origin),
+    'http.request.resend_count': facts.attempt,
+    // Only on a retry: the first attempt waits for nothing.
+    ...(facts.waitedMs > 0 ? { 'gateway.retry.waited_ms': facts.waitedMs } : {}),
+  };
+  // A leaf: nothing runs within it but the request, so its context is passed to the headers
+  // only, not made active (entering a context costs more than the rest of the span on Node 20).
+  const parent = context.active();
+  const span = tracer.startSpan(facts.method, { kind: SpanKind.CLIENT, attributes }, parent);
+  const sent = { ...headers };
+  propagation.inject(trace.setSpan(parent, span), sent);
+  try {
+    const response = await send(sent);
+    span.setAttributes({ 'http.response.status_code': response.status, ...upstreamIdAttributes(upstreamIdsOf(response.headers)) });
+    if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    recordUpstreamAttempt(operation, facts.attempt, response);
+    return response;
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as { code?: string }).code ?? 'failed' });
+    recordUpstreamAttempt(operation, facts.attempt, undefined);
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/**
+ * One storage call: what it did (`operation`) and the kind of blob (`area`, the store that owns
+ * it). A condition that failed (409, 412) or a blob not found is an answer, not a failure.
+ * Only within traced work (a call, a poll): the poller's housekeeping, every few seconds on
+ * every instance, would otherwise make a trace of each listing that found nothing to do.
+ */
+export async function traceStorage<T>(area: string, operation: string, run: () => Promise<T>): Promise<T> {
+  if (!trace.getActiveSpan()) return run();
+  const span = tracer.startSpan(`storage ${operation}`, { kind: SpanKind.CLIENT, attributes: { 'gateway.storage.area': area, 'gateway.storage.operation': operation } });
+  try {
+    const result = await context.with(trace.setSpan(context.active(), span), run);
+    // The storage SDK's answers carry their HTTP status (`_response.status`); a page of a listing does not.
+    const status = (result as { _response?: { status?: unknown } } | undefined)?._response?.status;
+    if (typeof status === 'number') span.setAttribute('http.response.status_code', status);
+    return result;
+  } catch (error) {
+    const status = (error as { statusCode?: unknown }).statusCode;
+    if (typeof status === 'number') span.setAttribute('http.response.status_code', status);
+    if (typeof status !== 'number' || status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: (error as { code?: string }).code ?? 'failed' });
+    throw error;
+  } finally {
+    span.end();
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Whether this process exports telemetry, and starting it. The OpenTelemetry API, SDK and
+ * exporters, and the app's spans and metrics, are one file loaded when
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` or `APPLICATIONINSIGHTS_CONNECTION_STRING` is set
+ * (src/telemetry/exportSdk.ts); every hook (src/telemetry/hooks.ts) returns at once when neither
+ * is, so a process without an exporter neither loads nor runs any of it.
+ */
+import { ConfigError, getConfig, type Config } from '../config';
+import { telemetrySdkPackage } from '../lazyPackages';
+import { appVersion } from '../version';
+import type { Instrumentation, RunningExport } from './exportSdk';
+
+let running: RunningExport | undefined;
+
+/** The spans and metrics, once an exporter is set up; undefined when nothing is exported. */
+export function instrumentation(): Instrumentation | undefined {
+  return running?.instrumentation;
+}
+
+/** The settings of the exporters, or undefined when none is configured. */
+export function exportSettingsOf(config: Config) {
+  const { OTEL_EXPORTER_OTLP_ENDPOINT, APPLICATIONINSIGHTS_CONNECTION_STRING } = config;
+  if (!OTEL_EXPORTER_OTLP_ENDPOINT && !APPLICATIONINSIGHTS_CONNECTION_STRING) return undefined;
+  return {
+    otlp: OTEL_EXPORTER_OTLP_ENDPOINT ? { protocol: config.OTEL_EXPORTER_OTLP_PROTOCOL } : undefined,
+    applicationInsights: APPLICATIONINSIGHTS_CONNECTION_STRING ? { connectionString: APPLICATIONINSIGHTS_CONNECTION_STRING } : undefined,
+    serviceName: config.OTEL_SERVICE_NAME,
+    serviceVersion: appVersion,
+    samplingRatio: config.TELEMETRY_SAMPLING_RATIO,
+    metricIntervalMs: config.OTEL_METRIC_EXPORT_INTERVAL,
+  };
+}
+
+/**
+ * Starts exporting when the settings ask for it; called once when the app is loaded. The
+ * environment is looked at first, so a process without an exporter does not even parse the
+ * settings here. Invalid settings start nothing: the first call answers with their problems.
+ */
+export function startTelemetry(env: Record<string, string | undefined> = process.env): void {
+  if (running || (!env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.APPLICATIONINSIGHTS_CONNECTION_STRING)) return;
+  let config: Config;
+  try {
+    config = getConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) return;
+    throw error;
+  }
+  const settings = exportSettingsOf(config);
+  if (settings) running = telemetrySdkPackage().startExport(settings);
+}
+
+/** Sends what is buffered and stops exporting; nothing to do when nothing is exported. */
+export async function stopTelemetry(): Promise<void> {
+  const stopping = running;
+  running = undefined;
+  await stopping?.shutdown();
+}

@@ -1,0 +1,173 @@
+/**
+ * Telemetry as an operator sees it in a collector: the app exports OTLP over HTTP (JSON) to a
+ * receiver in the test. One container group start is one trace: the caller's call, the upstream
+ * PUT (whose traceparent the emulator received), the storage calls, every poll (linked to the
+ * start, made by two app processes in turn: the first is stopped mid-operation) and the
+ * notification, whose traceparent the receiving bot saw. The metrics are asserted by name and
+ * value, no secret is in any payload, and an app without exporter settings sends nothing.
+ * (The http/protobuf encoding, sampling and the callers' refusal counters: test/integration/telemetryExport.test.ts.)
+ */
+import { randomBytes } from 'node:crypto';
+import { request } from 'undici';
+import { startApp, type AppProcess } from '../helpers/appProcess';
+import { emulatorToken, notifyingFastPolling, startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { latestTotal, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlpReceiver';
+import { scanForSecrets } from '../helpers/secretScan';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhookReceiver';
+
+const subscription = '00000000-0000-0000-0000-000000000000';
+const groupPath = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/traced?api-version=2025-09-01`;
+const groupBody = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
+const operation = 'ContainerGroups_CreateOrUpdate';
+/** The caller's own trace: the app's span of its call is a child of this one. */
+const callerTraceId = randomBytes(16).toString('hex');
+const callerSpanId = randomBytes(8).toString('hex');
+const secret = `whsec_${randomBytes(32).toString('base64')}`;
+
+async function until<T>(what: string, find: () => T | undefined | false, limitMs = 60_000): Promise<T> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    const found = find();
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function getJson(url: string, headers: Record<string, string> = {}) {
+  const response = await request(url, { headers });
+  return { status: response.statusCode, json: (await response.body.json()) as Record<string, unknown> };
+}
+
+describe('telemetry exported over OTLP', () => {
+  let collector: OtlpReceiver;
+  let hooks: WebhookReceiver;
+  let gateway: GatewayFixture;
+  let restarted: AppProcess | undefined;
+  let plain: AppProcess | undefined;
+  beforeAll(async () => {
+    collector = await startOtlpReceiver();
+    hooks = await startWebhookReceiver(secret);
+    gateway = await startGateway(
+      {
+        ...notifyingFastPolling(hooks.origin, secret),
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_SERVICE_NAME: 'gateway-under-test',
+        OTEL_METRIC_EXPORT_INTERVAL: '1000',
+        // The SDK's own setting: spans are sent 100 ms after they end, not 5 s.
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+      },
+      { lroSteps: 4, retryAfterSeconds: 2 },
+    );
+  });
+  afterAll(async () => {
+    await plain?.stop();
+    await restarted?.stop();
+    await gateway.stop();
+    await hooks.close();
+    await collector.close();
+  });
+
+  it('shows one start as one trace, from the caller through each poll on two instances to the notification', async () => {
+    const traceparent = `00-${callerTraceId}-${callerSpanId}-01`;
+    const started = await request(gateway.api(groupPath), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', traceparent, 'x-gateway-notify': hooks.url },
+      body: groupBody,
+    });
+    await started.body.text();
+    expect(started.statusCode).toBe(201);
+    const id = started.headers['x-orchestration-id'] as string;
+
+    // The incoming span is a child of the caller's; the upstream PUT a child of it.
+    const incoming = await until('the incoming span', () => collector.spans.find((span) => span.kind === 2 && span.attributes['gateway.operation'] === operation));
+    expect(incoming).toMatchObject({ traceId: callerTraceId, parentSpanId: callerSpanId, name: `PUT ${operation}`, service: 'gateway-under-test' });
+    expect(incoming.attributes['http.response.status_code']).toBe(201);
+    const upstreamPut = await until('the upstream PUT span', () => collector.spans.find((span) => span.kind === 3 && span.name === 'PUT'));
+    expect(upstreamPut).toMatchObject({ traceId: callerTraceId, parentSpanId: incoming.spanId });
+    expect(upstreamPut.attributes).toMatchObject({ 'http.request.method': 'PUT', 'http.response.status_code': 201, 'http.request.resend_count': 0 });
+    expect(upstreamPut.attributes['url.full']).toContain('api-version=2025-09-01');
+    const [received] = gateway.emulator.upstreamRequests({ method: 'PUT' });
+    expect(received!.headers.traceparent).toBe(`00-${callerTraceId}-${upstreamPut.spanId}-01`);
+    // The upstream's request ids: on the span, in the call log line and in the status document.
+    const requestId = upstreamPut.attributes['az.service_request_id'];
+    const correlationRequestId = upstreamPut.attributes['gateway.upstream.correlation_request_id'];
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(correlationRequestId).toBe(received!.headers['x-ms-client-request-id']);
+    expect(incoming.attributes['az.service_request_id']).toBe(requestId);
+    const callLine = gateway.app.callRecords().find((record) => record.operation === operation);
+    expect(callLine?.upstreamIds).toEqual({ requestId, correlationRequestId });
+    const document = await getJson(gateway.api(`orchestrations/${id}`));
+    expect(document.json.upstreamRequestIds).toEqual({ requestId, correlationRequestId });
+
+    // The start's storage calls are spans of its trace.
+    const storageSpans = collector.spans.filter((span) => span.traceId === callerTraceId && span.name.startsWith('storage '));
+    expect(storageSpans.length).toBeGreaterThanOrEqual(2);
+    expect(storageSpans.map((span) => span.attributes['gateway.storage.area'])).toContain('Orchestration storage');
+    expect(storageSpans.find((span) => span.attributes['gateway.storage.operation'] === 'create an orchestration')?.attributes['http.response.status_code']).toBe(201);
+
+    // A poll on the first instance, then that instance stops and another carries the operation on.
+    const isPoll = (span: ReceivedSpan) => span.name === `poll ${operation}` && span.attributes['gateway.orchestration.id'] === id;
+    await until('a poll by the first instance', () => collector.spans.some(isPoll));
+    await gateway.app.stop();
+    restarted = await startApp(gateway.env);
+    gateway.others.push(restarted);
+    const delivery = await until('the notification', () => hooks.deliveries[0], 90_000);
+    const notify = await until('the notification span', () => collector.spans.find((span) => span.kind === 4 && span.attributes['cloudevents.event_id'] === delivery.event?.id));
+
+    const polls = collector.spans.filter(isPoll);
+    expect(new Set(polls.map((span) => span.instance)).size).toBe(2);
+    for (const poll of polls) {
+      expect(poll.kind).toBe(5);
+      expect(poll.links).toEqual([{ traceId: callerTraceId, spanId: incoming.spanId }]);
+      // Each poll's upstream read is a child of the poll.
+      expect(collector.spans.some((span) => span.parentSpanId === poll.spanId && span.name === 'GET')).toBe(true);
+    }
+    // The bot saw the notification span's own context, and the start's in the CloudEvent.
+    expect(delivery.verified).toBe(true);
+    expect(delivery.headers.traceparent).toBe(`00-${notify.traceId}-${notify.spanId}-01`);
+    expect(notify.links).toEqual([{ traceId: callerTraceId, spanId: incoming.spanId }]);
+    expect(delivery.event?.traceparent).toBe(`00-${callerTraceId}-${incoming.spanId}-01`);
+    expect(notify.attributes).toMatchObject({ 'cloudevents.event_type': 'gateway.orchestration.completed', 'gateway.notification.delivered': true, 'server.address': '127.0.0.1' });
+  }, 180_000);
+
+  it('exports the metrics by name and value', async () => {
+    const points = collector.points;
+    // Every upstream attempt of the operation is counted: the PUT and each poll's read; none retried.
+    const gets = gateway.emulator.upstreamRequests({ method: 'GET' }).length;
+    await until('the last upstream calls counted', () => latestTotal(points, 'gateway.upstream.calls', { 'gateway.operation': operation }) === gets + 1);
+    expect(latestTotal(points, 'gateway.upstream.calls', { 'gateway.operation': operation, 'gateway.retry': 0 })).toBe(gets + 1);
+    expect(latestTotal(points, 'gateway.upstream.calls', { 'http.response.status_class': '5xx' })).toBe(0);
+    await until('the notification counted', () => latestTotal(points, 'gateway.notification.attempts') === 1);
+    expect(latestTotal(points, 'gateway.notification.failures')).toBe(0);
+    await until('the duration recorded', () => latestTotal(points, 'gateway.orchestration.duration', { 'gateway.operation': operation, 'gateway.runtime_status': 'Completed' }, 'count') === 1);
+    expect(latestTotal(points, 'gateway.orchestration.poll_lag', { 'gateway.operation': operation }, 'count')).toBe(collector.spans.filter((span) => span.name === `poll ${operation}`).length);
+    // ARM's remaining writes, as its last answer to a write said.
+    const writesLeft = points.filter((point) => point.name === 'gateway.upstream.ratelimit.remaining' && point.attributes['gateway.ratelimit.budget'] === 'x-ms-ratelimit-remaining-subscription-writes');
+    expect(writesLeft.at(-1)?.value).toBe(gateway.emulator.context.management.remaining.writes);
+  }, 60_000);
+
+  it('puts no secret in any exported payload', async () => {
+    expect(collector.payloads.length).toBeGreaterThan(0);
+    const findings = await scanForSecrets({ lines: [], payloads: collector.payloads, connectionString: gateway.azurite.connectionString, secrets: [emulatorToken, secret], allowedContainers: ['gateway-certificate-secrets'] });
+    expect(findings).toEqual([]);
+    expect(collector.contentTypes.every((type) => type.endsWith('application/json'))).toBe(true);
+  });
+
+  it('sends nothing and propagates nothing when no exporter is set', async () => {
+    const { OTEL_EXPORTER_OTLP_ENDPOINT: _endpoint, ...withoutExport } = gateway.env;
+    plain = await startApp(withoutExport);
+    gateway.others.push(plain);
+    const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
+    const answer = await request(`${plain.url}/api/subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`, { headers: { traceparent } });
+    await answer.body.text();
+    expect(answer.statusCode).toBe(200);
+    const [listed] = gateway.emulator.upstreamRequests({ method: 'GET', pathIncludes: '/usages' });
+    expect(listed).toBeDefined();
+    expect(listed!.headers.traceparent).toBeUndefined();
+    await plain.stop();
+    // The exporting instance still sends its metrics; nothing of this call reached the collector.
+    expect(collector.spans.filter((span) => span.traceId === traceparent.split('-')[1])).toEqual([]);
+  }, 60_000);
+});

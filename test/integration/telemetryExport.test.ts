@@ -1,0 +1,61 @@
+/**
+ * The exporting side on its own, in process, over the default protocol (`http/protobuf`) to the
+ * test collector: sampling (a ratio of 0 drops a new trace, yet a caller's sampled trace is
+ * followed and a span ending in error is kept), the callers' refusal and rate-limit counters,
+ * the certificate expiry gauge. Run on the built bundle: `npm run build` first.
+ */
+import { randomBytes } from 'node:crypto';
+import { runExportScenario } from '../helpers/exportScenario';
+import { latestTotal, startOtlpReceiver, type OtlpReceiver } from '../helpers/otlpReceiver';
+
+const refusal = (status: number, code: string) => ({ status, body: JSON.stringify({ error: { code, message: 'refused' } }) });
+
+let collector: OtlpReceiver;
+const callerTrace = randomBytes(16).toString('hex');
+beforeAll(async () => {
+  collector = await startOtlpReceiver();
+  const answers = { ok: { status: 200 }, failed: refusal(500, 'InternalError'), notAllowed: refusal(403, 'OperationNotAllowed'), outOfScope: refusal(403, 'ScopeNotAllowed'), limited: refusal(429, 'CallerRateLimited') };
+  await runExportScenario(
+    { otlp: { protocol: 'http/protobuf' }, serviceName: 'export-test', serviceVersion: '0.0.0', samplingRatio: 0, metricIntervalMs: 60_000 },
+    `const answers = ${JSON.stringify(answers)};
+    await call('dropped', answers.ok);
+    await call('failed', answers.failed);
+    await call('followed', answers.ok, '00-${callerTrace}-00f067aa0ba902b7-01');
+    await call('refused', answers.notAllowed);
+    await call('refused', answers.outOfScope);
+    await call('limited', answers.limited);
+    running.instrumentation.recordCertificateExpiry({ projectId: 7, environmentId: 'env-a' }, new Date(Date.now() + 10.5 * 24 * 3600000).toISOString());`,
+    { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+  );
+}, 90_000);
+afterAll(async () => {
+  await collector.close();
+});
+
+describe('exporting over http/protobuf', () => {
+  it('sends protobuf, which the collector reads', () => {
+    expect(collector.contentTypes).toEqual(expect.arrayContaining(['/v1/traces application/x-protobuf', '/v1/metrics application/x-protobuf']));
+    expect(collector.spans.every((span) => span.service === 'export-test')).toBe(true);
+  });
+
+  it('drops a new trace at ratio 0, follows a caller’s sampled one, and keeps a span that ended in error', () => {
+    const names = collector.spans.map((span) => span.name);
+    expect(names).not.toContain('GET dropped');
+    expect(collector.spans.find((span) => span.name === 'GET followed')?.traceId).toBe(callerTrace);
+    expect(collector.spans.find((span) => span.name === 'GET failed')).toMatchObject({ status: { code: 2 }, attributes: { 'http.response.status_code': 500 } });
+  });
+
+  it('counts the refusals and rate-limit answers by code', () => {
+    expect(latestTotal(collector.points, 'gateway.caller.refusals', { 'gateway.operation': 'refused' })).toBe(2);
+    expect(latestTotal(collector.points, 'gateway.caller.refusals', { 'error.type': 'ScopeNotAllowed' })).toBe(1);
+    expect(latestTotal(collector.points, 'gateway.caller.rate_limited', { 'gateway.operation': 'limited', 'error.type': 'CallerRateLimited' })).toBe(1);
+  });
+
+  it('gives the days to a certificate’s expiry per environment', () => {
+    expect(latestTotal(collector.points, 'gateway.certificate.days_to_expiry', { 'gateway.certificate.project_id': 7, 'gateway.certificate.environment_id': 'env-a' })).toBe(10);
+  });
+
+  it('never exports the query of a call (a function key may be in it)', () => {
+    expect(collector.payloads.join('\n')).not.toContain('CANARY-SECRET');
+  });
+});
