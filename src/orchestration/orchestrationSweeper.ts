@@ -1,0 +1,128 @@
+/**
+ * The poller's run: what the index says is due (polls, deadlines, interrupted starts, keys an
+ * instance left behind), worked off by the stepper; then the deliveries due, the purges due,
+ * and the janitor's turn, within one housekeeping budget.
+ */
+import type { GatewayError } from '../errors';
+import { eachLimited } from './eachLimited';
+import type { EngineDependencies, PollReader, SweepResult } from './engineSettings';
+import type { NotificationDispatcher } from './notificationDispatcher';
+import type { OrchestrationJanitor } from './orchestrationJanitor';
+import type { ActiveEntry } from './orchestrationIndex';
+import type { OrchestrationRecords } from './orchestrationRecords';
+import { isActive } from './orchestrationState';
+import type { OrchestrationStepper } from './orchestrationStepper';
+import { scheduleOf } from './transitions';
+
+export interface SweeperParts {
+  records: OrchestrationRecords;
+  stepper: OrchestrationStepper;
+  notifications: NotificationDispatcher;
+  janitor: OrchestrationJanitor;
+}
+
+export class OrchestrationSweeper {
+  constructor(
+    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'settings' | 'now'>,
+    private readonly parts: SweeperParts,
+  ) {}
+
+  /**
+   * One run of the poller, costing what is due rather than what is stored: it lists the active
+   * orchestrations from the index (never the ended ones), advances those due, starts the due
+   * notifications (waiting for them at most `deliveryWaitMs`), purges what passed its retention
+   * in a bounded batch, and gives the janitor its turn, the last three within `housekeepingBudgetMs`.
+   *
+   * Polls that fall due within `lookaheadMs` (the time until the timer's next run) are waited
+   * for and made in this run, so the timer's period does not add to the upstream's interval;
+   * none is made before its time. Without a token (passthrough mode: only callers hold one) no
+   * poll is made, but deadlines, interrupted starts, notifications and retention still apply,
+   * as they need no upstream call.
+   */
+  async sweep(token: string | undefined, lookaheadMs = 0): Promise<SweepResult> {
+    const { index, settings } = this.deps;
+    const startedAt = this.deps.now();
+    const reader = token === undefined ? undefined : { token };
+    const result: SweepResult = { durationMs: 0, due: 0, polled: 0, delivered: 0, purged: 0, reconciled: 0, janitorScanned: 0 };
+    // A new deployment's poller may run before any start has made the container.
+    await this.deps.store.ensureReady();
+
+    const due = (await index.listActive()).filter((entry) => this.#isDue(entry, startedAt, reader ? lookaheadMs : undefined));
+    due.sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0));
+    result.due = due.length;
+    await eachLimited(due, settings.concurrency, async (entry) => {
+      const pastDeadline = entry.deadlineAt !== undefined && entry.deadlineAt <= this.deps.now();
+      const waitMs = pastDeadline ? 0 : (entry.nextPollAt ?? 0) - this.deps.now();
+      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      try {
+        const outcome = await this.#sweepActive(entry, reader);
+        if (outcome === 'stepped') result.polled += 1;
+        if (outcome === 'reconciled') result.reconciled += 1;
+      } catch (error) {
+        this.parts.records.log({ id: entry.id, step: 'poll-error', code: (error as GatewayError).code ?? 'InternalError' });
+      }
+    });
+
+    // Deliveries, purges and the janitor share one budget: a backlog of any waits for the next run.
+    // Deliveries are started, not awaited: a run waits for them at most `deliveryWaitMs`.
+    const housekeepingEndsAt = this.deps.now() + settings.housekeepingBudgetMs;
+    try {
+      result.delivered = await this.parts.notifications.run(housekeepingEndsAt);
+    } catch (error) {
+      this.parts.records.log({ step: 'delivery-error', code: (error as GatewayError).code ?? 'InternalError' });
+    }
+
+    result.purged = await this.#purgeExpired(housekeepingEndsAt);
+    if (this.deps.now() < housekeepingEndsAt) {
+      const janitor = await this.parts.janitor.turn();
+      result.reconciled += janitor.repaired;
+      result.janitorScanned = janitor.scanned;
+    }
+    result.durationMs = this.deps.now() - startedAt;
+    return result;
+  }
+
+  /**
+   * Whether an active entry needs this run: a poll due (within the lookahead, with a reader),
+   * a deadline passed, a start pending too long, or a key written before its schedule was kept.
+   */
+  #isDue(entry: ActiveEntry, now: number, lookaheadMs: number | undefined): boolean {
+    if (!entry.id) return true;
+    if (entry.deadlineAt !== undefined && entry.deadlineAt <= now) return true;
+    if (entry.nextPollAt === undefined) return now - (entry.startedAt ?? 0) >= this.deps.settings.pendingTimeoutMs;
+    return lookaheadMs !== undefined && entry.nextPollAt <= now + lookaheadMs;
+  }
+
+  async #sweepActive(entry: ActiveEntry, reader: PollReader | undefined): Promise<'stepped' | 'reconciled' | undefined> {
+    const { store, index } = this.deps;
+    const id = entry.id || (await index.keyHolder(entry.requestKey))?.id;
+    if (!id) return undefined;
+    const stored = await store.read(id);
+    if (!stored) {
+      // A start whose instance died before its document was written: nothing reached the upstream.
+      if (this.deps.now() - (entry.startedAt ?? 0) >= this.deps.settings.pendingTimeoutMs) await index.releaseKey(entry.requestKey, id);
+      return undefined;
+    }
+    if (!isActive(stored.state)) {
+      await this.parts.records.indexEnded(stored.state);
+      return 'reconciled';
+    }
+    // A key written before its schedule was (an older version, or a start whose second write failed).
+    if ((!entry.id || entry.nextPollAt === undefined) && stored.state.poll) await index.scheduleKey(entry.requestKey, id, scheduleOf(stored.state));
+    return (await this.parts.stepper.step(stored, reader)) ? 'stepped' : undefined;
+  }
+
+  /** Purges what passed its retention, oldest first, in one bounded batch within the budget. */
+  async #purgeExpired(endsAt: number): Promise<number> {
+    const { store, index, settings } = this.deps;
+    const expired = await index.expired(this.deps.now(), settings.purgeBatch);
+    let purged = 0;
+    await eachLimited(expired, settings.concurrency, async (entry) => {
+      if (this.deps.now() >= endsAt) return;
+      await Promise.all([store.delete(entry.id), index.clearOutbox(entry.id)]);
+      await index.clearExpiry(entry.marker);
+      purged += 1;
+    });
+    return purged;
+  }
+}
