@@ -193,7 +193,8 @@ app.timer('orchestrationPoller', {
     // execution time, so it is a setting, and a margin keeps the run shorter than the period.
     const untilNextRunMs = msUntilNextRun(services.config.ORCHESTRATION_POLL_SCHEDULE);
     const lookaheadMs = Math.max(0, Math.min(untilNextRunMs - 300, services.config.LRO_POLL_LOOKAHEAD_SECONDS * 1000));
-    const result = await services.orchestrations.sweep(token, lookaheadMs);
+    // Due work a run cannot begin before the next run is left to it, in due order (see sweep).
+    const result = await services.orchestrations.sweep(token, lookaheadMs, untilNextRunMs);
     const periodMs = periodAt(services.config.ORCHESTRATION_POLL_SCHEDULE);
     const line = sweepLogLine(result, { periodMs, level: services.config.LOG_LEVEL });
     if (line) context.log(line);

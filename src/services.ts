@@ -94,6 +94,8 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
     notifyUrl: config.NOTIFY_URL,
     allowedOrigins: config.NOTIFY_ALLOWED_ORIGINS,
     purgeBatch: config.ORCHESTRATION_PURGE_BATCH,
+    pollConcurrency: config.ORCHESTRATION_POLL_CONCURRENCY,
+    stateCacheBytes: config.ORCHESTRATION_CACHE_MB * 1024 * 1024,
     janitorIntervalMs: minutes(config.ORCHESTRATION_JANITOR_MINUTES),
   };
 }

@@ -22,8 +22,15 @@ export interface OrchestrationSettings {
   retentionMs: number;
   /** A start that never got its upstream answer (its instance died) fails after this. */
   pendingTimeoutMs: number;
-  /** Polls made at once by one sweep, and deliveries in flight at once in one instance. */
+  /** Deliveries in flight at once in one instance, and purges and janitor checks at once in one run. */
   concurrency: number;
+  /**
+   * Due steps (polls, deadlines) one run makes at once. The upstream's budget is the bound that
+   * matters (ARM: about 12,000 reads an hour per principal, 250 in a burst), not storage's.
+   */
+  pollConcurrency: number;
+  /** Bytes of documents one instance keeps of what it last wrote, so its next poll of one needs no read (see StateCache). */
+  stateCacheBytes: number;
   /** How long a start's own two first writes may take (a few storage budgets): see orchestrationStarter.ts. */
   startWritesMs: number;
   /** Most orchestrations whose deliveries one sweep makes. */
@@ -55,6 +62,8 @@ export const defaultOrchestrationSettings: OrchestrationSettings = {
   retentionMs: 7 * 24 * 3600_000,
   pendingTimeoutMs: 10 * 60_000,
   concurrency: 8,
+  pollConcurrency: 16,
+  stateCacheBytes: 16 * 1024 * 1024,
   startWritesMs: 30_000,
   deliveryBatch: 100,
   maxNotifyTargets: 10,
@@ -128,6 +137,8 @@ export interface SweepResult {
   delivered: number;
   purged: number;
   reconciled: number;
+  /** Due work this run left to the next, as it reached the end of its time (see OrchestrationSweeper). */
+  deferred: number;
   /** Documents the janitor looked at in this run (0 but for one run in many, see orchestrationJanitor.ts). */
   janitorScanned: number;
 }

@@ -77,8 +77,8 @@ export class OrchestrationEngine {
   }
 
   /** See OrchestrationSweeper.sweep. */
-  sweep(token: string | undefined, lookaheadMs = 0): Promise<SweepResult> {
-    return this.#sweeper.sweep(token, lookaheadMs);
+  sweep(token: string | undefined, lookaheadMs = 0, runBudgetMs?: number): Promise<SweepResult> {
+    return this.#sweeper.sweep(token, lookaheadMs, runBudgetMs);
   }
 
   /** Makes the due deliveries of one ended orchestration and waits for them (see NotificationDispatcher). */

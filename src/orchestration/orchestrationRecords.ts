@@ -9,13 +9,19 @@ import type { EngineDependencies } from './engineSettings';
 import { expiryMarkerName } from './orchestrationIndex';
 import type { OrchestrationState } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';
+import { StateCache } from './stateCache';
 import { nextDeliveryAt, outboxHint } from './outbox';
 import { ended, type Ending } from './transitions';
 
 export type RecordsDependencies = Pick<EngineDependencies, 'store' | 'index' | 'settings' | 'now' | 'log'> & { newId: () => string };
 
 export class OrchestrationRecords {
-  constructor(readonly deps: RecordsDependencies) {}
+  /** What this instance last wrote of each active orchestration (see StateCache). */
+  readonly cache: StateCache;
+
+  constructor(readonly deps: RecordsDependencies) {
+    this.cache = new StateCache(deps.settings.stateCacheBytes);
+  }
 
   iso(ms = this.deps.now()): string {
     return new Date(ms).toISOString();
@@ -35,18 +41,34 @@ export class OrchestrationRecords {
       const next = change(current.state);
       if (next === current.state) return current;
       const etag = await this.deps.store.replace(next, current.etag);
-      if (etag !== undefined) return { state: next, etag };
+      if (etag !== undefined) return this.#kept({ state: next, etag });
       current = await this.deps.store.read(stored.state.id);
     }
+    this.cache.drop(stored.state.id);
     if (!current) throw new GatewayError('NotFound', `No orchestration ${stored.state.id}.`);
     throw new GatewayError('Conflict', `Orchestration ${stored.state.id} kept changing; try again.`);
   }
 
-  /** Ends an orchestration (unless it ended already), then updates the index: key, expiry, outbox. */
-  async end(stored: StoredState, ending: Ending): Promise<OrchestrationState> {
+  /** Writes a document with the ETag it was read at (no retry): its new version, or undefined if another writer was first. */
+  async replace(stored: StoredState): Promise<StoredState | undefined> {
+    const etag = await this.deps.store.replace(stored.state, stored.etag);
+    if (etag === undefined) this.cache.drop(stored.state.id);
+    return etag === undefined ? undefined : this.#kept({ state: stored.state, etag });
+  }
+
+  #kept(stored: StoredState): StoredState {
+    this.cache.keep(stored);
+    return stored;
+  }
+
+  /**
+   * Ends an orchestration (unless it ended already), then updates the index: key, expiry,
+   * outbox. `keyEtag`, the request key's version as the caller last saw it, saves reading the key.
+   */
+  async end(stored: StoredState, ending: Ending, keyEtag?: string): Promise<OrchestrationState> {
     const context = { notifyUrl: this.deps.settings.notifyUrl, newId: this.deps.newId };
     const settled = await this.write(stored, (state) => ended(state, ending, this.deps.now(), context));
-    await this.indexEnded(settled.state);
+    await this.indexEnded(settled.state, keyEtag);
     this.log({ id: settled.state.id, name: settled.state.name, step: 'settled', runtimeStatus: settled.state.runtimeStatus, failure: settled.state.failure?.code });
     return settled.state;
   }
@@ -56,12 +78,12 @@ export class OrchestrationRecords {
    * outbox marked while deliveries remain. Idempotent: the sweep repeats it for an ended
    * orchestration still holding its key (an instance that died between the two).
    */
-  async indexEnded(state: OrchestrationState): Promise<void> {
+  async indexEnded(state: OrchestrationState, keyEtag?: string): Promise<void> {
     const { index, settings } = this.deps;
     const endedAt = Date.parse(state.endedTime ?? state.lastUpdatedTime);
     const dueAt = nextDeliveryAt(state.deliveries);
     await Promise.all([
-      index.releaseKey(state.requestKey, state.id),
+      index.releaseKey(state.requestKey, state.id, keyEtag),
       index.markExpiry(state.id, endedAt + settings.retentionMs),
       dueAt === undefined ? undefined : index.markOutbox(state.id, dueAt, outboxHint(state.deliveries)),
     ]);
@@ -81,6 +103,7 @@ export class OrchestrationRecords {
   async purgeEnded(state: Pick<OrchestrationState, 'id' | 'requestKey' | 'endedTime' | 'lastUpdatedTime'>): Promise<void> {
     const { store, index, settings } = this.deps;
     const endedAt = Date.parse(state.endedTime ?? state.lastUpdatedTime);
+    this.cache.drop(state.id);
     await Promise.all([
       store.delete(state.id),
       index.clearOutbox(state.id),

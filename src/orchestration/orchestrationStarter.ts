@@ -84,7 +84,7 @@ export class OrchestrationStarter {
       response = await send();
     } catch (error) {
       const failure = error instanceof GatewayError ? { code: error.code, message: error.message } : { code: 'InternalError', message: 'The start failed.' };
-      await this.records.end(stored, { runtimeStatus: 'Failed', failure });
+      await this.records.end(stored, { runtimeStatus: 'Failed', failure }, keyEtag);
       throw error;
     }
 
@@ -92,7 +92,7 @@ export class OrchestrationStarter {
     const initial = { status: response.status, body: redactSecrets(answer.body) };
     if (isUnfollowableAccept(request.method, answer)) {
       const failure = { code: 'UpstreamBadResponse', message: 'The upstream accepted the operation (202) without a Location or Azure-AsyncOperation to follow it; its outcome cannot be known.' } as const;
-      await this.records.end(stored, { runtimeStatus: 'Failed', initial, failure });
+      await this.records.end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag);
       throw new GatewayError(failure.code, failure.message, { headers: { 'x-orchestration-id': pending.id } });
     }
     let mode = pollingModeOf(request.method, answer);
@@ -109,12 +109,12 @@ export class OrchestrationStarter {
         initial,
         output: initial,
         customStatus: { upstreamState: succeeded ? 'Succeeded' : 'Failed', lastReadStatus: response.status },
-      });
+      }, keyEtag);
       return { kind: 'final', state, response };
     }
     if (!isTrustedUrl(pollUrl, this.deps.upstream.baseUrl)) {
       const failure = { code: 'UpstreamLinkRefused', message: 'The upstream asked to be polled on another origin; the app does not follow it.' };
-      return { kind: 'running', state: await this.records.end(stored, { runtimeStatus: 'Failed', initial, failure }), response };
+      return { kind: 'running', state: await this.records.end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag), response };
     }
     const plan = { mode, url: pollUrl, resourceUrl: request.resourceUrl, retryAfter: response.headers['retry-after'], deadlineMs: this.deps.settings.deadlineMs[request.name] ?? this.deps.settings.defaultDeadlineMs };
     const started = running(stored.state, plan, initial, this.deps.now(), this.deps.settings.pollInterval);

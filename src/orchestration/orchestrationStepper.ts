@@ -15,6 +15,17 @@ import type { StoredState } from './orchestrationStore';
 import { afterRead, claimed, scheduleOf, type ReadOutcome } from './transitions';
 import { answerOf } from './upstreamAnswer';
 
+/**
+ * What bounds and helps one step: `budgetEndsAt` bounds a poll made for a waiting caller (its
+ * reads get the time left, and none is begun with less than a second left, so a wait never
+ * outlasts what it was given); `keyEtag`, the request key's version as the poller listed it,
+ * lets the step reschedule or free the key without reading it first.
+ */
+export interface StepContext {
+  budgetEndsAt?: number;
+  keyEtag?: string;
+}
+
 export class OrchestrationStepper {
   constructor(
     private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'upstream' | 'settings' | 'now'>,
@@ -30,14 +41,15 @@ export class OrchestrationStepper {
   async advance(id: string, reader?: PollReader, budgetEndsAt?: number): Promise<boolean> {
     const stored = await this.deps.store.read(id);
     if (!stored || !isActive(stored.state)) return false;
-    return this.step(stored, reader, budgetEndsAt);
+    return this.step(stored, reader, { budgetEndsAt });
   }
 
   /**
-   * `budgetEndsAt` bounds a poll made for a waiting caller: its reads get the time left, and
-   * none is begun with less than a second left, so a wait never outlasts what it was given.
+   * One step from `stored`, the version read (or the one this instance last wrote: a claim on
+   * a version since replaced is refused, and the step returns false having made no call).
    */
-  async step(stored: StoredState, reader: PollReader | undefined, budgetEndsAt?: number): Promise<boolean> {
+  async step(stored: StoredState, reader: PollReader | undefined, context: StepContext = {}): Promise<boolean> {
+    const { budgetEndsAt, keyEtag } = context;
     const now = this.deps.now();
     const { state } = stored;
     if (state.runtimeStatus === 'Pending') return this.records.failStalePending(stored, now);
@@ -45,25 +57,24 @@ export class OrchestrationStepper {
     if (!poll) return false;
     if (now >= poll.deadlineAt) {
       const minutes = Math.round((poll.deadlineAt - Date.parse(state.createdTime)) / 60_000);
-      await this.records.end(stored, { runtimeStatus: 'Failed', failure: { code: 'DeadlineExceeded', message: `The operation did not end within its deadline of ${minutes} minutes.` } });
+      await this.records.end(stored, { runtimeStatus: 'Failed', failure: { code: 'DeadlineExceeded', message: `The operation did not end within its deadline of ${minutes} minutes.` } }, keyEtag);
       return true;
     }
     if (!reader || poll.nextPollAt > now || (poll.claimedUntil ?? 0) > now) return false;
     if (budgetEndsAt !== undefined && budgetEndsAt - now < 1000) return false;
     // Another caller's token is not used for this caller's operation (passthrough mode).
     if (state.actor !== undefined && state.actor !== reader.actor) return false;
-    const claimedState = claimed(state, now, this.deps.settings.claimMs);
-    const etag = await this.deps.store.replace(claimedState, stored.etag);
-    if (etag === undefined) return false;
+    const claim = await this.records.replace({ state: claimed(state, now, this.deps.settings.claimMs), etag: stored.etag });
+    if (!claim) return false;
     const timeoutMs = budgetEndsAt === undefined ? undefined : budgetEndsAt - now;
     const reading = await this.#readUpstream(poll.mode, poll.url, state.input.method, reader.token, timeoutMs);
-    await this.#record({ state: claimedState, etag }, reading, reader.token, budgetEndsAt);
+    await this.#record(claim, reading, reader.token, context);
     return true;
   }
 
   async #readUpstream(mode: PollingMode, url: string, method: string, token: string, timeoutMs?: number): Promise<PollReading & { answer?: UpstreamAnswer }> {
     try {
-      // A status is small; a runaway answer must not be held (8 polls run at once).
+      // A status is small; a runaway answer must not be held (`pollConcurrency` polls run at once).
       const response = await this.deps.upstream.send({ method: 'GET', url, token, maxResponseBytes: 8 * 1024 * 1024, timeoutMs });
       const answer = answerOf(response);
       return { ...readPoll(mode, method, answer), answer };
@@ -74,18 +85,23 @@ export class OrchestrationStepper {
     }
   }
 
-  async #record(stored: StoredState, reading: PollReading & { answer?: UpstreamAnswer }, token: string, budgetEndsAt?: number): Promise<void> {
+  /**
+   * Records what a poll read: an end (the document, then its index entries), or the next poll
+   * (the document, then the key's schedule). With the key's ETag, neither reads the key.
+   */
+  async #record(stored: StoredState, reading: PollReading & { answer?: UpstreamAnswer }, token: string, context: StepContext): Promise<void> {
+    const { budgetEndsAt, keyEtag } = context;
     const lastPolledTime = this.records.iso();
     if (reading.kind === 'succeeded') {
       let output = { status: reading.answer?.status ?? 200, body: redactSecrets(reading.answer?.body) };
       if (reading.needsFinalGet && stored.state.poll) {
         const timeoutMs = budgetEndsAt === undefined ? undefined : Math.max(1, budgetEndsAt - this.deps.now());
         const final = await this.#readUpstream('resource', stored.state.poll.resourceUrl, 'GET', token, timeoutMs);
-        if (final.kind === 'failed') return this.#record(stored, final, token);
-        if (final.kind !== 'succeeded' || !final.answer) return this.#record(stored, { kind: 'read-failed', status: final.answer?.status ?? 0 }, token);
+        if (final.kind === 'failed') return this.#record(stored, final, token, { keyEtag });
+        if (final.kind !== 'succeeded' || !final.answer) return this.#record(stored, { kind: 'read-failed', status: final.answer?.status ?? 0 }, token, { keyEtag });
         output = { status: 200, body: redactSecrets(final.answer.body) };
       }
-      await this.records.end(stored, { runtimeStatus: 'Completed', output, customStatus: { upstreamState: reading.state, lastReadStatus: reading.answer?.status, lastPolledTime } });
+      await this.records.end(stored, { runtimeStatus: 'Completed', output, customStatus: { upstreamState: reading.state, lastReadStatus: reading.answer?.status, lastPolledTime } }, keyEtag);
       return;
     }
     if (reading.kind === 'failed') {
@@ -94,7 +110,7 @@ export class OrchestrationStepper {
         runtimeStatus: 'Failed',
         output: { status, body: redactSecrets(reading.error) },
         customStatus: { upstreamState: reading.state, lastReadStatus: reading.status, lastPolledTime },
-      });
+      }, keyEtag);
       return;
     }
     const answer = reading.answer;
@@ -105,7 +121,7 @@ export class OrchestrationStepper {
       movedTo: reading.kind === 'running' && answer && stored.state.poll ? this.#movedPollUrl(stored.state.poll.mode, answer) : undefined,
     };
     const next = await this.records.write(stored, (state) => afterRead(state, outcome, this.deps.now(), this.deps.settings.pollInterval));
-    if (isActive(next.state)) await this.deps.index.scheduleKey(next.state.requestKey, next.state.id, scheduleOf(next.state));
+    if (isActive(next.state)) await this.deps.index.scheduleKey(next.state.requestKey, next.state.id, scheduleOf(next.state), keyEtag);
   }
 
   /**

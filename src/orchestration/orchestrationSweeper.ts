@@ -38,21 +38,31 @@ export class OrchestrationSweeper {
    * none is made before its time. Without a token (passthrough mode: only callers hold one) no
    * poll is made, but deadlines, interrupted starts, notifications and retention still apply,
    * as they need no upstream call.
+   *
+   * Due work is taken in due order, `pollConcurrency` steps at once. With `runBudgetMs` (the
+   * time until the timer's next run), no step is begun after it: what is left stays due and,
+   * being due earliest, is taken first by the next run, so a burst is worked off in order
+   * over as many runs as it needs, none skipped; the run counts it as `deferred`.
    */
-  async sweep(token: string | undefined, lookaheadMs = 0): Promise<SweepResult> {
+  async sweep(token: string | undefined, lookaheadMs = 0, runBudgetMs?: number): Promise<SweepResult> {
     const { index, settings } = this.deps;
     const startedAt = this.deps.now();
+    const runEndsAt = runBudgetMs === undefined ? Infinity : startedAt + runBudgetMs;
     const reader = token === undefined ? undefined : { token };
-    const result: SweepResult = { durationMs: 0, due: 0, polled: 0, delivered: 0, purged: 0, reconciled: 0, janitorScanned: 0 };
+    const result: SweepResult = { durationMs: 0, due: 0, polled: 0, delivered: 0, purged: 0, reconciled: 0, deferred: 0, janitorScanned: 0 };
     // A new deployment's poller may run before any start has made the container.
     await this.deps.store.ensureReady();
 
     const due = (await index.listActive()).filter((entry) => this.#isDue(entry, startedAt, reader ? lookaheadMs : undefined));
     due.sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0));
     result.due = due.length;
-    await eachLimited(due, settings.concurrency, async (entry) => {
+    await eachLimited(due, settings.pollConcurrency, async (entry) => {
       const pastDeadline = entry.deadlineAt !== undefined && entry.deadlineAt <= this.deps.now();
       const waitMs = pastDeadline ? 0 : (entry.nextPollAt ?? 0) - this.deps.now();
+      if (this.deps.now() + Math.max(0, waitMs) >= runEndsAt) {
+        result.deferred += 1;
+        return;
+      }
       if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
       try {
         const outcome = await this.#sweepActive(entry, reader);
@@ -93,23 +103,31 @@ export class OrchestrationSweeper {
     return lookaheadMs !== undefined && entry.nextPollAt <= now + lookaheadMs;
   }
 
+  /**
+   * One due entry: stepped from the version this instance last wrote when it has it (no read:
+   * the claim is conditioned on that version), else from the document read; or, when the
+   * document ended or never came to be, the index made to agree with it.
+   */
   async #sweepActive(entry: ActiveEntry, reader: PollReader | undefined): Promise<'stepped' | 'reconciled' | undefined> {
     const { store, index } = this.deps;
+    const scheduled = entry.id !== '' && entry.nextPollAt !== undefined;
+    const cached = scheduled ? this.parts.records.cache.get(entry.id) : undefined;
+    if (cached && (await this.parts.stepper.step(cached, reader, { keyEtag: entry.etag }))) return 'stepped';
     const id = entry.id || (await index.keyHolder(entry.requestKey))?.id;
     if (!id) return undefined;
     const stored = await store.read(id);
     if (!stored) {
       // A start whose instance died before its document was written: nothing reached the upstream.
-      if (this.deps.now() - (entry.startedAt ?? 0) >= this.deps.settings.pendingTimeoutMs) await index.releaseKey(entry.requestKey, id);
+      if (this.deps.now() - (entry.startedAt ?? 0) >= this.deps.settings.pendingTimeoutMs) await index.releaseKey(entry.requestKey, id, entry.etag);
       return undefined;
     }
     if (!isActive(stored.state)) {
-      await this.parts.records.indexEnded(stored.state);
+      await this.parts.records.indexEnded(stored.state, entry.etag);
       return 'reconciled';
     }
     // A key written before its schedule was (an older version, or a start whose second write failed).
-    if ((!entry.id || entry.nextPollAt === undefined) && stored.state.poll) await index.scheduleKey(entry.requestKey, id, scheduleOf(stored.state));
-    return (await this.parts.stepper.step(stored, reader)) ? 'stepped' : undefined;
+    if (!scheduled && stored.state.poll) await index.scheduleKey(entry.requestKey, id, scheduleOf(stored.state));
+    return (await this.parts.stepper.step(stored, reader, { keyEtag: scheduled ? entry.etag : undefined })) ? 'stepped' : undefined;
   }
 
   /** Purges what passed its retention, oldest first, in one bounded batch within the budget. */

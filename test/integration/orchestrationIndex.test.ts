@@ -98,7 +98,8 @@ describe('a poller run costs what is due, not what is stored', () => {
   it('reads the documents of due orchestrations only', async () => {
     const engine = makeEngine();
     await endedOrchestrations(engine, 40);
-    const started = await engine.start(groupStart('due-now'), sendFor(groupStart('due-now')));
+    // Started by another instance: this one holds no version of it, so it reads it.
+    const started = await makeEngine().start(groupStart('due-now'), sendFor(groupStart('due-now')));
     await engine.sweep(token);
     clock += 2000;
     storage.reset();
@@ -124,6 +125,58 @@ it('a start makes two storage requests before the upstream call and two after, a
   expect(beforeUpstream.some((line) => line.includes('/instances/'))).toBe(true);
   // The document (with the ETag its creation gave: no read) and the key's schedule.
   expect(afterUpstream.sort()).toEqual([expect.stringMatching(/^PUT .*\/instances\//), expect.stringMatching(/^PUT .*\/keys\/.*\?comp=metadata$/)]);
+});
+
+describe('storage requests per start and per poll stay within their targets', () => {
+  /** A run's own requests (listings, the janitor's cursor) left out: what the orchestrations cost. */
+  const perOrchestration = (lines: readonly string[]) => lines.filter((line) => !line.includes('comp=list') && !line.endsWith('/janitor.json'));
+
+  it('a long-running start makes 4, a start answered final at once at most 5', async () => {
+    const engine = makeEngine();
+    await engine.store.ensureReady();
+    storage.reset();
+    await engine.start(groupStart('goes-on'), sendFor(groupStart('goes-on')));
+    expect(storage.requests).toHaveLength(4);
+    storage.reset();
+    expect(await engine.start(groupStart('done-at-once'), finishedAtOnce)).toMatchObject({ kind: 'final' });
+    // The key and the document, the ended document, the key freed and the purge marked.
+    expect(storage.requests.length).toBeLessThanOrEqual(5);
+  });
+
+  it('a poll makes at most 3 when the operation goes on (claim, record, reschedule) and 4 when it ends', async () => {
+    const engine = makeEngine();
+    const count = 10;
+    const ids: string[] = [];
+    for (let index = 0; index < count; index += 1) ids.push((await engine.start(groupStart(`polled-${index}`), sendFor(groupStart(`polled-${index}`)))).state.id);
+    await engine.sweep(token); // nothing due yet; the janitor takes its first turn
+    clock += 2000;
+    storage.reset();
+    expect(await engine.sweep(token)).toMatchObject({ due: count, polled: count });
+    expect(perOrchestration(storage.requests).length).toBeLessThanOrEqual(3 * count);
+    clock += 2000;
+    storage.reset();
+    expect(await engine.sweep(token)).toMatchObject({ due: count, polled: count });
+    // The claim, the ended document, the key freed and the purge marked.
+    expect(perOrchestration(storage.requests).length).toBeLessThanOrEqual(4 * count);
+    for (const id of ids) expect(await engine.get(id)).toMatchObject({ runtimeStatus: 'Completed' });
+  }, 60_000);
+
+  it('a poll by an instance that did not write the orchestration last reads it first: one request more, never a wrong step', async () => {
+    const starter = makeEngine();
+    const poller = makeEngine();
+    const outcome = await starter.start(groupStart('elsewhere'), sendFor(groupStart('elsewhere')));
+    await poller.sweep(token); // nothing due yet; the janitor takes its first turn
+    clock += 2000;
+    storage.reset();
+    expect(await poller.sweep(token)).toMatchObject({ due: 1, polled: 1 });
+    expect(perOrchestration(storage.requests)).toHaveLength(4);
+    // The starter's version is stale now: its claim is refused, it reads, and polls once.
+    clock += 2000;
+    storage.reset();
+    expect(await starter.sweep(token)).toMatchObject({ due: 1, polled: 1 });
+    expect(await starter.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Completed' });
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(2);
+  }, 30_000);
 });
 
 it('a second identical start while the first still writes its document joins it: the upstream sees one', async () => {
