@@ -39,10 +39,10 @@ export class OrchestrationSweeper {
    * poll is made, but deadlines, interrupted starts, notifications and retention still apply,
    * as they need no upstream call.
    *
-   * Due work is taken in due order, `pollConcurrency` steps at once. With `runBudgetMs` (the
-   * time until the timer's next run), no step is begun after it: what is left stays due and,
-   * being due earliest, is taken first by the next run, so a burst is worked off in order
-   * over as many runs as it needs, none skipped; the run counts it as `deferred`.
+   * Due work is taken in due order, `pollConcurrency` steps at once. With `runBudgetMs`, no
+   * step is begun after it: what is left stays due and, being due earliest, is taken first by
+   * the next run, so a burst is worked off in order over as many runs as it needs, none
+   * skipped; the run counts it as `deferred`.
    */
   async sweep(token: string | undefined, lookaheadMs = 0, runBudgetMs?: number): Promise<SweepResult> {
     const { index, settings } = this.deps;
@@ -53,25 +53,18 @@ export class OrchestrationSweeper {
     // A new deployment's poller may run before any start has made the container.
     await this.deps.store.ensureReady();
 
-    const due = (await index.listActive()).filter((entry) => this.#isDue(entry, startedAt, reader ? lookaheadMs : undefined));
-    due.sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0));
-    result.due = due.length;
-    await eachLimited(due, settings.pollConcurrency, async (entry) => {
-      const pastDeadline = entry.deadlineAt !== undefined && entry.deadlineAt <= this.deps.now();
-      const waitMs = pastDeadline ? 0 : (entry.nextPollAt ?? 0) - this.deps.now();
-      if (this.deps.now() + Math.max(0, waitMs) >= runEndsAt) {
-        result.deferred += 1;
-        return;
-      }
-      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-      try {
-        const outcome = await this.#sweepActive(entry, reader);
-        if (outcome === 'stepped') result.polled += 1;
-        if (outcome === 'reconciled') result.reconciled += 1;
-      } catch (error) {
-        this.parts.records.log({ id: entry.id, step: 'poll-error', code: (error as GatewayError).code ?? 'InternalError' });
-      }
-    });
+    // What fell due while the run worked (a start's first poll, another's next) is listed again
+    // and taken in the same run, each entry once, until nothing new is due or the time is up.
+    const taken = new Set<string>();
+    for (let lookahead = reader ? lookaheadMs : undefined; this.deps.now() < runEndsAt && result.deferred === 0; lookahead = reader ? 0 : undefined) {
+      const now = this.deps.now();
+      const due = (await index.listActive()).filter((entry) => !taken.has(entry.requestKey) && this.#isDue(entry, now, lookahead));
+      if (due.length === 0) break;
+      due.sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0));
+      for (const entry of due) taken.add(entry.requestKey);
+      result.due += due.length;
+      await eachLimited(due, settings.pollConcurrency, (entry) => this.#takeDue(entry, reader, runEndsAt, result));
+    }
 
     // Deliveries, purges and the janitor share one budget: a backlog of any waits for the next run.
     // Deliveries are started, not awaited: a run waits for them at most `deliveryWaitMs`.
@@ -90,6 +83,24 @@ export class OrchestrationSweeper {
     }
     result.durationMs = this.deps.now() - startedAt;
     return result;
+  }
+
+  /** One due entry, unless the run's time is up (then it is left to the next run). */
+  async #takeDue(entry: ActiveEntry, reader: PollReader | undefined, runEndsAt: number, result: SweepResult): Promise<void> {
+    const pastDeadline = entry.deadlineAt !== undefined && entry.deadlineAt <= this.deps.now();
+    const waitMs = pastDeadline ? 0 : (entry.nextPollAt ?? 0) - this.deps.now();
+    if (this.deps.now() + Math.max(0, waitMs) >= runEndsAt) {
+      result.deferred += 1;
+      return;
+    }
+    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+    try {
+      const outcome = await this.#sweepActive(entry, reader);
+      if (outcome === 'stepped') result.polled += 1;
+      if (outcome === 'reconciled') result.reconciled += 1;
+    } catch (error) {
+      this.parts.records.log({ id: entry.id, step: 'poll-error', code: (error as GatewayError).code ?? 'InternalError' });
+    }
   }
 
   /**
