@@ -273,6 +273,19 @@ describe('OrchestrationEngine', () => {
     expect(await pollCounts()).toEqual([1, 1, 1, 1, 1]);
   }, 30_000);
 
+  it('a run also takes what falls due while it works, each orchestration once', async () => {
+    const realTime = makeEngine(containerName, Date.now);
+    const first = groupRequest('due-first');
+    const firstId = (await realTime.start(first, sendFor(first))).state.id;
+    await new Promise((resolve) => setTimeout(resolve, 2100)); // Retry-After: 2
+    const later = groupRequest('due-during-the-run');
+    const laterId = (await realTime.start(later, sendFor(later))).state.id;
+    // The first poll's read answers after the second orchestration's first poll fell due.
+    emulator.script({ kind: 'delay', delayMs: 2500, pathPattern: 'operationResults', times: 1 });
+    expect(await realTime.sweep(token, 0, 60_000)).toMatchObject({ due: 2, polled: 2, deferred: 0 });
+    for (const id of [firstId, laterId]) expect((await realTime.get(id))?.poll?.pollCount).toBe(1);
+  }, 30_000);
+
   describe('long-running protocol edges', () => {
     const migration = () => request('ApiManagementService_MigrateToStv2', 'POST', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2`, undefined, '2024-05-01');
 
