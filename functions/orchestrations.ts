@@ -193,7 +193,9 @@ app.timer('orchestrationPoller', {
     // execution time, so it is a setting, and a margin keeps the run shorter than the period.
     const untilNextRunMs = msUntilNextRun(services.config.ORCHESTRATION_POLL_SCHEDULE);
     const lookaheadMs = Math.max(0, Math.min(untilNextRunMs - 300, services.config.LRO_POLL_LOOKAHEAD_SECONDS * 1000));
-    const result = await services.orchestrations.sweep(token, lookaheadMs);
+    // A backlog is worked off past the next run (which waits for this one) for at most
+    // ORCHESTRATION_RUN_MAX_SECONDS; what is left then goes to the next run, in due order.
+    const result = await services.orchestrations.sweep(token, lookaheadMs, services.config.ORCHESTRATION_RUN_MAX_SECONDS * 1000);
     const periodMs = periodAt(services.config.ORCHESTRATION_POLL_SCHEDULE);
     const line = sweepLogLine(result, { periodMs, level: services.config.LOG_LEVEL });
     if (line) context.log(line);

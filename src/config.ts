@@ -244,6 +244,13 @@ const settingsSchema = z.object({
   GATEWAY_WAIT_MAX_PER_CALLER: integerText(1, 10_000).default(20),
   GATEWAY_WAIT_MAX_PER_INSTANCE: integerText(1, 10_000).default(200),
   ORCHESTRATION_PURGE_BATCH: integerText(1, 10_000).default(500),
+  // Steps one poller run makes at once: the upstream's read budget, not storage, is what bounds it.
+  ORCHESTRATION_POLL_CONCURRENCY: integerText(1, 256).default(16),
+  // How long one poller run begins due steps (a backlog is worked off past the schedule's next
+  // run, which waits); well within the Functions timeout (5 minutes by default on Consumption).
+  ORCHESTRATION_RUN_MAX_SECONDS: integerText(1, 600).default(60),
+  // What one instance keeps of the documents it last wrote, so its next poll needs no read.
+  ORCHESTRATION_CACHE_MB: integerText(0, 1024).default(16),
   // The stored documents one `showInput=true` list answer reads for their inputs: past it the
   // answer ends and its continuation token reads on.
   ORCHESTRATION_LIST_INPUT_BYTES: integerText(64 * 1024, 256 * 1024 * 1024).default(4 * 1024 * 1024),

@@ -97,6 +97,8 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
     // is checked against NOTIFY_ALLOWED_ORIGINS alone.
     allowedOrigins: [...config.NOTIFY_ALLOWED_ORIGINS, ...chatEndOrigins(config)],
     purgeBatch: config.ORCHESTRATION_PURGE_BATCH,
+    pollConcurrency: config.ORCHESTRATION_POLL_CONCURRENCY,
+    stateCacheBytes: config.ORCHESTRATION_CACHE_MB * 1024 * 1024,
     janitorIntervalMs: minutes(config.ORCHESTRATION_JANITOR_MINUTES),
   };
 }

@@ -13,7 +13,7 @@
  * and each outcome written on its own, as soon as it is known.
  */
 import { endEventType, type CloudEvent } from './notificationSender';
-import type { EngineDependencies, OrchestrationSettings } from './orchestrationEngine';
+import type { EngineDependencies, OrchestrationSettings } from './engineSettings';
 import type { OutboxEntry } from './orchestrationIndex';
 import type { OrchestrationState } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';

@@ -32,6 +32,8 @@ export interface KeySchedule {
 export interface ActiveEntry extends Partial<KeySchedule> {
   requestKey: string;
   id: string;
+  /** The key's ETag as listed: a poll reschedules or frees the key with it, without reading it first. */
+  etag?: string;
 }
 
 export interface ExpiryEntry {
@@ -105,25 +107,31 @@ export class OrchestrationIndex {
 
   /**
    * Records when `id` next needs the poller, if it still holds the key. With the key's ETag (as
-   * a start has it) one write; without, a read first, so another holder's key is never changed.
+   * a start or a listing has it) one write, and a read and a write if it changed since; without,
+   * a read first, so another holder's key is never changed. Whether it was written.
    */
-  async scheduleKey(requestKey: string, id: string, schedule: KeySchedule, etag?: string): Promise<void> {
-    let ifMatch = etag;
-    if (ifMatch === undefined) {
-      const holder = await this.keyHolder(requestKey);
-      if (holder?.id !== id) return;
-      ifMatch = holder.etag;
-    }
-    await this.budget.conditional('schedule a request key', (abortSignal) =>
-      this.#key(requestKey).setMetadata(scheduleMetadata(id, schedule), { conditions: { ifMatch }, abortSignal }),
-    );
+  async scheduleKey(requestKey: string, id: string, schedule: KeySchedule, etag?: string): Promise<boolean> {
+    const write = (ifMatch: string) =>
+      this.budget.conditional('schedule a request key', (abortSignal) =>
+        this.#key(requestKey).setMetadata(scheduleMetadata(id, schedule), { conditions: { ifMatch }, abortSignal }),
+      );
+    if (etag !== undefined && (await write(etag))) return true;
+    const holder = await this.keyHolder(requestKey);
+    if (holder?.id !== id) return false;
+    return (await write(holder.etag)) !== undefined;
   }
 
-  /** Frees a request key if `id` still holds it. */
-  async releaseKey(requestKey: string, id: string): Promise<void> {
+  /**
+   * Frees a request key if `id` still holds it: with the key's ETag one delete (a read first
+   * if it changed since), without it a read first.
+   */
+  async releaseKey(requestKey: string, id: string, etag?: string): Promise<void> {
+    const remove = (ifMatch: string) =>
+      this.budget.conditional('release a request key', (abortSignal) => this.#key(requestKey).deleteIfExists({ conditions: { ifMatch }, abortSignal }));
+    if (etag !== undefined && (await remove(etag))?.succeeded) return;
     const holder = await this.keyHolder(requestKey);
     if (holder?.id !== id) return;
-    await this.budget.conditional('release a request key', (abortSignal) => this.#key(requestKey).deleteIfExists({ conditions: { ifMatch: holder.etag }, abortSignal }));
+    await remove(holder.etag);
   }
 
   /** Every active orchestration, from the keys' metadata alone. */
@@ -139,6 +147,7 @@ export class OrchestrationIndex {
           requestKey: blob.name.slice(keyPrefix.length),
           // A key written before its metadata was kept names its holder in its content only.
           id: metadata.id ?? '',
+          etag: blob.properties.etag,
           startedAt: optionalNumber(metadata.startedat) ?? blob.properties.createdOn?.getTime(),
           nextPollAt: optionalNumber(metadata.nextpollat),
           deadlineAt: optionalNumber(metadata.deadlineat),

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { BlobServiceClient } from '@azure/storage-blob';
-import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type StartRequest } from '../../src/orchestration/orchestrationEngine';
+import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings, type StartRequest } from '../../src/orchestration/orchestrationEngine';
 import type { RuntimeStatus } from '../../src/orchestration/orchestrationState';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
@@ -20,12 +20,12 @@ let azurite: RunningAzurite;
 let clock = Date.parse('2026-06-01T00:00:00Z');
 const logs: string[] = [];
 
-function makeEngine(container: string, now: () => number = () => clock): OrchestrationEngine {
+function makeEngine(container: string, now: () => number = () => clock, settings: Partial<OrchestrationSettings> = {}): OrchestrationEngine {
   const blobService = BlobServiceClient.fromConnectionString(azurite.connectionString);
   return engineOnContainer(blobService.getContainerClient(container), {
     storageTimeoutMs: 5000,
-    upstream: new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
-    settings: { ...defaultOrchestrationSettings, pollInterval: { defaultMs: 5000, floorMs: 1000, ceilingMs: 60_000 }, deadlineMs: {}, defaultDeadlineMs: 10 * 60_000, retentionMs: 3600_000 },
+    upstream: new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 10_000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
+    settings: { ...defaultOrchestrationSettings, pollInterval: { defaultMs: 5000, floorMs: 1000, ceilingMs: 60_000 }, deadlineMs: {}, defaultDeadlineMs: 10 * 60_000, retentionMs: 3600_000, ...settings },
     now,
     log: (line) => logs.push(line),
   });
@@ -253,6 +253,38 @@ describe('OrchestrationEngine', () => {
     }
     expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(16);
   });
+
+  it('a run that cannot begin all its due polls in its time leaves the rest to the next, earliest due first', async () => {
+    // Two polls at once, each read answering after 3 s, and a run given 1.5 s: the run begins
+    // the two due first and leaves the others, which the next run takes before anything due later.
+    const realTime = makeEngine(containerName, Date.now, { pollConcurrency: 2 });
+    const ids: string[] = [];
+    for (let index = 0; index < 5; index += 1) {
+      const start = groupRequest(`burst-${index}`);
+      ids.push((await realTime.start(start, sendFor(start))).state.id);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2100)); // Retry-After: 2
+    emulator.script({ kind: 'delay', delayMs: 3000, pathPattern: 'operationResults', times: 2 });
+    const first = await realTime.sweep(token, 0, 1500);
+    expect(first).toMatchObject({ due: 5, polled: 2, deferred: 3 });
+    const pollCounts = async () => (await Promise.all(ids.map((id) => realTime.get(id)))).map((state) => state?.poll?.pollCount);
+    expect(await pollCounts()).toEqual([1, 1, 0, 0, 0]);
+    expect(await realTime.sweep(token, 0, 60_000)).toMatchObject({ due: 3, polled: 3, deferred: 0 });
+    expect(await pollCounts()).toEqual([1, 1, 1, 1, 1]);
+  }, 30_000);
+
+  it('a run also takes what falls due while it works, each orchestration once', async () => {
+    const realTime = makeEngine(containerName, Date.now);
+    const first = groupRequest('due-first');
+    const firstId = (await realTime.start(first, sendFor(first))).state.id;
+    await new Promise((resolve) => setTimeout(resolve, 2100)); // Retry-After: 2
+    const later = groupRequest('due-during-the-run');
+    const laterId = (await realTime.start(later, sendFor(later))).state.id;
+    // The first poll's read answers after the second orchestration's first poll fell due.
+    emulator.script({ kind: 'delay', delayMs: 2500, pathPattern: 'operationResults', times: 1 });
+    expect(await realTime.sweep(token, 0, 60_000)).toMatchObject({ due: 2, polled: 2, deferred: 0 });
+    for (const id of [firstId, laterId]) expect((await realTime.get(id))?.poll?.pollCount).toBe(1);
+  }, 30_000);
 
   describe('long-running protocol edges', () => {
     const migration = () => request('ApiManagementService_MigrateToStv2', 'POST', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2`, undefined, '2024-05-01');

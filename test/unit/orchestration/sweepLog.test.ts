@@ -2,7 +2,7 @@
 import type { SweepResult } from '../../../src/orchestration/orchestrationEngine';
 import { sweepLogLine } from '../../../src/orchestration/sweepLog';
 
-const idle: SweepResult = { durationMs: 40, due: 0, polled: 0, delivered: 0, purged: 0, reconciled: 0, janitorScanned: 0 };
+const idle: SweepResult = { durationMs: 40, due: 0, polled: 0, delivered: 0, purged: 0, reconciled: 0, deferred: 0, janitorScanned: 0 };
 
 describe('sweepLogLine', () => {
   it('leaves out a run that found nothing to do', () => {
@@ -21,6 +21,10 @@ describe('sweepLogLine', () => {
 
   it('always logs a run that overran the period, saying so', () => {
     expect(JSON.parse(sweepLogLine({ ...idle, durationMs: 12_000 }, { periodMs: 10_000, level: 'information' })!)).toEqual({ event: 'sweep', ...idle, durationMs: 12_000, overran: true, periodMs: 10_000 });
+  });
+
+  it('logs a run that left due work to the next as overrun, however short it was', () => {
+    expect(JSON.parse(sweepLogLine({ ...idle, due: 40, polled: 30, deferred: 10 }, { periodMs: 10_000, level: 'information' })!)).toMatchObject({ deferred: 10, overran: true, periodMs: 10_000 });
   });
 
   it('logs every run at debug', () => {

@@ -1,0 +1,144 @@
+/**
+ * What the orchestration engine's parts share: its settings and their defaults, what it is
+ * built from, and the shapes of what it is asked and answers. No behaviour here.
+ */
+import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
+import type { PollIntervalPolicy } from './lroRules';
+import type { NotificationSender } from './notificationSender';
+import type { OrchestrationIndex } from './orchestrationIndex';
+import type { OrchestrationState } from './orchestrationState';
+import type { OrchestrationStore } from './orchestrationStore';
+import type { OriginGatePolicy } from './originGate';
+import type { OutboxPolicy } from './outbox';
+
+export interface OrchestrationSettings {
+  pollInterval: PollIntervalPolicy;
+  /** How long an operation may run, by operationId; others get `defaultDeadlineMs`. */
+  deadlineMs: Record<string, number>;
+  defaultDeadlineMs: number;
+  /** How long one instance holds a poll before another may take it. */
+  claimMs: number;
+  /** How long finished orchestrations are kept. */
+  retentionMs: number;
+  /** A start that never got its upstream answer (its instance died) fails after this. */
+  pendingTimeoutMs: number;
+  /** Deliveries in flight at once in one instance, and purges and janitor checks at once in one run. */
+  concurrency: number;
+  /**
+   * Due steps (polls, deadlines) one run makes at once. The upstream's budget is the bound that
+   * matters (ARM: about 12,000 reads an hour per principal, 250 in a burst), not storage's.
+   */
+  pollConcurrency: number;
+  /** Bytes of documents one instance keeps of what it last wrote, so its next poll of one needs no read (see StateCache). */
+  stateCacheBytes: number;
+  /** How long a start's own two first writes may take (a few storage budgets): see orchestrationStarter.ts. */
+  startWritesMs: number;
+  /** Most orchestrations whose deliveries one sweep makes. */
+  deliveryBatch: number;
+  /** Most targets one orchestration tells of its end (a duplicate start may add its own). */
+  maxNotifyTargets: number;
+  outbox: OutboxPolicy;
+  /** Per receiver's origin: attempts at once, and the circuit that skips one failing (originGate.ts). */
+  originGate: OriginGatePolicy;
+  /** How long a poller run waits for the deliveries it started; slower ones are recorded after it. */
+  deliveryWaitMs: number;
+  /** Told of every orchestration's end (`NOTIFY_URL`). */
+  notifyUrl?: string;
+  /** The origins `x-gateway-notify` may name (`NOTIFY_ALLOWED_ORIGINS`), checked again at every delivery. */
+  allowedOrigins: readonly string[];
+  /** Most orchestrations one sweep purges, and the time a sweep may give purging and the janitor. */
+  purgeBatch: number;
+  housekeepingBudgetMs: number;
+  /** How often the janitor walks every document (ms), and how many it reads per sweep. */
+  janitorIntervalMs: number;
+  janitorPageSize: number;
+}
+
+export const defaultOrchestrationSettings: OrchestrationSettings = {
+  pollInterval: { defaultMs: 60_000, floorMs: 1000, ceilingMs: 600_000 },
+  deadlineMs: { ApiManagementService_MigrateToStv2: 240 * 60_000 },
+  defaultDeadlineMs: 60 * 60_000,
+  claimMs: 60_000,
+  retentionMs: 7 * 24 * 3600_000,
+  pendingTimeoutMs: 10 * 60_000,
+  concurrency: 8,
+  pollConcurrency: 16,
+  stateCacheBytes: 16 * 1024 * 1024,
+  startWritesMs: 30_000,
+  deliveryBatch: 100,
+  maxNotifyTargets: 10,
+  allowedOrigins: [],
+  outbox: { maxAttempts: 8, firstRetryMs: 5000, maxRetryMs: 10 * 60_000, claimMs: 60_000 },
+  originGate: { perOriginConcurrency: 2, failuresToOpen: 3, coolDownMs: 60_000 },
+  deliveryWaitMs: 1000,
+  purgeBatch: 500,
+  housekeepingBudgetMs: 5000,
+  janitorIntervalMs: 60 * 60_000,
+  janitorPageSize: 500,
+};
+
+export interface EngineDependencies {
+  store: OrchestrationStore;
+  index: OrchestrationIndex;
+  upstream: UpstreamClient;
+  /** Absent when no signing secret is configured: no target can then be named. */
+  notifier?: Pick<NotificationSender, 'send'>;
+  settings: OrchestrationSettings;
+  now: () => number;
+  log: (line: string) => void;
+  newId?: () => string;
+}
+
+export interface StartRequest {
+  name: string;
+  method: string;
+  /** The upstream path and its forwarded query. */
+  path: string;
+  query: [string, string][];
+  bodyText?: string;
+  bodyValue?: unknown;
+  /** The resource URL (the request URL), for a PUT's final GET. */
+  resourceUrl: string;
+  /**
+   * Who acts upstream when that is the caller (passthrough): see `actorOf`. Only the same
+   * caller's repeat is a duplicate, or another caller would be handed an operation the
+   * upstream never authorised them for.
+   */
+  actor?: string;
+  /** The app's base URL as the caller reached it (links, notification source). */
+  appBase?: string;
+  /** Where to tell of the end (`x-gateway-notify`), already checked against the allow-list. */
+  notifyTargets?: string[];
+  /** Who started it (the caller's most specific name): with ACCESS_POLICY, only they and admins see it. */
+  startedBy?: string;
+  /** Whether only the same starter's repeat is a duplicate (with ACCESS_POLICY: each caller's own). */
+  duplicatesPerCaller?: boolean;
+}
+
+/**
+ * Who reads the upstream for a poll: the token to send, and in passthrough mode who it acts
+ * for (see `actorOf`), since only the starter's own reads may drive its operation.
+ */
+export interface PollReader {
+  token: string;
+  actor?: string;
+}
+
+export type StartOutcome =
+  | { kind: 'duplicate'; state: OrchestrationState }
+  | { kind: 'final'; state: OrchestrationState; response: UpstreamResponse }
+  | { kind: 'running'; state: OrchestrationState; response: UpstreamResponse };
+
+export interface SweepResult {
+  durationMs: number;
+  due: number;
+  polled: number;
+  /** Delivery attempts the run started (those still in flight at its end are recorded after it). */
+  delivered: number;
+  purged: number;
+  reconciled: number;
+  /** Due work this run left to the next, as it reached the end of its time (see OrchestrationSweeper). */
+  deferred: number;
+  /** Documents the janitor looked at in this run (0 but for one run in many, see orchestrationJanitor.ts). */
+  janitorScanned: number;
+}

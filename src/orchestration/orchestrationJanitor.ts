@@ -1,0 +1,53 @@
+/**
+ * The janitor: now and then, one page of documents checked against the index, repairing what a
+ * crash between two writes left and what was stored before the index existed. Every document
+ * is a hint checked against itself, so a repair is idempotent and any instance may make it.
+ */
+import { eachLimited } from './eachLimited';
+import type { EngineDependencies } from './engineSettings';
+import type { OrchestrationRecords } from './orchestrationRecords';
+import { isActive } from './orchestrationState';
+import { scheduleOf } from './transitions';
+
+export class OrchestrationJanitor {
+  constructor(
+    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'settings' | 'now'>,
+    private readonly records: OrchestrationRecords,
+  ) {}
+
+  /**
+   * The janitor's turn, at most once per `janitorIntervalMs` for the whole store: one page of
+   * documents checked against the index. It repairs what a crash between two writes left (a
+   * document that ended with its outbox unmarked, a start that died holding no key) and what
+   * was stored before the index existed (purging ended documents past their retention directly).
+   */
+  async turn(): Promise<{ scanned: number; repaired: number }> {
+    const { store, index, settings } = this.deps;
+    const now = this.deps.now();
+    const turn = await index.claimJanitor(now, settings.claimMs);
+    if (!turn) return { scanned: 0, repaired: 0 };
+    const page = await store.listPage(turn.marker, settings.janitorPageSize);
+    let repaired = 0;
+    await eachLimited(page.summaries, settings.concurrency, async (summary) => {
+      const active = summary.runtimeStatus === 'Pending' || summary.runtimeStatus === 'Running';
+      if (!active) {
+        const endedAt = Date.parse(summary.endedTime ?? summary.lastUpdatedTime);
+        if (endedAt + settings.retentionMs <= now) {
+          await this.records.purgeEnded({ ...summary, requestKey: summary.requestKey ?? '' });
+          repaired += 1;
+        } else if (summary.nextDeliveryAt !== undefined) {
+          await index.markOutbox(summary.id, summary.nextDeliveryAt);
+        }
+        return;
+      }
+      const stored = await store.read(summary.id);
+      if (!stored || !isActive(stored.state)) return;
+      const holder = await index.keyHolder(stored.state.requestKey);
+      if (holder?.id === summary.id) return;
+      if (await this.records.failStalePending(stored, now)) repaired += 1;
+      else if (!holder && stored.state.runtimeStatus === 'Running' && (await index.claimKey(stored.state.requestKey, summary.id, scheduleOf(stored.state)))) repaired += 1;
+    });
+    await index.saveJanitor(page.marker, page.marker ? now : now + settings.janitorIntervalMs, turn.etag);
+    return { scanned: page.summaries.length, repaired };
+  }
+}

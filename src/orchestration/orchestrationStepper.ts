@@ -1,0 +1,136 @@
+/**
+ * One step of one orchestration: a due poll claimed with a conditional write (so no two
+ * instances make it), the upstream read once, and what was read recorded; or, with no upstream
+ * call, a deadline or an interrupted start ended. Used by the poller's sweep and by callers
+ * that drive their own orchestration (passthrough reads, `gateway-wait`).
+ */
+import { tracePoll } from '../telemetry/hooks';
+import { GatewayError } from '../errors';
+import { redactSecrets } from '../http/redaction';
+import { isTrustedUrl } from '../upstream/urlGuard';
+import type { EngineDependencies, PollReader } from './engineSettings';
+import { movedPollUrlOf, readPoll, type PollingMode, type PollReading, type UpstreamAnswer } from './lroRules';
+import type { OrchestrationRecords } from './orchestrationRecords';
+import { isActive } from './orchestrationState';
+import type { StoredState } from './orchestrationStore';
+import { afterRead, claimed, scheduleOf, type ReadOutcome } from './transitions';
+import { answerOf } from './upstreamAnswer';
+
+/**
+ * What bounds and helps one step: `budgetEndsAt` bounds a poll made for a waiting caller (its
+ * reads get the time left, and none is begun with less than a second left, so a wait never
+ * outlasts what it was given); `keyEtag`, the request key's version as the poller listed it,
+ * lets the step reschedule or free the key without reading it first.
+ */
+export interface StepContext {
+  budgetEndsAt?: number;
+  keyEtag?: string;
+}
+
+export class OrchestrationStepper {
+  constructor(
+    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'upstream' | 'settings' | 'now'>,
+    private readonly records: OrchestrationRecords,
+  ) {}
+
+  /**
+   * One step of one orchestration if one is due: a start that never got its answer, or a
+   * deadline that passed, ends it (no upstream call, so no token is needed); otherwise, with a
+   * reader, a due poll is claimed with a conditional write, the upstream read once, and what
+   * was read recorded. Returns false when there was nothing to do here.
+   */
+  async advance(id: string, reader?: PollReader, budgetEndsAt?: number): Promise<boolean> {
+    const stored = await this.deps.store.read(id);
+    if (!stored || !isActive(stored.state)) return false;
+    return this.step(stored, reader, { budgetEndsAt });
+  }
+
+  /**
+   * One step from `stored`, the version read (or the one this instance last wrote: a claim on
+   * a version since replaced is refused, and the step returns false having made no call).
+   */
+  async step(stored: StoredState, reader: PollReader | undefined, context: StepContext = {}): Promise<boolean> {
+    const { budgetEndsAt, keyEtag } = context;
+    const now = this.deps.now();
+    const { state } = stored;
+    if (state.runtimeStatus === 'Pending') return this.records.failStalePending(stored, now);
+    const poll = state.poll;
+    if (!poll) return false;
+    if (now >= poll.deadlineAt) {
+      const minutes = Math.round((poll.deadlineAt - Date.parse(state.createdTime)) / 60_000);
+      await this.records.end(stored, { runtimeStatus: 'Failed', failure: { code: 'DeadlineExceeded', message: `The operation did not end within its deadline of ${minutes} minutes.` } }, keyEtag);
+      return true;
+    }
+    if (!reader || poll.nextPollAt > now || (poll.claimedUntil ?? 0) > now) return false;
+    if (budgetEndsAt !== undefined && budgetEndsAt - now < 1000) return false;
+    // Another caller's token is not used for this caller's operation (passthrough mode).
+    if (state.actor !== undefined && state.actor !== reader.actor) return false;
+    const claim = await this.records.replace({ state: claimed(state, now, this.deps.settings.claimMs), etag: stored.etag });
+    if (!claim) return false;
+    const timeoutMs = budgetEndsAt === undefined ? undefined : budgetEndsAt - now;
+    // The poll's read and what it records are one span, linked to the start (src/telemetry).
+    await tracePoll(state, now, async () => this.#record(claim, await this.#readUpstream(poll.mode, poll.url, state.input.method, reader.token, timeoutMs), reader.token, context));
+    return true;
+  }
+
+  async #readUpstream(mode: PollingMode, url: string, method: string, token: string, timeoutMs?: number): Promise<PollReading & { answer?: UpstreamAnswer }> {
+    try {
+      // A status is small; a runaway answer must not be held (`pollConcurrency` polls run at once).
+      const response = await this.deps.upstream.send({ method: 'GET', url, token, maxResponseBytes: 8 * 1024 * 1024, timeoutMs });
+      const answer = answerOf(response);
+      return { ...readPoll(mode, method, answer), answer };
+    } catch (error) {
+      if (error instanceof GatewayError && error.code === 'UpstreamLinkRefused') throw error;
+      // Timeouts, resets and unreachable upstreams delay the poll; they never end the operation.
+      return { kind: 'read-failed', status: error instanceof GatewayError ? error.status : 0 };
+    }
+  }
+
+  /**
+   * Records what a poll read: an end (the document, then its index entries), or the next poll
+   * (the document, then the key's schedule). With the key's ETag, neither reads the key.
+   */
+  async #record(stored: StoredState, reading: PollReading & { answer?: UpstreamAnswer }, token: string, context: StepContext): Promise<void> {
+    const { budgetEndsAt, keyEtag } = context;
+    const lastPolledTime = this.records.iso();
+    if (reading.kind === 'succeeded') {
+      let output = { status: reading.answer?.status ?? 200, body: redactSecrets(reading.answer?.body) };
+      if (reading.needsFinalGet && stored.state.poll) {
+        const timeoutMs = budgetEndsAt === undefined ? undefined : Math.max(1, budgetEndsAt - this.deps.now());
+        const final = await this.#readUpstream('resource', stored.state.poll.resourceUrl, 'GET', token, timeoutMs);
+        if (final.kind === 'failed') return this.#record(stored, final, token, { keyEtag });
+        if (final.kind !== 'succeeded' || !final.answer) return this.#record(stored, { kind: 'read-failed', status: final.answer?.status ?? 0 }, token, { keyEtag });
+        output = { status: 200, body: redactSecrets(final.answer.body) };
+      }
+      await this.records.end(stored, { runtimeStatus: 'Completed', output, customStatus: { upstreamState: reading.state, lastReadStatus: reading.answer?.status, lastPolledTime } }, keyEtag);
+      return;
+    }
+    if (reading.kind === 'failed') {
+      const status = reading.status >= 400 ? reading.status : 400;
+      await this.records.end(stored, {
+        runtimeStatus: 'Failed',
+        output: { status, body: redactSecrets(reading.error) },
+        customStatus: { upstreamState: reading.state, lastReadStatus: reading.status, lastPolledTime },
+      }, keyEtag);
+      return;
+    }
+    const answer = reading.answer;
+    const outcome: ReadOutcome = {
+      ...reading,
+      retryAfter: answer?.headers['retry-after'],
+      answerStatus: answer?.status,
+      movedTo: reading.kind === 'running' && answer && stored.state.poll ? this.#movedPollUrl(stored.state.poll.mode, answer) : undefined,
+    };
+    const next = await this.records.write(stored, (state) => afterRead(state, outcome, this.deps.now(), this.deps.settings.pollInterval));
+    if (isActive(next.state)) await this.deps.index.scheduleKey(next.state.requestKey, next.state.id, scheduleOf(next.state), keyEtag);
+  }
+
+  /**
+   * The newest poll URL a running answer names, if it is on our own upstream: a URL on another
+   * origin is never read, so the one the app had is kept.
+   */
+  #movedPollUrl(mode: PollingMode, answer: UpstreamAnswer): string | undefined {
+    const moved = movedPollUrlOf(mode, answer);
+    return moved && isTrustedUrl(moved, this.deps.upstream.baseUrl) ? moved : undefined;
+  }
+}

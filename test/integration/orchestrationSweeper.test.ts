@@ -1,0 +1,94 @@
+/**
+ * The poller's run (orchestrationSweeper.ts), counted in storage requests: it costs what is due
+ * whatever has ended, a poll that goes on costs three and one that ends four, a poll by another
+ * instance reads first, and purges come in bounded batches.
+ */
+import { blobNames, endedOrchestrations, groupStart, makeEngine, retentionMs, sendFor, token, useEngineFixture } from '../helpers/engineFixture';
+
+const fx = useEngineFixture();
+
+describe('a poller run costs what is due, not what is stored', () => {
+  it('makes the same storage requests with 0 and with 200 ended orchestrations stored', async () => {
+    const engine = makeEngine(fx);
+    for (const name of ['running-a', 'running-b']) await engine.start(groupStart(fx, name), sendFor(fx, groupStart(fx, name)));
+    await engine.sweep(token); // the janitor takes its first turn, and then waits an hour
+    fx.storage.reset();
+    await engine.sweep(token);
+    const withNoneEnded = [...fx.storage.requests];
+
+    await endedOrchestrations(fx, engine, 200);
+    fx.storage.reset();
+    const result = await engine.sweep(token);
+    expect(fx.storage.requests).toEqual(withNoneEnded);
+    expect(result).toMatchObject({ due: 0, polled: 0, purged: 0 });
+    // Listing what runs, what has deliveries due, the expiry buckets, and the janitor's cursor.
+    expect(withNoneEnded.length).toBeLessThanOrEqual(5);
+  }, 60_000);
+
+  it('reads the documents of due orchestrations only', async () => {
+    const engine = makeEngine(fx);
+    await endedOrchestrations(fx, engine, 40);
+    // Started by another instance: this one holds no version of it, so it reads it.
+    const started = await makeEngine(fx).start(groupStart(fx, 'due-now'), sendFor(fx, groupStart(fx, 'due-now')));
+    await engine.sweep(token);
+    fx.clock += 2000;
+    fx.storage.reset();
+    expect(await engine.sweep(token)).toMatchObject({ due: 1, polled: 1 });
+    const documentReads = fx.storage.requests.filter((line) => line.startsWith('GET') && line.includes('/instances/'));
+    expect(documentReads).toEqual([`GET ${fx.container}/instances/${started.state.id}.json`]);
+  });
+});
+
+describe('storage requests per poll stay within their targets', () => {
+  /** A run's own requests (listings, the janitor's cursor) left out: what the orchestrations cost. */
+  const perOrchestration = (lines: readonly string[]) => lines.filter((line) => !line.includes('comp=list') && !line.endsWith('/janitor.json'));
+
+  it('a poll makes at most 3 when the operation goes on (claim, record, reschedule) and 4 when it ends', async () => {
+    const engine = makeEngine(fx);
+    const count = 10;
+    const ids: string[] = [];
+    for (let index = 0; index < count; index += 1) ids.push((await engine.start(groupStart(fx, `polled-${index}`), sendFor(fx, groupStart(fx, `polled-${index}`)))).state.id);
+    await engine.sweep(token); // nothing due yet; the janitor takes its first turn
+    fx.clock += 2000;
+    fx.storage.reset();
+    expect(await engine.sweep(token)).toMatchObject({ due: count, polled: count });
+    expect(perOrchestration(fx.storage.requests).length).toBeLessThanOrEqual(3 * count);
+    fx.clock += 2000;
+    fx.storage.reset();
+    expect(await engine.sweep(token)).toMatchObject({ due: count, polled: count });
+    // The claim, the ended document, the key freed and the purge marked.
+    expect(perOrchestration(fx.storage.requests).length).toBeLessThanOrEqual(4 * count);
+    for (const id of ids) expect(await engine.get(id)).toMatchObject({ runtimeStatus: 'Completed' });
+  }, 60_000);
+
+  it('a poll by an instance that did not write the orchestration last reads it first: one request more, never a wrong step', async () => {
+    const starter = makeEngine(fx);
+    const poller = makeEngine(fx);
+    const outcome = await starter.start(groupStart(fx, 'elsewhere'), sendFor(fx, groupStart(fx, 'elsewhere')));
+    await poller.sweep(token); // nothing due yet; the janitor takes its first turn
+    fx.clock += 2000;
+    fx.storage.reset();
+    expect(await poller.sweep(token)).toMatchObject({ due: 1, polled: 1 });
+    expect(perOrchestration(fx.storage.requests)).toHaveLength(4);
+    // The starter's version is stale now: its claim is refused, it reads, and polls once.
+    fx.clock += 2000;
+    fx.storage.reset();
+    expect(await starter.sweep(token)).toMatchObject({ due: 1, polled: 1 });
+    expect(await starter.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Completed' });
+    expect(fx.emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(2);
+  }, 30_000);
+});
+
+it('purges what passed its retention in bounded batches, with its index entries', async () => {
+  // The janitor would purge what is past retention too (its own path): here it waits.
+  const engine = makeEngine(fx, () => fx.clock, { purgeBatch: 5, janitorIntervalMs: 24 * 3600_000 });
+  const ids = await endedOrchestrations(fx, engine, 12);
+  expect(await engine.sweep(token)).toMatchObject({ purged: 0 });
+  fx.clock += retentionMs + 3600_000;
+  const purged = [];
+  for (let run = 0; run < 4; run += 1) purged.push((await engine.sweep(token)).purged);
+  expect(purged).toEqual([5, 5, 2, 0]);
+  for (const id of ids) expect(await engine.get(id)).toBeUndefined();
+  expect(await blobNames(fx, 'expiry/')).toEqual([]);
+  expect(await blobNames(fx, 'instances/')).toEqual([]);
+});
