@@ -46,6 +46,15 @@ function signInForm(problem?: string): void {
   input.focus();
 }
 
+/** A link's id as typed; a `%` that starts no escape (a hand-made or mangled link) is taken as it is, not a script error. */
+function idOf(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return encoded;
+  }
+}
+
 function route(): void {
   if (!session) return;
   leave();
@@ -54,7 +63,7 @@ function route(): void {
     if (link.getAttribute('href') === `#/${area}`) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
-  if (area === 'orchestrations' && id) leave = orchestrationView(view, decodeURIComponent(id), session);
+  if (area === 'orchestrations' && id) leave = orchestrationView(view, idOf(id), session);
   else if (area === 'certificates') leave = certificatesView(view, session);
   else if (area === 'health') leave = healthView(view);
   else leave = orchestrationsView(view, session.list);

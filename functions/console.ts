@@ -5,16 +5,20 @@
  */
 import { app } from '@azure/functions';
 import { appRoutes, registrationOf } from '../src/appRoutes';
-import { consoleAssetResponse, consolePageResponse } from '../src/console/consoleFiles';
+import { consoleAssetResponse, consolePageResponse, withConsoleHeaders } from '../src/console/consoleFiles';
 import { consoleSession } from '../src/console/consoleSession';
 import { appHandler } from '../src/http/appHandler';
 import { jsonResponse } from '../src/http/responses';
 
-export const getConsolePage = appHandler(appRoutes.consolePage, consolePageResponse);
+export const getConsolePage = withConsoleHeaders(appHandler(appRoutes.consolePage, consolePageResponse));
 
-export const getConsoleAsset = appHandler(appRoutes.consoleAsset, (call) => consoleAssetResponse(call.request.params.file));
+export const getConsoleAsset = withConsoleHeaders(appHandler(appRoutes.consoleAsset, (call) => consoleAssetResponse(call.request.params.file)));
 
-export const getConsoleSession = appHandler(appRoutes.consoleSession, async (call) => jsonResponse(200, consoleSession(call.services, call.caller), call.correlationId));
+// What a caller may do is its own: no cache (a browser's or a proxy's) keeps it.
+export const getConsoleSession = withConsoleHeaders(
+  appHandler(appRoutes.consoleSession, async (call) => jsonResponse(200, consoleSession(call.services, call.caller), call.correlationId)),
+  { 'cache-control': 'no-store' },
+);
 
 app.http(appRoutes.consolePage.name, { ...registrationOf(appRoutes.consolePage), handler: getConsolePage });
 app.http(appRoutes.consoleAsset.name, { ...registrationOf(appRoutes.consoleAsset), handler: getConsoleAsset });

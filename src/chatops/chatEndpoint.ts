@@ -14,7 +14,7 @@ import { correlationIdOf } from '../http/correlation';
 import { failureForLog } from '../http/redaction';
 import { errorResponse, jsonResponse } from '../http/responses';
 import { getServices, type Services } from '../services';
-import type { ChatCall } from './chatCall';
+import { after, type ChatCall } from './chatCall';
 import { usageReply, type ChatReply } from './chatMessages';
 import type { ChatPlatform } from './chatNotifier';
 import { chatEnabled, policyNames } from './chatSettings';
@@ -81,6 +81,33 @@ function runCommand(call: ChatCall, command: ChatCommand): Promise<ChatReply> {
   }
 }
 
+/**
+ * How long past its `answerBy` a command still running is answered for it. Each command answers
+ * by `answerBy` itself where it waits on something slow (a start, an upstream read, a wait);
+ * this is the net under the rest (a storage read that stalls), so the user sees a message rather
+ * than the platform's timeout. Small, so the answer stays within the platform's limit.
+ */
+const lateMarginMs = 100;
+
+function lateReply(call: ChatCall): ChatReply {
+  return {
+    title: 'The command is still running: the app could not finish it in the time the chat waits (its storage or upstream is slow).',
+    lines: ['Ask again in a moment; a `terminate` may still take effect, and `status <id>` shows it.', `Correlation id: ${call.correlationId}`],
+  };
+}
+
+/** The command's reply, or, past the answer's time, a message saying it is still running. */
+async function answeredInTime(call: ChatCall, running: Promise<ChatReply>): Promise<ChatReply> {
+  let answered = false;
+  // What fails after the answer was given has no one to tell but the process log (the invocation is over).
+  running.catch((thrown: unknown) => {
+    if (answered && toGatewayError(thrown).status >= 500) console.error(`A chat command failed after its answer: ${failureForLog(thrown)}`);
+  });
+  const reply = await Promise.race([running, after(call.answerBy + lateMarginMs - call.services.now(), undefined)]);
+  answered = true;
+  return reply ?? lateReply(call);
+}
+
 /** A refusal or failure as a message: the refusal's own words, else a failure naming its correlation id. */
 function failureReply(thrown: unknown, call: Pick<ChatCall, 'correlationId' | 'caller'>, log: (line: string) => void): ChatReply {
   const error = toGatewayError(thrown);
@@ -127,7 +154,7 @@ export function chatRoute(platform: ChatPlatformHandler) {
       } else {
         const parsed = parseCommand(chat.text, config.CHATOPS_MAX_COMMAND_CHARS);
         try {
-          reply = parsed.ok ? await runCommand(call, parsed.command) : usageReply(parsed.problem, commandUsage);
+          reply = parsed.ok ? await answeredInTime(call, runCommand(call, parsed.command)) : usageReply(parsed.problem, commandUsage);
           decision = 'allowed';
         } catch (thrown) {
           const code = toGatewayError(thrown).code;

@@ -23,6 +23,15 @@ function slackEscape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/**
+ * Teams renders Markdown in a card's texts and facts (`[title](url)` is a link) and has no escape
+ * every client honours: text from elsewhere (an upstream's failure message, a usage name) gets a
+ * zero-width space inside each `](`, so it cannot become a link that looks like the app's own.
+ */
+function teamsNeutral(text: string): string {
+  return text.replace(/\](?=\()/g, ']\u200b');
+}
+
 /** The plain text of a reply: the notification's fallback and what a screen reader reads. */
 export function replyText(reply: ChatReply): string {
   return clip([reply.title, ...(reply.facts ?? []).map(([label, value]) => `${label}: ${value}`), ...(reply.lines ?? [])].join('\n'), maxTextChars);
@@ -40,13 +49,13 @@ export function slackMessage(reply: ChatReply, options: { replaceOriginal?: bool
 }
 
 export function teamsMessage(reply: ChatReply) {
-  const facts = (reply.facts ?? []).slice(0, maxFacts).map(([title, value]) => ({ title, value: clip(value, maxFactChars) }));
-  const body: unknown[] = [{ type: 'TextBlock', text: clip(reply.title, maxFactChars), weight: 'Bolder', size: 'Medium', wrap: true }];
+  const facts = (reply.facts ?? []).slice(0, maxFacts).map(([title, value]) => ({ title: teamsNeutral(title), value: clip(teamsNeutral(value), maxFactChars) }));
+  const body: unknown[] = [{ type: 'TextBlock', text: clip(teamsNeutral(reply.title), maxFactChars), weight: 'Bolder', size: 'Medium', wrap: true }];
   if (facts.length > 0) body.push({ type: 'FactSet', facts });
   for (const line of reply.lines ?? []) body.push({ type: 'TextBlock', text: clip(line, maxFactChars), wrap: true });
   return {
     type: 'message',
-    text: replyText(reply),
+    text: teamsNeutral(replyText(reply)),
     attachments: [
       {
         contentType: 'application/vnd.microsoft.card.adaptive',

@@ -3,10 +3,12 @@
  * tools/build.mjs beside the app's bundle and read from disk when asked for: the console's code
  * never enters the app's bundle, so the API's start-up reads and compiles none of it.
  *
- * Every answer carries a Content-Security-Policy that allows only the app's own origin for
+ * Every answer of the console's routes (its errors and the keyed session too, see
+ * withConsoleHeaders) carries a Content-Security-Policy that allows only the app's own origin for
  * scripts, styles and fetches, no inline script, no framing: whatever a stored value holds,
  * the page renders it as text (textContent), and the policy stops any script it might smuggle.
  */
+import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GatewayError } from '../errors';
@@ -57,7 +59,21 @@ async function consoleFileResponse(name: string) {
   if (!contentType) throw new GatewayError('NotFound', 'The console has no such file: open /api/console.', { target: 'file' });
   const body = await readBuilt(name);
   if (!body) throw new GatewayError('NotFound', "The console's files are not built beside the app: run `npm run build`.", { target: 'file' });
-  return { status: 200, headers: { 'content-type': contentType, ...consoleSecurityHeaders }, body };
+  return { status: 200, headers: { 'content-type': contentType }, body };
+}
+
+type Handler = (request: HttpRequest, context: InvocationContext) => Promise<HttpResponseInit>;
+
+/**
+ * A console route's handler whose every answer, an error included, carries the console's
+ * security headers (and `extra`, which wins): a refusal or a 404 is as unframable and unsniffable
+ * as the page.
+ */
+export function withConsoleHeaders(handler: Handler, extra: Record<string, string> = {}): Handler {
+  return async (request, context) => {
+    const response = await handler(request, context);
+    return { ...response, headers: { ...(response.headers as Record<string, string> | undefined), ...consoleSecurityHeaders, ...extra } };
+  };
 }
 
 export const consolePageResponse = () => consoleFileResponse('console.html');

@@ -99,11 +99,13 @@ afterAll(async () => {
   await gateway?.stop();
 });
 
-async function signedIn(key: string): Promise<Page> {
+/** `problems` collects the page's script errors, and its console errors unless `scriptErrorsOnly`. */
+async function signedIn(key: string, problems = pageProblems, scriptErrorsOnly = false): Promise<Page> {
   const page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
-  page.on('pageerror', (error) => pageProblems.push(`${error.name}: ${error.message}`));
+  page.on('pageerror', (error) => problems.push(`${error.name}: ${error.message}`));
   page.on('console', (message) => {
-    if (message.type() === 'error' && !/status of (403|404)/.test(message.text())) pageProblems.push(message.text());
+    if (scriptErrorsOnly) return;
+    if (message.type() === 'error' && !/status of (403|404)/.test(message.text())) problems.push(message.text());
   });
   await page.goto(gateway.api('console'));
   // By keyboard: the key field has the focus, Enter signs in.
@@ -298,6 +300,17 @@ describe('the operator console', () => {
     const started = await startGroup('console-refreshed');
     await operator.locator(`tr[data-id="${started}"]`).waitFor();
     await operator.getByLabel('Auto-refresh').selectOption('0');
+  });
+
+  it('shows the API\'s answer, not a broken page, for a link whose id is not valid percent-encoding', async () => {
+    // The API refuses such an id (a console error the browser logs): only script errors count here.
+    const scriptErrors: string[] = [];
+    const page = await signedIn(readerKey, scriptErrors, true);
+    await page.goto(`${gateway.api('console')}#/orchestrations/%E0%A4`);
+    await page.getByRole('link', { name: 'Back to the list' }).waitFor();
+    await expect(page.locator('p.error').textContent()).resolves.toMatch(/\S/);
+    expect(scriptErrors).toEqual([]);
+    await page.context().close();
   });
 
   it('ran without a script error or a Content-Security-Policy violation in any view', () => {

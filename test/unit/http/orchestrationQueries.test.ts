@@ -76,6 +76,9 @@ describe('notifyTargetsOf', () => {
     ['not a URL', 'hooks', true, 'InvalidRequest'],
     ['another scheme', 'ftp://hooks.example.com/h', true, 'InvalidRequest'],
     ['an operation that does not run long', 'https://hooks.example.com/h', false, 'InvalidRequest'],
+    // A chat end's marker would make the end an unsigned chat post (or one to SLACK_WEBHOOK_URL).
+    ['a fragment marking a chat end', 'https://hooks.example.com/h#chatops=slack&until=1', true, 'InvalidRequest'],
+    ['an empty fragment', 'https://hooks.example.com/h#', true, 'InvalidRequest'],
   ])('%s', (_title, value, longRunning, expected) => {
     if (typeof expected === 'string') expect(refusal(() => notifyTargetsOf(value, allowed, longRunning)).code).toBe(expected);
     else expect(notifyTargetsOf(value, allowed, longRunning)).toEqual(expected);

@@ -1,0 +1,57 @@
+/**
+ * The console's security headers on every answer of its routes, not only on the files it
+ * serves: a 404 for a file it does not have (traversal attempts included), a refused session, and
+ * the session itself, which no cache keeps. The real registrations in process, no browser.
+ */
+import { request } from 'undici';
+import { keyFingerprintOf } from '../../src/http/caller';
+import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
+
+jest.setTimeout(60_000);
+
+const readerKey = 'console-headers-reader-0001';
+const strangerKey = 'console-headers-stranger-01';
+
+let gateway: InProcessGateway;
+
+beforeAll(async () => {
+  gateway = await startInProcessGateway({ ACCESS_POLICY: JSON.stringify([{ callers: [keyFingerprintOf(readerKey)], allow: ['read'] }]) });
+}, 60_000);
+afterAll(async () => {
+  await gateway.stop();
+});
+
+async function get(path: string, key?: string) {
+  const response = await request(`${gateway.url}/api/${path}`, { headers: key ? { 'x-functions-key': key } : {} });
+  await response.body.dump();
+  return { status: response.statusCode, headers: response.headers };
+}
+
+function expectConsoleHeaders(headers: Record<string, unknown>) {
+  expect(String(headers['content-security-policy'])).toContain("frame-ancestors 'none'");
+  expect(String(headers['content-security-policy'])).toContain("default-src 'self'");
+  expect(headers['x-content-type-options']).toBe('nosniff');
+  expect(headers['x-frame-options']).toBe('DENY');
+  expect(headers['referrer-policy']).toBe('no-referrer');
+}
+
+describe("the console's headers", () => {
+  it.each(['console/assets/evil.js', 'console/assets/..%2f..%2fhost.json', 'console/assets/..%5c..%5chost.json', 'console/assets/console.js%00', 'console/assets/%2e%2e'])(
+    'are on the 404 of %s, which serves nothing else',
+    async (path) => {
+      const answer = await get(path);
+      expect(answer.status).toBe(404);
+      expectConsoleHeaders(answer.headers);
+    },
+  );
+
+  it('are on a refused session, and the session is never cached', async () => {
+    const refused = await get('console/session', strangerKey);
+    expect(refused.status).toBe(403);
+    expectConsoleHeaders(refused.headers);
+    const session = await get('console/session', readerKey);
+    expect(session.status).toBe(200);
+    expectConsoleHeaders(session.headers);
+    expect(session.headers['cache-control']).toBe('no-store');
+  });
+});
