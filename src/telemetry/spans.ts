@@ -9,7 +9,7 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span } from '@opentelemetry/api';
 import { recordCallerRefusal, recordUpstreamAttempt } from './metrics';
-import { upstreamIdsOf, type UpstreamIds } from './upstreamIds';
+import { safeUpstreamId } from './upstreamIds';
 import type { AttemptFacts } from './hooks';
 import type { TraceCarrier } from './traceCarrier';
 
@@ -46,15 +46,19 @@ export async function inSpan<T>(name: string, options: { kind: SpanKind; attribu
   }
 }
 
-/** The upstream's request ids as span attributes. */
-export function upstreamIdAttributes(ids: UpstreamIds | undefined): Attributes {
-  return { 'az.service_request_id': ids?.requestId, 'gateway.upstream.correlation_request_id': ids?.correlationRequestId };
+/** Marks a span with the upstream's request ids, when the answer has them (no object made per call). */
+function setUpstreamIds(span: Span, headers: Record<string, string>): void {
+  const requestId = safeUpstreamId(headers['x-ms-request-id']);
+  if (requestId) span.setAttribute('az.service_request_id', requestId);
+  const correlationRequestId = safeUpstreamId(headers['x-ms-correlation-request-id']);
+  if (correlationRequestId) span.setAttribute('gateway.upstream.correlation_request_id', correlationRequestId);
 }
 
 /** Marks the active span with the upstream's request ids (the incoming call that made it). */
 export function recordUpstreamIdsOnCall(headers: Record<string, string> | undefined): void {
   if (!headers) return;
-  trace.getActiveSpan()?.setAttributes(upstreamIdAttributes(upstreamIdsOf(headers)));
+  const span = trace.getActiveSpan();
+  if (span) setUpstreamIds(span, headers);
 }
 
 type Handler<Rest extends unknown[]> = (request: HttpRequest, context: InvocationContext, ...rest: Rest) => Promise<HttpResponseInit>;
@@ -73,7 +77,9 @@ export function traceIncoming<Rest extends unknown[]>(operation: string, handler
       const response = await handler(request, invocation, ...rest);
       const status = response.status ?? 200;
       const headers = (response.headers ?? {}) as Record<string, string>;
-      span.setAttributes({ 'http.response.status_code': status, 'gateway.correlation_id': headers['x-correlation-id'] });
+      span.setAttribute('http.response.status_code', status);
+      const correlationId = headers['x-correlation-id'];
+      if (correlationId) span.setAttribute('gateway.correlation_id', correlationId);
       if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       if (status === 403 || status === 429) recordCallerRefusal(operation, response);
       return response;
@@ -100,13 +106,16 @@ function hostOf(origin: string): string {
 /** The URL as recorded: every query value but `api-version` replaced, so no signature or token in a link leaks. */
 export function recordedUrlOf(origin: string, pathAndQuery: string): string {
   const queryAt = pathAndQuery.indexOf('?');
-  if (queryAt < 0) return `${origin}${pathAndQuery}`;
+  if (queryAt < 0) return origin + pathAndQuery;
+  // Most calls carry `api-version` alone: nothing to replace, nothing to split.
+  if (pathAndQuery.indexOf('&', queryAt) < 0 && apiVersionFirst.test(pathAndQuery.slice(queryAt + 1, queryAt + 13))) return origin + pathAndQuery;
   const pairs = pathAndQuery.slice(queryAt + 1).split('&').map((pair) => {
     const name = pair.split('=', 1)[0]!;
     return name.toLowerCase() === 'api-version' ? pair : `${name}=REDACTED`;
   });
   return `${origin}${pathAndQuery.slice(0, queryAt)}?${pairs.join('&')}`;
 }
+const apiVersionFirst = /^api-version=$/i;
 
 /** One upstream attempt: a client span, `traceparent`/`tracestate` added to its headers. */
 export async function traceUpstreamAttempt<T extends { status: number; headers: Record<string, string> }>(
@@ -114,24 +123,25 @@ export async function traceUpstreamAttempt<T extends { status: number; headers: 
   headers: Record<string, string>,
   send: (headers: Record<string, string>) => Promise<T>,
 ): Promise<T> {
-  const operation = String(context.active().getValue(operationKey) ?? 'unknown');
-  const attributes = {
+  const parent = context.active();
+  const operation = String(parent.getValue(operationKey) ?? 'unknown');
+  const attributes: Attributes = {
     'http.request.method': facts.method,
     'url.full': recordedUrlOf(facts.origin, facts.path),
     'server.address': hostOf(facts.origin),
     'http.request.resend_count': facts.attempt,
-    // Only on a retry: the first attempt waits for nothing.
-    ...(facts.waitedMs > 0 ? { 'gateway.retry.waited_ms': facts.waitedMs } : {}),
   };
+  // Only on a retry: the first attempt waits for nothing.
+  if (facts.waitedMs > 0) attributes['gateway.retry.waited_ms'] = facts.waitedMs;
   // A leaf: nothing runs within it but the request, so its context is passed to the headers
   // only, not made active (entering a context costs more than the rest of the span on Node 20).
-  const parent = context.active();
   const span = tracer.startSpan(facts.method, { kind: SpanKind.CLIENT, attributes }, parent);
   const sent = { ...headers };
   propagation.inject(trace.setSpan(parent, span), sent);
   try {
     const response = await send(sent);
-    span.setAttributes({ 'http.response.status_code': response.status, ...upstreamIdAttributes(upstreamIdsOf(response.headers)) });
+    span.setAttribute('http.response.status_code', response.status);
+    setUpstreamIds(span, response.headers);
     if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     recordUpstreamAttempt(operation, facts.attempt, response);
     return response;
