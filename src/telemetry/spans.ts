@@ -32,18 +32,36 @@ export function linksTo(carrier: TraceCarrier | undefined): Link[] {
   return spanContext ? [{ context: spanContext }] : [];
 }
 
-/** Runs `work` in a new span, ending it (in error if `work` throws) when `work` settles. */
-export async function inSpan<T>(name: string, options: { kind: SpanKind; attributes?: Attributes; links?: Link[]; parent?: Context }, work: (span: Span) => Promise<T>): Promise<T> {
+/** Marks a span failed with the error's code. */
+function failSpan(span: Span, error: unknown): void {
+  span.setStatus({ code: SpanStatusCode.ERROR, message: (error as { code?: string } | undefined)?.code ?? 'failed' });
+}
+
+/**
+ * Runs `work` in a new span, ending it (in error if `work` throws) when `work` settles. Chained
+ * rather than awaited: on Node 20 every promise an async wrapper adds is seen by the context's
+ * async hooks, on every call.
+ */
+export function inSpan<T>(name: string, options: { kind: SpanKind; attributes?: Attributes; links?: Link[]; parent?: Context }, work: (span: Span) => Promise<T>): Promise<T> {
   const parent = options.parent ?? context.active();
   const span = tracer.startSpan(name, { kind: options.kind, attributes: options.attributes, links: options.links }, parent);
+  let working: Promise<T>;
   try {
-    return await context.with(trace.setSpan(parent, span), () => work(span));
+    working = context.with(trace.setSpan(parent, span), work, undefined, span);
   } catch (error) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as { code?: string }).code ?? 'failed' });
-    throw error;
-  } finally {
-    span.end();
+    working = Promise.reject(error as Error);
   }
+  return working.then(
+    (result) => {
+      span.end();
+      return result;
+    },
+    (error: unknown) => {
+      failSpan(span, error);
+      span.end();
+      throw error;
+    },
+  );
 }
 
 /** Marks a span with the upstream's request ids, when the answer has them (no object made per call). */
@@ -68,22 +86,23 @@ type Handler<Rest extends unknown[]> = (request: HttpRequest, context: Invocatio
  * invocation (`context.traceContext`, from the caller's `traceparent`), else the request's own.
  */
 export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>): Handler<Rest> {
-  return async (request, invocation, ...rest) => {
+  return (request, invocation, ...rest) => {
     const traceparent = invocation.traceContext?.traceParent ?? request.headers.get('traceparent') ?? undefined;
     const tracestate = invocation.traceContext?.traceState ?? request.headers.get('tracestate') ?? undefined;
     const parent = (traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent, ...(tracestate ? { tracestate } : {}) }) : ROOT_CONTEXT).setValue(operationKey, operation);
     const attributes = { 'http.request.method': request.method, 'url.path': pathOf(request.url), 'http.route': operation, 'gateway.operation': operation };
-    return inSpan(`${request.method} ${operation}`, { kind: SpanKind.SERVER, attributes, parent }, async (span) => {
-      const response = await handler(request, invocation, ...rest);
-      const status = response.status ?? 200;
-      const headers = (response.headers ?? {}) as Record<string, string>;
-      span.setAttribute('http.response.status_code', status);
-      const correlationId = headers['x-correlation-id'];
-      if (correlationId) span.setAttribute('gateway.correlation_id', correlationId);
-      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      if (status === 403 || status === 429) recordCallerRefusal(operation, response);
-      return response;
-    });
+    return inSpan(`${request.method} ${operation}`, { kind: SpanKind.SERVER, attributes, parent }, (span) =>
+      handler(request, invocation, ...rest).then((response) => {
+        const status = response.status ?? 200;
+        const headers = (response.headers ?? {}) as Record<string, string>;
+        span.setAttribute('http.response.status_code', status);
+        const correlationId = headers['x-correlation-id'];
+        if (correlationId) span.setAttribute('gateway.correlation_id', correlationId);
+        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        if (status === 403 || status === 429) recordCallerRefusal(operation, response);
+        return response;
+      }),
+    );
   };
 }
 
@@ -118,7 +137,7 @@ export function recordedUrlOf(origin: string, pathAndQuery: string): string {
 const apiVersionFirst = /^api-version=$/i;
 
 /** One upstream attempt: a client span, `traceparent`/`tracestate` added to its headers. */
-export async function traceUpstreamAttempt<T extends { status: number; headers: Record<string, string> }>(
+export function traceUpstreamAttempt<T extends { status: number; headers: Record<string, string> }>(
   facts: AttemptFacts,
   headers: Record<string, string>,
   send: (headers: Record<string, string>) => Promise<T>,
@@ -136,22 +155,31 @@ export async function traceUpstreamAttempt<T extends { status: number; headers: 
   // A leaf: nothing runs within it but the request, so its context is passed to the headers
   // only, not made active (entering a context costs more than the rest of the span on Node 20).
   const span = tracer.startSpan(facts.method, { kind: SpanKind.CLIENT, attributes }, parent);
-  const sent = { ...headers };
-  propagation.inject(trace.setSpan(parent, span), sent);
+  const traceHeaders: Record<string, string> = {};
+  propagation.inject(trace.setSpan(parent, span), traceHeaders);
+  let sending: Promise<T>;
   try {
-    const response = await send(sent);
-    span.setAttribute('http.response.status_code', response.status);
-    setUpstreamIds(span, response.headers);
-    if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-    recordUpstreamAttempt(operation, facts.attempt, response);
-    return response;
+    sending = send({ ...headers, ...traceHeaders });
   } catch (error) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as { code?: string }).code ?? 'failed' });
-    recordUpstreamAttempt(operation, facts.attempt, undefined);
-    throw error;
-  } finally {
-    span.end();
+    sending = Promise.reject(error as Error);
   }
+  // Chained rather than awaited, as in inSpan.
+  return sending.then(
+    (response) => {
+      span.setAttribute('http.response.status_code', response.status);
+      setUpstreamIds(span, response.headers);
+      if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      recordUpstreamAttempt(operation, facts.attempt, response);
+      return response;
+    },
+    (error: unknown) => {
+      failSpan(span, error);
+      span.end();
+      recordUpstreamAttempt(operation, facts.attempt, undefined);
+      throw error;
+    },
+  );
 }
 
 /**
@@ -172,7 +200,7 @@ export async function traceStorage<T>(area: string, operation: string, run: () =
   } catch (error) {
     const status = (error as { statusCode?: unknown }).statusCode;
     if (typeof status === 'number') span.setAttribute('http.response.status_code', status);
-    if (typeof status !== 'number' || status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: (error as { code?: string }).code ?? 'failed' });
+    if (typeof status !== 'number' || status >= 500) failSpan(span, error);
     throw error;
   } finally {
     span.end();
