@@ -31,6 +31,7 @@ import {
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { recordCertificateExpiry, recordOrchestrationEnd } from './metrics';
 import { traceNotification, tracePoll } from './orchestrationTracing';
+import { PooledRandomIds } from './spanIds';
 import { currentTraceCarrier, recordUpstreamIdsOnCall, traceIncoming, traceStorage, traceUpstreamAttempt } from './spans';
 
 /** What src/telemetry/hooks.ts calls once the SDK is set up. */
@@ -126,6 +127,7 @@ export function startExport(settings: ExportSettings): RunningExport {
   const exporters = exportersOf(settings);
   const tracerProvider = new BasicTracerProvider({
     resource,
+    idGenerator: new PooledRandomIds(),
     sampler: new RecordWhenDropped(new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) })),
     spanProcessors: exporters.spans.map((exporter) => new KeepErrors(new BatchSpanProcessor(exporter))),
   });
