@@ -153,7 +153,6 @@ async function handlerCpuPerCall<Request>(direct: () => Promise<void>, build: ()
   // Each round's handler less its own direct calls, made just before: the machine's load moves
   // between rounds more than the handler's cost does.
   const pairedHandlerMicros = Math.round(median(inProcessRounds.map((micros, index) => micros - directRounds[index]!)));
-  if (process.env.BENCH_DEBUG) process.stderr.write(`${JSON.stringify({ directRounds, inProcessRounds, afterRounds })}\n`);
   return { calls, rounds, directMicros, inProcessMicros, handlerMicros: inProcessMicros - directMicros, pairedHandlerMicros, afterRoundMicros: afterRound ? round(median(afterRounds), 1) : undefined };
 }
 
