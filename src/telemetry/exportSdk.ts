@@ -31,6 +31,7 @@ import {
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { recordCertificateExpiry, recordOrchestrationEnd } from './metrics';
 import { traceNotification, tracePoll } from './orchestrationTracing';
+import { PooledRandomIds } from './spanIds';
 import { currentTraceCarrier, recordUpstreamIdsOnCall, traceIncoming, traceStorage, traceUpstreamAttempt } from './spans';
 
 /** What src/telemetry/hooks.ts calls once the SDK is set up. */
@@ -50,6 +51,8 @@ export interface ExportSettings {
 
 export interface RunningExport {
   instrumentation: Instrumentation;
+  /** Sends the spans buffered so far (the bench times the batch export apart from the calls). */
+  flushSpans(): Promise<void>;
   /** Sends what is buffered, then stops (the worker stopping). */
   shutdown(): Promise<void>;
 }
@@ -124,6 +127,7 @@ export function startExport(settings: ExportSettings): RunningExport {
   const exporters = exportersOf(settings);
   const tracerProvider = new BasicTracerProvider({
     resource,
+    idGenerator: new PooledRandomIds(),
     sampler: new RecordWhenDropped(new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) })),
     spanProcessors: exporters.spans.map((exporter) => new KeepErrors(new BatchSpanProcessor(exporter))),
   });
@@ -137,6 +141,7 @@ export function startExport(settings: ExportSettings): RunningExport {
   metrics.setGlobalMeterProvider(meterProvider);
   return {
     instrumentation,
+    flushSpans: () => tracerProvider.forceFlush(),
     // A collector that cannot be reached as the worker stops loses what was buffered; it never
     // fails the stop (an exporter's failed last send would otherwise be an unhandled rejection).
     shutdown: async () => {

@@ -4,12 +4,11 @@
  * SDK's file, called through src/telemetry/hooks.ts.
  */
 import type { HttpResponseInit } from '@azure/functions';
-import { metrics, ValueType, type Counter, type Histogram } from '@opentelemetry/api';
+import { metrics, ValueType, type Attributes, type Counter, type Histogram } from '@opentelemetry/api';
 import { errorCodeOf } from '../http/callLog';
-import { budgetHeaders, remainingBudgetOf, type BudgetName } from '../upstream/upstreamBudget';
+import { budgetHeaders, remainingCountOf, type BudgetName } from '../upstream/upstreamBudget';
 
 interface Instruments {
-  upstreamCalls: Counter;
   upstreamThrottled: Counter;
   callerRefusals: Counter;
   callerRateLimited: Counter;
@@ -19,8 +18,15 @@ interface Instruments {
   notificationFailures: Counter;
 }
 
-/** What observable gauges read when the reader collects. */
+/** What observable instruments read when the reader collects. */
 const lastRemaining = new Map<BudgetName, number>();
+const budgetNames = Object.keys(budgetHeaders) as BudgetName[];
+/**
+ * Upstream attempts, counted here by attribute set and read as a cumulative counter: adding to
+ * an SDK counter hashes its attributes (sorted, serialized) on every call, the attempt's
+ * dearest metric step. As many entries as the counter would have series.
+ */
+const upstreamCallCounts = new Map<string, { attributes: Attributes; count: number }>();
 const certificateExpiry = new Map<string, { projectId: number; environmentId: string; expiresAtMs: number }>();
 const dayMs = 24 * 3600_000;
 
@@ -41,8 +47,12 @@ function instruments(): Instruments {
         result.observe(Math.floor((entry.expiresAtMs - Date.now()) / dayMs), { 'gateway.certificate.project_id': entry.projectId, 'gateway.certificate.environment_id': entry.environmentId });
       }
     });
+  meter
+    .createObservableCounter('gateway.upstream.calls', { description: 'Upstream attempts, by operation, status class and retry number' })
+    .addCallback((result) => {
+      for (const entry of upstreamCallCounts.values()) result.observe(entry.count, entry.attributes);
+    });
   made = {
-    upstreamCalls: meter.createCounter('gateway.upstream.calls', { description: 'Upstream attempts, by operation, status class and retry number' }),
     upstreamThrottled: meter.createCounter('gateway.upstream.throttled', { description: 'Upstream answers 429 (the management service throttling the app)' }),
     callerRefusals: meter.createCounter('gateway.caller.refusals', { description: 'Calls refused by the caller rights (403), by code' }),
     callerRateLimited: meter.createCounter('gateway.caller.rate_limited', { description: "Calls answered 429 by the app's own limits, by code" }),
@@ -60,11 +70,18 @@ function statusClassOf(status: number | undefined): string {
 
 /** One upstream attempt; `answer` undefined when it got no answer (timeout, connection). */
 export function recordUpstreamAttempt(operation: string, attempt: number, answer: { status: number; headers: Record<string, string> } | undefined): void {
-  const { upstreamCalls, upstreamThrottled } = instruments();
-  upstreamCalls.add(1, { 'gateway.operation': operation, 'http.response.status_class': statusClassOf(answer?.status), 'gateway.retry': attempt });
-  if (answer?.status === 429) upstreamThrottled.add(1, { 'gateway.operation': operation });
-  const remaining = answer && remainingBudgetOf(answer.headers);
-  for (const [name, value] of Object.entries(remaining ?? {}) as [BudgetName, number][]) lastRemaining.set(name, value);
+  const { upstreamThrottled } = instruments();
+  const statusClass = statusClassOf(answer?.status);
+  const key = `${operation}\n${statusClass}\n${attempt}`;
+  const counted = upstreamCallCounts.get(key);
+  if (counted) counted.count += 1;
+  else upstreamCallCounts.set(key, { attributes: { 'gateway.operation': operation, 'http.response.status_class': statusClass, 'gateway.retry': attempt }, count: 1 });
+  if (!answer) return;
+  if (answer.status === 429) upstreamThrottled.add(1, { 'gateway.operation': operation });
+  for (const name of budgetNames) {
+    const count = remainingCountOf(answer.headers[budgetHeaders[name]]);
+    if (count !== undefined) lastRemaining.set(name, count);
+  }
 }
 
 /** A 403 or 429 the app answered a caller. */

@@ -9,7 +9,7 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span } from '@opentelemetry/api';
 import { recordCallerRefusal, recordUpstreamAttempt } from './metrics';
-import { upstreamIdsOf, type UpstreamIds } from './upstreamIds';
+import { safeUpstreamId } from './upstreamIds';
 import type { AttemptFacts } from './hooks';
 import type { TraceCarrier } from './traceCarrier';
 
@@ -32,29 +32,51 @@ export function linksTo(carrier: TraceCarrier | undefined): Link[] {
   return spanContext ? [{ context: spanContext }] : [];
 }
 
-/** Runs `work` in a new span, ending it (in error if `work` throws) when `work` settles. */
-export async function inSpan<T>(name: string, options: { kind: SpanKind; attributes?: Attributes; links?: Link[]; parent?: Context }, work: (span: Span) => Promise<T>): Promise<T> {
-  const parent = options.parent ?? context.active();
-  const span = tracer.startSpan(name, { kind: options.kind, attributes: options.attributes, links: options.links }, parent);
-  try {
-    return await context.with(trace.setSpan(parent, span), () => work(span));
-  } catch (error) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as { code?: string }).code ?? 'failed' });
-    throw error;
-  } finally {
-    span.end();
-  }
+/** Marks a span failed with the error's code. */
+function failSpan(span: Span, error: unknown): void {
+  span.setStatus({ code: SpanStatusCode.ERROR, message: (error as { code?: string } | undefined)?.code ?? 'failed' });
 }
 
-/** The upstream's request ids as span attributes. */
-export function upstreamIdAttributes(ids: UpstreamIds | undefined): Attributes {
-  return { 'az.service_request_id': ids?.requestId, 'gateway.upstream.correlation_request_id': ids?.correlationRequestId };
+/**
+ * Runs `work` in a new span, ending it (in error if `work` throws) when `work` settles. Chained
+ * rather than awaited: on Node 20 every promise an async wrapper adds is seen by the context's
+ * async hooks, on every call.
+ */
+export function inSpan<T>(name: string, options: { kind: SpanKind; attributes?: Attributes; links?: Link[]; parent?: Context }, work: (span: Span) => Promise<T>): Promise<T> {
+  const parent = options.parent ?? context.active();
+  const span = tracer.startSpan(name, { kind: options.kind, attributes: options.attributes, links: options.links }, parent);
+  let working: Promise<T>;
+  try {
+    working = context.with(trace.setSpan(parent, span), work, undefined, span);
+  } catch (error) {
+    working = Promise.reject(error as Error);
+  }
+  return working.then(
+    (result) => {
+      span.end();
+      return result;
+    },
+    (error: unknown) => {
+      failSpan(span, error);
+      span.end();
+      throw error;
+    },
+  );
+}
+
+/** Marks a span with the upstream's request ids, when the answer has them (no object made per call). */
+function setUpstreamIds(span: Span, headers: Record<string, string>): void {
+  const requestId = safeUpstreamId(headers['x-ms-request-id']);
+  if (requestId) span.setAttribute('az.service_request_id', requestId);
+  const correlationRequestId = safeUpstreamId(headers['x-ms-correlation-request-id']);
+  if (correlationRequestId) span.setAttribute('gateway.upstream.correlation_request_id', correlationRequestId);
 }
 
 /** Marks the active span with the upstream's request ids (the incoming call that made it). */
 export function recordUpstreamIdsOnCall(headers: Record<string, string> | undefined): void {
   if (!headers) return;
-  trace.getActiveSpan()?.setAttributes(upstreamIdAttributes(upstreamIdsOf(headers)));
+  const span = trace.getActiveSpan();
+  if (span) setUpstreamIds(span, headers);
 }
 
 type Handler<Rest extends unknown[]> = (request: HttpRequest, context: InvocationContext, ...rest: Rest) => Promise<HttpResponseInit>;
@@ -64,20 +86,23 @@ type Handler<Rest extends unknown[]> = (request: HttpRequest, context: Invocatio
  * invocation (`context.traceContext`, from the caller's `traceparent`), else the request's own.
  */
 export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>): Handler<Rest> {
-  return async (request, invocation, ...rest) => {
+  return (request, invocation, ...rest) => {
     const traceparent = invocation.traceContext?.traceParent ?? request.headers.get('traceparent') ?? undefined;
     const tracestate = invocation.traceContext?.traceState ?? request.headers.get('tracestate') ?? undefined;
     const parent = (traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent, ...(tracestate ? { tracestate } : {}) }) : ROOT_CONTEXT).setValue(operationKey, operation);
     const attributes = { 'http.request.method': request.method, 'url.path': pathOf(request.url), 'http.route': operation, 'gateway.operation': operation };
-    return inSpan(`${request.method} ${operation}`, { kind: SpanKind.SERVER, attributes, parent }, async (span) => {
-      const response = await handler(request, invocation, ...rest);
-      const status = response.status ?? 200;
-      const headers = (response.headers ?? {}) as Record<string, string>;
-      span.setAttributes({ 'http.response.status_code': status, 'gateway.correlation_id': headers['x-correlation-id'] });
-      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      if (status === 403 || status === 429) recordCallerRefusal(operation, response);
-      return response;
-    });
+    return inSpan(`${request.method} ${operation}`, { kind: SpanKind.SERVER, attributes, parent }, (span) =>
+      handler(request, invocation, ...rest).then((response) => {
+        const status = response.status ?? 200;
+        const headers = (response.headers ?? {}) as Record<string, string>;
+        span.setAttribute('http.response.status_code', status);
+        const correlationId = headers['x-correlation-id'];
+        if (correlationId) span.setAttribute('gateway.correlation_id', correlationId);
+        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        if (status === 403 || status === 429) recordCallerRefusal(operation, response);
+        return response;
+      }),
+    );
   };
 }
 
@@ -100,48 +125,61 @@ function hostOf(origin: string): string {
 /** The URL as recorded: every query value but `api-version` replaced, so no signature or token in a link leaks. */
 export function recordedUrlOf(origin: string, pathAndQuery: string): string {
   const queryAt = pathAndQuery.indexOf('?');
-  if (queryAt < 0) return `${origin}${pathAndQuery}`;
+  if (queryAt < 0) return origin + pathAndQuery;
+  // Most calls carry `api-version` alone: nothing to replace, nothing to split.
+  if (pathAndQuery.indexOf('&', queryAt) < 0 && apiVersionFirst.test(pathAndQuery.slice(queryAt + 1, queryAt + 13))) return origin + pathAndQuery;
   const pairs = pathAndQuery.slice(queryAt + 1).split('&').map((pair) => {
     const name = pair.split('=', 1)[0]!;
     return name.toLowerCase() === 'api-version' ? pair : `${name}=REDACTED`;
   });
   return `${origin}${pathAndQuery.slice(0, queryAt)}?${pairs.join('&')}`;
 }
+const apiVersionFirst = /^api-version=$/i;
 
 /** One upstream attempt: a client span, `traceparent`/`tracestate` added to its headers. */
-export async function traceUpstreamAttempt<T extends { status: number; headers: Record<string, string> }>(
+export function traceUpstreamAttempt<T extends { status: number; headers: Record<string, string> }>(
   facts: AttemptFacts,
   headers: Record<string, string>,
   send: (headers: Record<string, string>) => Promise<T>,
 ): Promise<T> {
-  const operation = String(context.active().getValue(operationKey) ?? 'unknown');
-  const attributes = {
+  const parent = context.active();
+  const operation = String(parent.getValue(operationKey) ?? 'unknown');
+  const attributes: Attributes = {
     'http.request.method': facts.method,
     'url.full': recordedUrlOf(facts.origin, facts.path),
     'server.address': hostOf(facts.origin),
     'http.request.resend_count': facts.attempt,
-    // Only on a retry: the first attempt waits for nothing.
-    ...(facts.waitedMs > 0 ? { 'gateway.retry.waited_ms': facts.waitedMs } : {}),
   };
+  // Only on a retry: the first attempt waits for nothing.
+  if (facts.waitedMs > 0) attributes['gateway.retry.waited_ms'] = facts.waitedMs;
   // A leaf: nothing runs within it but the request, so its context is passed to the headers
   // only, not made active (entering a context costs more than the rest of the span on Node 20).
-  const parent = context.active();
   const span = tracer.startSpan(facts.method, { kind: SpanKind.CLIENT, attributes }, parent);
-  const sent = { ...headers };
-  propagation.inject(trace.setSpan(parent, span), sent);
+  const traceHeaders: Record<string, string> = {};
+  propagation.inject(trace.setSpan(parent, span), traceHeaders);
+  let sending: Promise<T>;
   try {
-    const response = await send(sent);
-    span.setAttributes({ 'http.response.status_code': response.status, ...upstreamIdAttributes(upstreamIdsOf(response.headers)) });
-    if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-    recordUpstreamAttempt(operation, facts.attempt, response);
-    return response;
+    sending = send({ ...headers, ...traceHeaders });
   } catch (error) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as { code?: string }).code ?? 'failed' });
-    recordUpstreamAttempt(operation, facts.attempt, undefined);
-    throw error;
-  } finally {
-    span.end();
+    sending = Promise.reject(error as Error);
   }
+  // Chained rather than awaited, as in inSpan.
+  return sending.then(
+    (response) => {
+      span.setAttribute('http.response.status_code', response.status);
+      setUpstreamIds(span, response.headers);
+      if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      recordUpstreamAttempt(operation, facts.attempt, response);
+      return response;
+    },
+    (error: unknown) => {
+      failSpan(span, error);
+      span.end();
+      recordUpstreamAttempt(operation, facts.attempt, undefined);
+      throw error;
+    },
+  );
 }
 
 /**
@@ -162,7 +200,7 @@ export async function traceStorage<T>(area: string, operation: string, run: () =
   } catch (error) {
     const status = (error as { statusCode?: unknown }).statusCode;
     if (typeof status === 'number') span.setAttribute('http.response.status_code', status);
-    if (typeof status !== 'number' || status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: (error as { code?: string }).code ?? 'failed' });
+    if (typeof status !== 'number' || status >= 500) failSpan(span, error);
     throw error;
   } finally {
     span.end();

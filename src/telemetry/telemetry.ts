@@ -49,6 +49,11 @@ export function startTelemetry(env: Record<string, string | undefined> = process
   if (settings) running = telemetrySdkPackage().startExport(settings);
 }
 
+/** Sends the spans buffered so far; nothing to do when nothing is exported. */
+export async function flushSpans(): Promise<void> {
+  await running?.flushSpans();
+}
+
 /** Sends what is buffered and stops exporting; nothing to do when nothing is exported. */
 export async function stopTelemetry(): Promise<void> {
   const stopping = running;

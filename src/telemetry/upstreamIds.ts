@@ -11,15 +11,16 @@ export interface UpstreamIds {
 
 const safeId = /^[A-Za-z0-9._:-]{1,128}$/;
 
-function idOf(value: string | undefined): string | undefined {
+/** An id header's value when it has a safe shape, else undefined. */
+export function safeUpstreamId(value: string | undefined): string | undefined {
   const trimmed = value?.trim();
   return trimmed && safeId.test(trimmed) ? trimmed : undefined;
 }
 
 /** The ids of an answer's headers (lower-case names), or undefined when it has neither. */
 export function upstreamIdsOf(headers: Record<string, string> | undefined): UpstreamIds | undefined {
-  const requestId = idOf(headers?.['x-ms-request-id']);
-  const correlationRequestId = idOf(headers?.['x-ms-correlation-request-id']);
+  const requestId = safeUpstreamId(headers?.['x-ms-request-id']);
+  const correlationRequestId = safeUpstreamId(headers?.['x-ms-correlation-request-id']);
   if (!requestId && !correlationRequestId) return undefined;
   return { ...(requestId ? { requestId } : {}), ...(correlationRequestId ? { correlationRequestId } : {}) };
 }

@@ -15,12 +15,18 @@ export const budgetHeaders = {
 export type BudgetName = keyof typeof budgetHeaders;
 export type RemainingBudget = Partial<Record<BudgetName, number>>;
 
+/** The count one budget header gives, or undefined when it is absent or not a count. */
+export function remainingCountOf(text: string | undefined): number | undefined {
+  const trimmed = text?.trim();
+  return trimmed !== undefined && /^\d{1,9}$/.test(trimmed) ? Number(trimmed) : undefined;
+}
+
 /** The remaining counts an answer's headers give (lower-case names), or undefined when none. */
 export function remainingBudgetOf(headers: Record<string, string>): RemainingBudget | undefined {
   const remaining: RemainingBudget = {};
   for (const [name, header] of Object.entries(budgetHeaders) as [BudgetName, string][]) {
-    const text = headers[header];
-    if (text !== undefined && /^\d{1,9}$/.test(text.trim())) remaining[name] = Number(text.trim());
+    const count = remainingCountOf(headers[header]);
+    if (count !== undefined) remaining[name] = count;
   }
   return Object.keys(remaining).length > 0 ? remaining : undefined;
 }

@@ -24,6 +24,13 @@ beforeAll(async () => {
     await call('refused', answers.notAllowed);
     await call('refused', answers.outOfScope);
     await call('limited', answers.limited);
+    // A handler that throws, and within it an upstream attempt that gets no answer: both spans are
+    // errors, so both are kept at ratio 0, and the attempt is counted as one without an answer.
+    await running.instrumentation.traceIncoming('thrown', () => running.instrumentation.traceUpstreamAttempt(
+      { method: 'GET', origin: 'https://upstream.example', path: '/things?api-version=1', attempt: 1, waitedMs: 250 },
+      {},
+      () => Promise.reject(Object.assign(new Error('reset'), { code: 'ECONNRESET' })),
+    ))({ method: 'GET', url: 'http://127.0.0.1/api/thrown', headers: new Headers() }, {}).catch(() => undefined);
     running.instrumentation.recordCertificateExpiry({ projectId: 7, environmentId: 'env-a' }, new Date(Date.now() + 10.5 * 24 * 3600000).toISOString());`,
     { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
   );
@@ -43,6 +50,15 @@ describe('exporting over http/protobuf', () => {
     expect(names).not.toContain('GET dropped');
     expect(collector.spans.find((span) => span.name === 'GET followed')?.traceId).toBe(callerTrace);
     expect(collector.spans.find((span) => span.name === 'GET failed')).toMatchObject({ status: { code: 2 }, attributes: { 'http.response.status_code': 500 } });
+  });
+
+  it('keeps the spans of a handler that threw and of an attempt that got no answer, marked failed', () => {
+    const incoming = collector.spans.find((span) => span.name === 'GET thrown');
+    const attempt = collector.spans.find((span) => span.name === 'GET' && span.attributes['url.full'] === 'https://upstream.example/things?api-version=1');
+    expect(incoming).toMatchObject({ status: { code: 2 } });
+    expect(attempt).toMatchObject({ status: { code: 2 }, attributes: { 'http.request.resend_count': 1, 'gateway.retry.waited_ms': 250 } });
+    expect(attempt?.traceId).toBe(incoming?.traceId);
+    expect(latestTotal(collector.points, 'gateway.upstream.calls', { 'gateway.operation': 'thrown', 'http.response.status_class': 'error', 'gateway.retry': 1 })).toBe(1);
   });
 
   it('counts the refusals and rate-limit answers by code', () => {

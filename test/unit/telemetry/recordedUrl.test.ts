@@ -15,6 +15,13 @@ describe('recordedUrlOf', () => {
     expect(recordedUrlOf('https://h', '/p?API-Version=1&Code=CANARY-SECRET-c&flag')).toBe('https://h/p?API-Version=1&Code=REDACTED&flag=REDACTED');
   });
 
+  it('keeps a lone api-version, and replaces a lone value of any other name', () => {
+    expect(recordedUrlOf('https://h', '/p?api-version=2025-09-01')).toBe('https://h/p?api-version=2025-09-01');
+    expect(recordedUrlOf('https://h', '/p?api-version-sig=CANARY-SECRET-d')).toBe('https://h/p?api-version-sig=REDACTED');
+    expect(recordedUrlOf('https://h', '/p?sig=CANARY-SECRET-e')).toBe('https://h/p?sig=REDACTED');
+    expect(recordedUrlOf('https://h', '/p?api-version')).toBe('https://h/p?api-version');
+  });
+
   it('gives a URL without a query as it is', () => {
     expect(recordedUrlOf('https://h:8443', '/a/b')).toBe('https://h:8443/a/b');
   });
