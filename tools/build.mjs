@@ -108,19 +108,14 @@ for (const file of readdirSync('dist/functions').filter((name) => name.endsWith(
   if (wide) throw new Error(`dist/functions/${file} holds ${JSON.stringify(wide[0])} (above U+00FF): V8 would hold it as a two-byte string`);
 }
 
-await build({
-  ...common,
-  entryPoints: ['tools/start.ts'],
-  outfile: 'dist/tools/start.js',
-  packages: 'external',
-});
-
 /**
- * The benchmark runs the app's source with its packages from node_modules; a module of the app's
- * own that the app loads on first use is the app's lazy file beside it (dist/functions).
+ * The start script and the benchmark run the app's source with its packages from node_modules; a
+ * module of the app's own that the app loads on first use (src/lazyPackages.ts, resolved when that
+ * module loads: the local host's HTTPS reads certificates with it) is the app's lazy file in
+ * dist/functions.
  */
-const benchLazyModulesPlugin = {
-  name: 'bench-lazy-modules',
+const appLazyModulesPlugin = {
+  name: 'app-lazy-modules',
   setup(pluginBuild) {
     pluginBuild.onResolve({ filter: /^\.\.?\// }, (args) =>
       args.kind === 'require-resolve' && !args.importer.includes('node_modules') ? { path: `../functions/${lazyFileOf(args.path)}`, external: true } : undefined,
@@ -128,8 +123,16 @@ const benchLazyModulesPlugin = {
   },
 };
 
+await build({
+  ...common,
+  entryPoints: ['tools/start.ts'],
+  outfile: 'dist/tools/start.js',
+  packages: 'external',
+  plugins: [appLazyModulesPlugin],
+});
+
 // The benchmark and the emulator it runs as a separate process (`npm run bench`).
 if (process.argv.includes('--bench')) {
-  await build({ ...common, entryPoints: ['bench/bench.ts'], outfile: 'dist/bench/bench.js', packages: 'external', plugins: [benchLazyModulesPlugin] });
+  await build({ ...common, entryPoints: ['bench/bench.ts'], outfile: 'dist/bench/bench.js', packages: 'external', plugins: [appLazyModulesPlugin] });
   await build({ ...common, entryPoints: ['test/emulator/serveEmulator.ts'], outfile: 'dist/bench/emulator.js', packages: 'external' });
 }
