@@ -7,8 +7,7 @@
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { request } from 'undici';
-import { azuriteConnectionString } from '../../tools/embeddedAzurite';
-import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
+import { startInProcessGateway, storageBehind, type InProcessGateway } from '../helpers/inProcessGateway';
 import { startStallingProxy, type StallingProxy } from '../helpers/stallingProxy';
 
 jest.setTimeout(60_000);
@@ -31,11 +30,7 @@ beforeAll(async () => {
     },
     {},
     {
-      storageConnection: async (azurite) => {
-        const blob = new URL(azurite.blobEndpoint);
-        storage = await startStallingProxy({ host: blob.hostname, port: Number(blob.port) });
-        return azuriteConnectionString(`${storage.origin}/devstoreaccount1`);
-      },
+      storageConnection: storageBehind(startStallingProxy, (started) => (storage = started)),
     },
   );
 }, 60_000);

@@ -6,8 +6,7 @@
  * host, against the emulator and Azurite behind a proxy the test can stall.
  */
 import { request } from 'undici';
-import { azuriteConnectionString } from '../../tools/embeddedAzurite';
-import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
+import { startInProcessGateway, storageBehind, type InProcessGateway } from '../helpers/inProcessGateway';
 import { startStallingProxy, type StallingProxy } from '../helpers/stallingProxy';
 
 const subscription = '00000000-0000-0000-0000-000000000000';
@@ -22,11 +21,7 @@ beforeAll(async () => {
     { STORAGE_TIMEOUT_MS: String(storageTimeoutMs), HEALTH_PROBE_TIMEOUT_MS: String(probeTimeoutMs), HEALTH_CACHE_SECONDS: '1' },
     {},
     {
-      storageConnection: async (azurite) => {
-        const blob = new URL(azurite.blobEndpoint);
-        proxy = await startStallingProxy({ host: blob.hostname, port: Number(blob.port) });
-        return azuriteConnectionString(`${proxy.origin}/devstoreaccount1`);
-      },
+      storageConnection: storageBehind(startStallingProxy, (started) => (proxy = started)),
     },
   );
 });

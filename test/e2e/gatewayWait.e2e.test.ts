@@ -7,9 +7,8 @@
  * behind a proxy that counts storage requests.
  */
 import { request } from 'undici';
-import { azuriteConnectionString } from '../../tools/embeddedAzurite';
 import { startCountingStorageProxy, type CountingStorageProxy } from '../helpers/countingStorage';
-import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
+import { startInProcessGateway, storageBehind, type InProcessGateway } from '../helpers/inProcessGateway';
 
 const subscription = '00000000-0000-0000-0000-000000000000';
 const groupPath = (name: string, query = '') => `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01${query}`;
@@ -31,11 +30,7 @@ beforeAll(async () => {
     },
     { lroSteps: 2, retryAfterSeconds: farRetryAfterSeconds },
     {
-      storageConnection: async (azurite) => {
-        const blob = new URL(azurite.blobEndpoint);
-        storage = await startCountingStorageProxy({ host: blob.hostname, port: Number(blob.port) });
-        return azuriteConnectionString(`${storage.origin}/devstoreaccount1`);
-      },
+      storageConnection: storageBehind(startCountingStorageProxy, (started) => (storage = started)),
     },
   );
 }, 60_000);

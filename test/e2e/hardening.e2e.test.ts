@@ -6,9 +6,8 @@
  */
 import { request } from 'undici';
 import { keyFingerprintOf } from '../../src/http/caller';
-import { azuriteConnectionString } from '../../tools/embeddedAzurite';
 import { startCountingStorageProxy, type CountingStorageProxy } from '../helpers/countingStorage';
-import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
+import { startInProcessGateway, storageBehind, type InProcessGateway } from '../helpers/inProcessGateway';
 
 const subscription = '00000000-0000-0000-0000-000000000000';
 const usagesPath = `subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages`;
@@ -23,11 +22,7 @@ beforeAll(async () => {
     { MAX_MERGED_BYTES: String(mergedBytesLimit), MAX_MERGED_ITEMS: '50000', ORCHESTRATION_LIST_INPUT_BYTES: String(listInputBytes) },
     {},
     {
-      storageConnection: async (azurite) => {
-        const blob = new URL(azurite.blobEndpoint);
-        storage = await startCountingStorageProxy({ host: blob.hostname, port: Number(blob.port) });
-        return azuriteConnectionString(`${storage.origin}/devstoreaccount1`);
-      },
+      storageConnection: storageBehind(startCountingStorageProxy, (started) => (storage = started)),
     },
   );
 });

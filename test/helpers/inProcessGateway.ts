@@ -5,7 +5,7 @@
  * file: the registrations are loaded into that file's module registry.
  */
 import { resetConfigForTests } from '../../src/config';
-import type { RunningAzurite } from '../../tools/embeddedAzurite';
+import { azuriteConnectionString, type RunningAzurite } from '../../tools/embeddedAzurite';
 import { setLogSink } from '../../tools/localHost/coreApi';
 import { startLocalHost, type RunningHost } from '../../tools/localHost/localHost';
 import type { Emulator, EmulatorOptions } from '../emulator/emulatorServer';
@@ -23,6 +23,20 @@ export interface InProcessGateway {
 export interface InProcessOptions {
   /** The storage connection the app gets, given the Azurite started for it (a proxy in front, say). */
   storageConnection?: (azurite: RunningAzurite) => Promise<string>;
+}
+
+/**
+ * A `storageConnection` through a proxy in front of Azurite's blob service (a counting or a
+ * stalling one): `start` gets the service's host and port, `started` the proxy, and the app the
+ * proxy's origin. Shared-key signatures do not cover the host, so they hold.
+ */
+export function storageBehind<Proxy extends { origin: string }>(start: (target: { host: string; port: number }) => Promise<Proxy>, started: (proxy: Proxy) => void) {
+  return async (azurite: RunningAzurite): Promise<string> => {
+    const blob = new URL(azurite.blobEndpoint);
+    const proxy = await start({ host: blob.hostname, port: Number(blob.port) });
+    started(proxy);
+    return azuriteConnectionString(`${proxy.origin}/devstoreaccount1`);
+  };
 }
 
 export async function startInProcessGateway(env: Record<string, string> = {}, emulatorOptions: EmulatorOptions = {}, options: InProcessOptions = {}): Promise<InProcessGateway> {
