@@ -21,7 +21,7 @@ import type { OrchestrationState } from '../src/orchestration/orchestrationState
 import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
 import { sweepLogLine } from '../src/orchestration/sweepLog';
 import { getServices } from '../src/services';
-import { msUntilNextRun, periodAt } from '../src/timerSchedule';
+import { runTimesOf } from '../src/timerSchedule';
 import { tokenFailureMessage } from '../src/upstream/tokenFailure';
 
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -191,12 +191,11 @@ app.timer('orchestrationPoller', {
     const token = services.tokens.mode === 'passthrough' ? undefined : await pollerToken(services, context);
     // Polls due within the lookahead are made in this run (see sweep). Waiting is billed
     // execution time, so it is a setting, and a margin keeps the run shorter than the period.
-    const untilNextRunMs = msUntilNextRun(services.config.ORCHESTRATION_POLL_SCHEDULE);
+    const { untilNextRunMs, periodMs } = runTimesOf(services.config.ORCHESTRATION_POLL_SCHEDULE);
     const lookaheadMs = Math.max(0, Math.min(untilNextRunMs - 300, services.config.LRO_POLL_LOOKAHEAD_SECONDS * 1000));
     // A backlog is worked off past the next run (which waits for this one) for at most
     // ORCHESTRATION_RUN_MAX_SECONDS; what is left then goes to the next run, in due order.
     const result = await services.orchestrations.sweep(token, lookaheadMs, services.config.ORCHESTRATION_RUN_MAX_SECONDS * 1000);
-    const periodMs = periodAt(services.config.ORCHESTRATION_POLL_SCHEDULE);
     const line = sweepLogLine(result, { periodMs, level: services.config.LOG_LEVEL });
     if (line) context.log(line);
   },

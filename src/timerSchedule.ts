@@ -165,16 +165,16 @@ export function nextRunOf(schedule: TimerSchedule, after: Date): Date | undefine
   return undefined;
 }
 
-/** Milliseconds from `now` until the schedule `text` (one the settings accepted) next fires. */
-export function msUntilNextRun(text: string, now = new Date()): number {
-  const next = nextRunOf(parseTimerSchedule(text), now);
-  return next ? next.getTime() - now.getTime() : Number.POSITIVE_INFINITY;
-}
-
-/** The schedule's period at `now`: from its next run to the one after (a poller run overran if it took longer). */
-export function periodAt(text: string, now = new Date()): number {
+/**
+ * For the schedule `text` (one the settings accepted), read once: milliseconds from `now` to its
+ * next run, and its period then, from that run to the one after (a run that took longer overran).
+ */
+export function runTimesOf(text: string, now = new Date()): { untilNextRunMs: number; periodMs: number } {
   const schedule = parseTimerSchedule(text);
   const next = nextRunOf(schedule, now);
   const after = next && nextRunOf(schedule, next);
-  return next && after ? after.getTime() - next.getTime() : Number.POSITIVE_INFINITY;
+  return {
+    untilNextRunMs: next ? next.getTime() - now.getTime() : Number.POSITIVE_INFINITY,
+    periodMs: next && after ? after.getTime() - next.getTime() : Number.POSITIVE_INFINITY,
+  };
 }
