@@ -233,6 +233,15 @@ describe('Slack', () => {
       expect(answer.status).toBe(200);
       expect(answer.body.text).toContain('Commands:');
     });
+
+    it('a request over CHATOPS_MAX_BODY_BYTES (16 KiB by default), signed or not, is refused with 413 before anything is run', async () => {
+      const before = migrations();
+      const body = slackForm(`migrate ${'x'.repeat(17 * 1024)}`);
+      const answer = await sendSlack(body);
+      expect(answer.status).toBe(413);
+      expect(answer.body.error?.code).toBe('PayloadTooLarge');
+      expect(migrations()).toBe(before);
+    });
   });
 });
 
