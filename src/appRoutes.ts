@@ -328,6 +328,11 @@ export const appRoutes = {
 } satisfies Record<string, AppRoute>;
 
 /** The options app.http takes for a declared route. */
+/** What the access policy judges of a call to `route` (src/access/accessPolicy.ts). */
+export function actionOf(route: AppRoute) {
+  return { names: [route.name], access: route.access, unscoped: route.unscoped };
+}
+
 export function registrationOf(route: AppRoute) {
   return { methods: [route.method], route: route.route, authLevel: route.authLevel };
 }

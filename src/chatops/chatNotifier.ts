@@ -10,6 +10,7 @@
  * posts): an end after that goes to SLACK_WEBHOOK_URL instead, and no response_url is posted
  * to more than CHATOPS_RESPONSE_URL_MAX_POSTS times by this instance.
  */
+import { notConfigured } from '../orchestration/notificationDispatcher';
 import { createHash } from 'node:crypto';
 import { Agent, type Dispatcher } from 'undici';
 import { endEventData } from '../orchestration/statusDocument';
@@ -86,7 +87,7 @@ export class ChatNotifier implements Pick<NotificationSender, 'send'> {
   async send(target: string, event: CloudEvent): Promise<DeliveryOutcome> {
     const chat = chatTargetOf(target);
     if (!chat) {
-      return this.#options.events ? this.#options.events.send(target, event) : { delivered: false, retriable: false, error: 'notifications are not configured (NOTIFY_SIGNING_SECRET)' };
+      return this.#options.events ? this.#options.events.send(target, event) : notConfigured;
     }
     const reply = endReply(event.data as EndData);
     if (chat.platform === 'teams') return this.#post(chat.url, teamsMessage(reply));

@@ -4,11 +4,11 @@
  * in its scopes), lists with the list route's rule and terminates with the terminate route's.
  * Another caller's orchestration answers as one that does not exist.
  */
-import { appRoutes } from '../appRoutes';
+import { actionOf, appRoutes } from '../appRoutes';
 import { GatewayError } from '../errors';
 import { grantFor, maySee, notAllowed, visibleFilter } from '../http/authorization';
 import { waitForEnd } from '../http/gatewayWait';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
+import { isActive, type OrchestrationState } from '../orchestration/orchestrationState';
 import type { ChatReply } from './chatMessages';
 import type { ChatCall } from './chatCall';
 import type { ChatCommand, ListedStatus } from './commandGrammar';
@@ -17,7 +17,7 @@ import type { ChatCommand, ListedStatus } from './commandGrammar';
 const listedAtMost = 10;
 
 function routeAction(route: (typeof appRoutes)[keyof typeof appRoutes]) {
-  return { names: [route.name], access: route.access, unscoped: route.unscoped };
+  return actionOf(route);
 }
 
 async function visible(call: ChatCall, id: string): Promise<OrchestrationState> {
@@ -42,7 +42,6 @@ export function stateReply(state: OrchestrationState, note?: string): ChatReply 
   return { title: `Operation ${state.id}`, facts, lines: note ? [note] : [] };
 }
 
-const isRunning = (state: OrchestrationState) => state.runtimeStatus === 'Pending' || state.runtimeStatus === 'Running';
 
 export async function runOrchestrationCommand(call: ChatCall, command: Extract<ChatCommand, { kind: 'status' | 'wait' | 'terminate' | 'list' }>): Promise<ChatReply> {
   const { services, caller } = call;
@@ -53,7 +52,7 @@ export async function runOrchestrationCommand(call: ChatCall, command: Extract<C
       await visible(call, command.id);
       // Held only as long as the platform waits for an answer; the rest is `wait` again.
       const state = (await waitForEnd(services, command.id, { untilMs: call.answerBy })) ?? (await visible(call, command.id));
-      return stateReply(state, isRunning(state) ? `Still running: \`wait ${state.id}\` or \`status ${state.id}\` asks again.` : undefined);
+      return stateReply(state, isActive(state) ? `Still running: \`wait ${state.id}\` or \`status ${state.id}\` asks again.` : undefined);
     }
     case 'terminate': {
       grantFor(services, caller, routeAction(appRoutes.orchestrationsTerminate));

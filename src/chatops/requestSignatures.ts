@@ -21,7 +21,7 @@ function sameText(given: string, expected: string): boolean {
   return a.length === b.length ? timingSafeEqual(a, b) : !timingSafeEqual(b, b);
 }
 
-export function slackSignatureOf(secret: string, timestamp: string, body: Buffer | string): string {
+function slackSignatureOf(secret: string, timestamp: string, body: Buffer | string): string {
   return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:`).update(body).digest('hex')}`;
 }
 
@@ -38,7 +38,7 @@ export function verifySlackRequest(
   return sameText(signature, slackSignatureOf(secret, timestamp, body)) ? { ok: true, signature } : { ok: false, reason: 'mismatch' };
 }
 
-export function teamsSignatureOf(base64Secret: string, body: Buffer | string): string {
+function teamsSignatureOf(base64Secret: string, body: Buffer | string): string {
   return createHmac('sha256', Buffer.from(base64Secret, 'base64')).update(body).digest('base64');
 }
 

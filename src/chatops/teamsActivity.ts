@@ -23,7 +23,7 @@ interface Activity {
 }
 
 /** The command in a message's HTML: the bot's `<at>` mention and tags dropped, entities read. */
-export function commandTextOf(html: string): string {
+function commandTextOf(html: string): string {
   return html
     .replace(/<at>[^<]*<\/at>/gi, ' ')
     .replace(/<[^>]*>/g, ' ')

@@ -9,7 +9,7 @@
  * start goes on, and its end reaches the chat through the orchestration's outbox.
  */
 import { HttpRequest } from '@azure/functions';
-import { appRoutes } from '../appRoutes';
+import { actionOf, appRoutes } from '../appRoutes';
 import { GatewayError } from '../errors';
 import { grantFor } from '../http/authorization';
 import { prepareCall, startRequestOf, type PreparedCall } from '../http/operationHandler';
@@ -101,7 +101,7 @@ async function usage(call: ChatCall, command: Extract<ChatCommand, { kind: 'usag
 
 async function certificate(call: ChatCall, command: Extract<ChatCommand, { kind: 'cert' }>): Promise<ChatReply> {
   const route = appRoutes.certificatesGet;
-  grantFor(call.services, call.caller, { names: [route.name], access: route.access, unscoped: route.unscoped });
+  grantFor(call.services, call.caller, actionOf(route));
   const record = await call.services.certificates.store.read(Number(command.projectId), command.environmentId);
   if (!record.current && !record.lastAttempt) return { title: 'No certificate has been fetched for this environment.' };
   const facts: [string, string][] = [];

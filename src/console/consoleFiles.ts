@@ -20,7 +20,7 @@ const contentTypes: Record<string, string> = {
   'console.css': 'text/css; charset=utf-8',
 };
 
-export const consoleSecurityHeaders: Readonly<Record<string, string>> = {
+const consoleSecurityHeaders: Readonly<Record<string, string>> = {
   'content-security-policy':
     "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-frame-options': 'DENY',

@@ -4,12 +4,12 @@
  * anyway), and the certificate environments it may read. Names and booleans only: no setting
  * value that could hold a secret.
  */
-import { appRoutes, type AppRoute } from '../appRoutes';
+import { actionOf, appRoutes, type AppRoute } from '../appRoutes';
 import type { CallerIdentity } from '../http/caller';
 import type { Services } from '../services';
 
 function mayCall(services: Services, caller: CallerIdentity, route: AppRoute): boolean {
-  return services.access.policy.grant(caller, { names: [route.name], access: route.access, unscoped: route.unscoped }) !== undefined;
+  return services.access.policy.grant(caller, actionOf(route)) !== undefined;
 }
 
 export function consoleSession(services: Services, caller: CallerIdentity) {

@@ -4,11 +4,11 @@
  * anything thrown into the documented error answer.
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
-import type { AppRoute } from '../appRoutes';
+import { actionOf, type AppRoute } from '../appRoutes';
 import { toGatewayError } from '../errors';
 import { getServices, type Services } from '../services';
 import { routeCallRecord } from './callLog';
-import { grantFor, refusalCodes } from './authorization';
+import { notAllowed, refusalCodes } from './authorization';
 import { callerLogFields, callerOf, type CallerIdentity } from './caller';
 import { fillPath } from '../spec/catalogue';
 import { appBaseOf } from './appBase';
@@ -47,11 +47,13 @@ export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<H
     try {
       services = getServices();
       caller = callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED);
-      const action = { names: [route.name], access: route.access, unscoped: route.unscoped };
+      const action = actionOf(route);
       // An anonymous route (health) is open to all: there is no caller to judge.
       const judged = route.authLevel !== 'anonymous';
-      const starterOnly = judged && route.openToStarter === true && !services.access.policy.grant(caller, action);
-      if (judged && !starterOnly) grantFor(services, caller, action);
+      // Judged once: without a grant, a route open to starters lets the caller reach its own only.
+      const granted = judged && services.access.policy.grant(caller, action) !== undefined;
+      const starterOnly = judged && !granted && route.openToStarter === true;
+      if (judged && !granted && !starterOnly) throw notAllowed(caller, action);
       decision = 'allowed';
       const appBase = appBaseOf(request.url, fillPath(route.route, request.params), services.config.APP_PUBLIC_URL);
       response = await handle({ request, context, services, correlationId, appBase, startedMs, caller, starterOnly });

@@ -30,14 +30,15 @@ export type DispatcherDependencies = Pick<EngineDependencies, 'store' | 'index' 
   write: (stored: StoredState, change: (state: OrchestrationState) => OrchestrationState) => Promise<StoredState>;
 };
 
-const notConfigured: DeliveryOutcome = { delivered: false, retriable: false, error: 'notifications are not configured (NOTIFY_SIGNING_SECRET)' };
+/** A delivery with no signing secret to sign it with: given up, not retried. */
+export const notConfigured: DeliveryOutcome = { delivered: false, retriable: false, error: 'notifications are not configured (NOTIFY_SIGNING_SECRET)' };
 
 function originOf(target: string): string {
   return new URL(target).origin;
 }
 
 /** The event telling of an orchestration's end: the same on every attempt. */
-export function endEventOf(state: OrchestrationState, eventId: string): CloudEvent {
+function endEventOf(state: OrchestrationState, eventId: string): CloudEvent {
   const appBase = state.appBase ?? '';
   return {
     specversion: '1.0',

@@ -17,7 +17,7 @@ import type { ContainerClient } from '@azure/storage-blob';
 import { GatewayError } from '../errors';
 import { StorageBudget } from '../storage/storageBudget';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
-import { eachLimited } from './eachLimited';
+import { mapConcurrently } from '../concurrency';
 import type { EngineDependencies, PollReader, StartOutcome, StartRequest, SweepResult } from './engineSettings';
 import { NotificationDispatcher } from './notificationDispatcher';
 import { OrchestrationIndex } from './orchestrationIndex';
@@ -136,7 +136,7 @@ export class OrchestrationEngine {
     const page = await this.query({ ...filter, ...bounds, statuses });
     let instancesDeleted = 0;
     const deliveredAll = page.summaries.filter((summary) => summary.nextDeliveryAt === undefined);
-    await eachLimited(deliveredAll, this.#deps.settings.concurrency, async (summary) => {
+    await mapConcurrently(deliveredAll, this.#deps.settings.concurrency, async (summary) => {
       if ((await this.purge(summary.id)) === 'purged') instancesDeleted += 1;
     });
     return { instancesDeleted, continuationToken: page.continuationToken };

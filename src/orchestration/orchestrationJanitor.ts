@@ -3,10 +3,10 @@
  * crash between two writes left and what was stored before the index existed. Every document
  * is a hint checked against itself, so a repair is idempotent and any instance may make it.
  */
-import { eachLimited } from './eachLimited';
+import { mapConcurrently } from '../concurrency';
 import type { EngineDependencies } from './engineSettings';
 import type { OrchestrationRecords } from './orchestrationRecords';
-import { isActive } from './orchestrationState';
+import { activeStatuses, isActive } from './orchestrationState';
 import { scheduleOf } from './transitions';
 
 export class OrchestrationJanitor {
@@ -28,8 +28,8 @@ export class OrchestrationJanitor {
     if (!turn) return { scanned: 0, repaired: 0 };
     const page = await store.listPage(turn.marker, settings.janitorPageSize);
     let repaired = 0;
-    await eachLimited(page.summaries, settings.concurrency, async (summary) => {
-      const active = summary.runtimeStatus === 'Pending' || summary.runtimeStatus === 'Running';
+    await mapConcurrently(page.summaries, settings.concurrency, async (summary) => {
+      const active = activeStatuses.includes(summary.runtimeStatus);
       if (!active) {
         const endedAt = Date.parse(summary.endedTime ?? summary.lastUpdatedTime);
         if (endedAt + settings.retentionMs <= now) {

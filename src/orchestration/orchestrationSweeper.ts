@@ -4,7 +4,7 @@
  * and the janitor's turn, within one housekeeping budget.
  */
 import type { GatewayError } from '../errors';
-import { eachLimited } from './eachLimited';
+import { mapConcurrently } from '../concurrency';
 import type { EngineDependencies, PollReader, SweepResult } from './engineSettings';
 import type { NotificationDispatcher } from './notificationDispatcher';
 import type { OrchestrationJanitor } from './orchestrationJanitor';
@@ -63,7 +63,7 @@ export class OrchestrationSweeper {
       due.sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0));
       for (const entry of due) taken.add(entry.requestKey);
       result.due += due.length;
-      await eachLimited(due, settings.pollConcurrency, (entry) => this.#takeDue(entry, reader, runEndsAt, result));
+      await mapConcurrently(due, settings.pollConcurrency, (entry) => this.#takeDue(entry, reader, runEndsAt, result));
     }
 
     // Deliveries, purges and the janitor share one budget: a backlog of any waits for the next run.
@@ -146,7 +146,7 @@ export class OrchestrationSweeper {
     const { store, index, settings } = this.deps;
     const expired = await index.expired(this.deps.now(), settings.purgeBatch);
     let purged = 0;
-    await eachLimited(expired, settings.concurrency, async (entry) => {
+    await mapConcurrently(expired, settings.concurrency, async (entry) => {
       if (this.deps.now() >= endsAt) return;
       await Promise.all([store.delete(entry.id), index.clearOutbox(entry.id)]);
       await index.clearExpiry(entry.marker);
