@@ -11,7 +11,8 @@ import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { operationAnswer, statusDocumentResponse } from '../src/http/orchestrationAnswers';
 import { continuationHeader, listRequestOf, purgeRequestOf, waitSecondsOf } from '../src/http/orchestrationQueries';
-import { maySee, notAllowed, visibleFilter } from '../src/http/authorization';
+import { visibleFilter } from '../src/http/authorization';
+import { visibleOrchestration, visibleStatus, type Viewer } from '../src/http/orchestrationVisibility';
 import { callerGoneSignalOf, takeWaitSlot, waitForEnd } from '../src/http/gatewayWait';
 import { callerReaderOf } from '../src/http/pollReader';
 import { rawQueryOf } from '../src/http/requestQuery';
@@ -34,33 +35,9 @@ function orchestrationId(call: AppCall): string {
   return id;
 }
 
-/**
- * The orchestration if the caller may see it: its own, or any in a scope where it has `admin`
- * (ACCESS_POLICY).
- * Another caller's answers 404, as one that does not exist, so ids reveal nothing. A caller
- * that reaches the route only as a starter is refused anything but its own, as a caller
- * without the route's rule always was (403), whether or not the id exists.
- */
-async function visibleOrchestration(call: AppCall, id: string): Promise<OrchestrationState> {
-  const state = await call.services.orchestrations.get(id);
-  if (call.starterOnly && state?.startedBy !== call.caller.primary) throw notAllowed(call.caller, { names: [call.context.functionName] });
-  if (!state || !maySee(call.services, call.caller, { startedBy: state.startedBy, target: state.input.path })) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
-  return state;
-}
-
-/**
- * The same check from the blob's metadata (a HEAD), for a waiter: who started it and its target
- * are kept there, so a wait never downloads the input (which may be megabytes) to be let in. A
- * target too long for metadata is checked from the document instead.
- */
-async function visibleStatus(call: AppCall, id: string): Promise<void> {
-  const status = await call.services.orchestrations.store.readStatus(id);
-  if (call.starterOnly && status?.startedBy !== call.caller.primary) throw notAllowed(call.caller, { names: [call.context.functionName] });
-  if (status && status.startedBy !== call.caller.primary && status.target === undefined) {
-    await visibleOrchestration(call, id);
-    return;
-  }
-  if (!status || !maySee(call.services, call.caller, status)) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
+/** The caller of a route that names one orchestration, for the visibility checks. */
+function viewerOf(call: AppCall): Viewer {
+  return { ...call, routeName: call.context.functionName, notFound: (id) => new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' }) };
 }
 
 /**
@@ -81,17 +58,17 @@ async function readOrchestration(call: AppCall): Promise<OrchestrationState> {
     // Counted before anything is read: a refused wait costs no storage request.
     const releaseWait = takeWaitSlot(services, call.caller, untilMs);
     try {
-      await visibleStatus(call, id);
-      state = await waitForEnd(services, id, { untilMs, authorization, signal });
+      const firstLook = await visibleStatus(viewerOf(call), id);
+      state = await waitForEnd(services, id, { untilMs, authorization, signal, firstLook });
     } finally {
       releaseWait();
     }
     if (!state && signal?.aborted) throw new GatewayError('CallerGone', 'The caller hung up before the wait ended.');
   } else {
-    await visibleOrchestration(call, id);
+    const seen = await visibleOrchestration(viewerOf(call), id);
     const reader = callerReaderOf(services, authorization);
-    if (reader) await services.orchestrations.advance(id, reader);
-    state = await services.orchestrations.get(id);
+    // Read again only when the caller's read made a step: otherwise what was seen is current.
+    state = reader && (await services.orchestrations.advance(id, reader)) ? await services.orchestrations.get(id) : seen;
   }
   if (!state) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
   return state;
@@ -133,7 +110,7 @@ export const listOrchestrations = appHandler(appRoutes.orchestrationsList, async
 
 export const terminateOrchestration = appHandler(appRoutes.orchestrationsTerminate, async (call) => {
   const id = orchestrationId(call);
-  await visibleOrchestration(call, id);
+  await visibleOrchestration(viewerOf(call), id);
   const reason = call.request.query.get('reason') ?? 'Terminated by a caller.';
   const state = await call.services.orchestrations.terminate(id, reason);
   return jsonResponse(202, statusDocument(state, call.appBase), call.correlationId);
@@ -142,7 +119,7 @@ export const terminateOrchestration = appHandler(appRoutes.orchestrationsTermina
 /** Durable's purge of one instance: 200 `{ instancesDeleted: 1 }`, 404 if there is none, 409 while it runs. */
 export const purgeOrchestration = appHandler(appRoutes.orchestrationsPurge, async (call) => {
   const id = orchestrationId(call);
-  await visibleOrchestration(call, id);
+  await visibleOrchestration(viewerOf(call), id);
   const outcome = await call.services.orchestrations.purge(id);
   if (outcome === 'missing') throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
   if (outcome === 'running') throw new GatewayError('OrchestrationRunning', `Orchestration ${id} is still running: terminate it before purging it.`, { target: 'id' });

@@ -6,7 +6,8 @@
  */
 import { actionOf, appRoutes } from '../appRoutes';
 import { GatewayError } from '../errors';
-import { grantFor, maySee, notAllowed, visibleFilter } from '../http/authorization';
+import { grantFor, visibleFilter } from '../http/authorization';
+import { visibleOrchestration, visibleStatus, type Viewer } from '../http/orchestrationVisibility';
 import { waitForEnd } from '../http/gatewayWait';
 import { isActive, type OrchestrationState } from '../orchestration/orchestrationState';
 import type { ChatReply } from './chatMessages';
@@ -20,14 +21,17 @@ function routeAction(route: (typeof appRoutes)[keyof typeof appRoutes]) {
   return actionOf(route);
 }
 
-async function visible(call: ChatCall, id: string): Promise<OrchestrationState> {
+/** The caller of a command on one orchestration, checked with the status route's rules. */
+function viewerOf(call: ChatCall): Viewer {
   const { services, caller } = call;
   const route = appRoutes.orchestrationsGet;
-  const starterOnly = !services.access.policy.grant(caller, routeAction(route));
-  const state = await services.orchestrations.get(id);
-  if (starterOnly && state && state.startedBy !== caller.primary) throw notAllowed(caller, { names: [route.name] });
-  if (!state || !maySee(services, caller, { startedBy: state.startedBy, target: state.input.path })) throw new GatewayError('NotFound', `No operation ${id} that you may see.`);
-  return state;
+  return {
+    services,
+    caller,
+    starterOnly: !services.access.policy.grant(caller, routeAction(route)),
+    routeName: route.name,
+    notFound: (id) => new GatewayError('NotFound', `No operation ${id} that you may see.`),
+  };
 }
 
 export function stateReply(state: OrchestrationState, note?: string): ChatReply {
@@ -47,16 +51,17 @@ export async function runOrchestrationCommand(call: ChatCall, command: Extract<C
   const { services, caller } = call;
   switch (command.kind) {
     case 'status':
-      return stateReply(await visible(call, command.id));
+      return stateReply(await visibleOrchestration(viewerOf(call), command.id));
     case 'wait': {
-      await visible(call, command.id);
+      // Let in from the status's metadata (a HEAD), as the wait route is: never the input.
+      const firstLook = await visibleStatus(viewerOf(call), command.id);
       // Held only as long as the platform waits for an answer; the rest is `wait` again.
-      const state = (await waitForEnd(services, command.id, { untilMs: call.answerBy })) ?? (await visible(call, command.id));
+      const state = (await waitForEnd(services, command.id, { untilMs: call.answerBy, firstLook })) ?? (await visibleOrchestration(viewerOf(call), command.id));
       return stateReply(state, isActive(state) ? `Still running: \`wait ${state.id}\` or \`status ${state.id}\` asks again.` : undefined);
     }
     case 'terminate': {
       grantFor(services, caller, routeAction(appRoutes.orchestrationsTerminate));
-      await visible(call, command.id);
+      await visibleOrchestration(viewerOf(call), command.id);
       const state = await services.orchestrations.terminate(command.id, `Terminated from chat by ${caller.primary}.`);
       return stateReply(state, 'Terminated: the app no longer follows it (the upstream operation itself goes on).');
     }

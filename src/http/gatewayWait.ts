@@ -5,6 +5,7 @@
  */
 import type { HttpRequest } from '@azure/functions';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
+import type { StoredStatus } from '../orchestration/orchestrationStore';
 import type { Services } from '../services';
 import type { CallerIdentity } from './caller';
 import { waitReaderOf } from './pollReader';
@@ -28,8 +29,8 @@ export function takeWaitSlot(services: Services, caller: CallerIdentity, untilMs
 export async function waitForEnd(
   services: Services,
   id: string,
-  wait: { untilMs: number; authorization?: string; signal?: AbortSignal },
+  wait: { untilMs: number; authorization?: string; signal?: AbortSignal; firstLook?: StoredStatus },
 ): Promise<OrchestrationState | undefined> {
   const reader = await waitReaderOf(services, wait.authorization);
-  return services.waits.watches.wait(id, { untilMs: wait.untilMs, reader, signal: wait.signal });
+  return services.waits.watches.wait(id, { untilMs: wait.untilMs, reader, signal: wait.signal, firstLook: wait.firstLook });
 }

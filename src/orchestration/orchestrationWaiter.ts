@@ -23,6 +23,8 @@ export interface WaitOptions {
   reader?: PollReader;
   /** The caller hung up: the wait ends at once, without another storage read. */
   signal?: AbortSignal;
+  /** The status the caller's check just read: a watch this wait starts takes it as its first look instead of reading it again. */
+  firstLook?: StoredStatus;
 }
 
 export type WatchedEngine = Pick<OrchestrationEngine, 'advance'> & { store: Pick<OrchestrationStore, 'read' | 'readStatus'> };
@@ -95,9 +97,9 @@ class Watch {
     return (await this.#document?.read.catch(() => undefined))?.state;
   }
 
-  async run(): Promise<void> {
+  async run(firstLook?: StoredStatus): Promise<void> {
     try {
-      while (this.waiters.size > 0) await this.#turn();
+      for (let known = firstLook; this.waiters.size > 0; known = undefined) await this.#turn(known);
     } catch (error) {
       this.#failAll(error);
     } finally {
@@ -111,8 +113,8 @@ class Watch {
     this.#sleep?.wake();
   }
 
-  async #turn(): Promise<void> {
-    const status = await this.engine.store.readStatus(this.id);
+  async #turn(known?: StoredStatus): Promise<void> {
+    const status = known ?? (await this.engine.store.readStatus(this.id));
     // Every caller may have hung up while the status was read: nothing more is read for them.
     if (this.waiters.size === 0) return;
     if (!status) return this.#settle([...this.waiters], undefined);
@@ -250,7 +252,7 @@ export class OrchestrationWatches {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       watch.add(waiter);
-      if (!existing) void watch.run();
+      if (!existing) void watch.run(options.firstLook);
     });
   }
 

@@ -9,7 +9,8 @@ import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { startChatPostReceiver, type ChatPostReceiver } from '../helpers/chatPostReceiver';
-import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
+import { startCountingStorageProxy, type CountingStorageProxy } from '../helpers/countingStorage';
+import { startInProcessGateway, storageBehind, type InProcessGateway } from '../helpers/inProcessGateway';
 
 const slackSecret = randomBytes(16).toString('hex');
 const teamsToken = randomBytes(32).toString('base64');
@@ -27,6 +28,8 @@ let receiver: ChatPostReceiver;
 let posts: ChatPostReceiver['posts'];
 let standInOrigin = '';
 let gateway: InProcessGateway;
+/** Storage behind a proxy that counts its requests. */
+let storage: CountingStorageProxy;
 
 beforeAll(async () => {
   receiver = await startChatPostReceiver();
@@ -42,11 +45,12 @@ beforeAll(async () => {
       { callers: [`slack:${team}/UREADER`], allow: ['read'] },
       { callers: [`key:${createHash('sha256').update(adminKey).digest('hex').slice(0, 12)}`], allow: ['read', 'admin'] },
     ]),
-  });
+  }, {}, { storageConnection: storageBehind(startCountingStorageProxy, (started) => (storage = started)) });
 });
 afterAll(async () => {
   await gateway.stop();
   await receiver.close();
+  await storage.close();
 });
 
 const migrations = () => gateway.emulator.upstreamRequests({ method: 'POST', pathIncludes: 'migrateToStv2' }).length;
@@ -162,7 +166,10 @@ describe('Slack', () => {
     const id = operationIdIn(started.body.text)!;
     expect((await sendSlack(slackForm(`status ${id}`))).body.text).toContain(`Operation ${id}`);
     await pollUntil(() => posts.some((post) => JSON.stringify(post.body).includes(`Operation ${id} completed`)));
+    storage.reset();
     expect((await sendSlack(slackForm(`wait ${id}`))).body.text).toMatch(/Status: Completed/);
+    // Let in from the status's metadata, as the wait route is: the document is read once, to answer.
+    expect(storage.requests.filter((line) => line.startsWith('GET ') && line.includes(id))).toHaveLength(1);
     expect((await sendSlack(slackForm('list completed since 1h'))).body.text).toContain(id);
     // Another user's operation is one that does not exist.
     expect((await sendSlack(slackForm(`status ${id}`, 'UREADER'))).body.text).toMatch(/^No operation/);

@@ -93,6 +93,18 @@ describe('waiters on one orchestration', () => {
     expect(downloads(id).length).toBeLessThanOrEqual(aloneDownloads + 2);
   }, 60_000);
 
+  it('let a waiter in from one HEAD, its watch\'s first look, and a plain status read downloads the document once', async () => {
+    const id = await runningOrchestration('read-once');
+    storage.reset();
+    expect((await call('GET', `orchestrations/${id}`)).status).toBe(202);
+    expect(downloads(id)).toHaveLength(1);
+    expect(touching(id)).toHaveLength(1);
+    // A one-second wait: the caller's check is the watch's first look, then one look as it runs out.
+    storage.reset();
+    expect((await call('GET', `orchestrations/${id}?gateway-wait=1`)).status).toBe(202);
+    expect(touching(id).filter((line) => line.startsWith('HEAD ')).length).toBeLessThanOrEqual(2);
+  }, 60_000);
+
   it('stop reading storage once their callers hang up', async () => {
     const id = await runningOrchestration('hung-up');
     storage.reset();

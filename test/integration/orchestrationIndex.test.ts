@@ -142,6 +142,18 @@ describe('waiting', () => {
     expect(watches.watched).toBe(0);
   }, 60_000);
 
+  it('takes the status its caller already read as the watch\'s first look', async () => {
+    const engine = makeEngine(fx, Date.now);
+    const start = groupStart(fx, 'first-look');
+    const outcome = await engine.start(start, sendFor(fx, start));
+    const firstLook = await engine.store.readStatus(outcome.state.id);
+    fx.storage.reset();
+    // Runs out within the shortest pause: answered from that look, with the document it names.
+    const state = await new OrchestrationWatches(engine).wait(outcome.state.id, { untilMs: Date.now() + 50, firstLook });
+    expect(state?.runtimeStatus).toBe('Running');
+    expect(fx.storage.requests).toEqual([`GET ${fx.container}/instances/${outcome.state.id}.json`]);
+  });
+
   it('ends a wait whose caller left at once, and stops the watch with the last one', async () => {
     const engine = makeEngine(fx, Date.now);
     const watches = new OrchestrationWatches(engine);
