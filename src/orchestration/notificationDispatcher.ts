@@ -215,7 +215,7 @@ export class NotificationDispatcher {
     const claimedState = { ...stored.state, deliveries: claims.map((delivery) => (dropped.has(delivery.eventId) ? droppedDelivery(delivery, droppedReason) : delivery)) };
     let etag: string | undefined;
     try {
-      etag = await store.replace(claimedState, stored.etag);
+      etag = (await store.replace(claimedState, stored.etag))?.etag;
     } finally {
       if (etag === undefined) for (const delivery of taken) this.#release(delivery, 'unused');
     }

@@ -41,8 +41,8 @@ export class OrchestrationRecords {
     for (let attempt = 0; attempt < 5 && current; attempt += 1) {
       const next = change(current.state);
       if (next === current.state) return current;
-      const etag = await this.deps.store.replace(next, current.etag);
-      if (etag !== undefined) return this.#kept({ state: next, etag });
+      const written = await this.deps.store.replace(next, current.etag);
+      if (written) return this.#kept({ state: next, etag: written.etag }, written.bytes);
       current = await this.deps.store.read(stored.state.id);
     }
     this.cache.drop(stored.state.id);
@@ -52,13 +52,13 @@ export class OrchestrationRecords {
 
   /** Writes a document with the ETag it was read at (no retry): its new version, or undefined if another writer was first. */
   async replace(stored: StoredState): Promise<StoredState | undefined> {
-    const etag = await this.deps.store.replace(stored.state, stored.etag);
-    if (etag === undefined) this.cache.drop(stored.state.id);
-    return etag === undefined ? undefined : this.#kept({ state: stored.state, etag });
+    const written = await this.deps.store.replace(stored.state, stored.etag);
+    if (!written) this.cache.drop(stored.state.id);
+    return written && this.#kept({ state: stored.state, etag: written.etag }, written.bytes);
   }
 
-  #kept(stored: StoredState): StoredState {
-    this.cache.keep(stored);
+  #kept(stored: StoredState, bytes: number): StoredState {
+    this.cache.keep(stored, bytes);
     return stored;
   }
 

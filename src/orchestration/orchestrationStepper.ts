@@ -37,9 +37,13 @@ export class OrchestrationStepper {
    * One step of one orchestration if one is due: a start that never got its answer, or a
    * deadline that passed, ends it (no upstream call, so no token is needed); otherwise, with a
    * reader, a due poll is claimed with a conditional write, the upstream read once, and what
-   * was read recorded. Returns false when there was nothing to do here.
+   * was read recorded. Returns false when there was nothing to do here. Tried first on the
+   * version this instance last wrote, as the sweep does (no read: the claim is conditioned on
+   * it), then on the document read.
    */
   async advance(id: string, reader?: PollReader, budgetEndsAt?: number): Promise<boolean> {
+    const cached = this.records.cache.get(id);
+    if (cached && (await this.step(cached, reader, { budgetEndsAt }))) return true;
     const stored = await this.deps.store.read(id);
     if (!stored || !isActive(stored.state)) return false;
     return this.step(stored, reader, { budgetEndsAt });

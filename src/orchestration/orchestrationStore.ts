@@ -21,6 +21,12 @@ export interface StoredState {
   etag: string;
 }
 
+/** A version written: its ETag, and the length of its JSON text (what keeping it in memory costs). */
+export interface WrittenVersion {
+  etag: string;
+  bytes: number;
+}
+
 /** What a listing knows of an orchestration without reading its document. */
 export interface OrchestrationSummary {
   id: string;
@@ -222,7 +228,7 @@ export class OrchestrationStore {
     return this.container.getBlockBlobClient(`${instancePrefix}${id}.json`);
   }
 
-  async #write(state: OrchestrationState, conditions: { ifMatch?: string; ifNoneMatch?: string }, what: string): Promise<string | undefined> {
+  async #write(state: OrchestrationState, conditions: { ifMatch?: string; ifNoneMatch?: string }, what: string): Promise<WrittenVersion | undefined> {
     const text = JSON.stringify(state);
     const written = await this.budget.conditional(what, (abortSignal) =>
       this.#instance(state.id).upload(text, Buffer.byteLength(text), {
@@ -246,13 +252,13 @@ export class OrchestrationStore {
         },
       }),
     );
-    return written && (written.etag ?? '');
+    return written && { etag: written.etag ?? '', bytes: text.length };
   }
 
   /** Writes a new document; its ETag, or undefined if the id exists. */
   async create(state: OrchestrationState): Promise<string | undefined> {
     await this.ensureReady();
-    return this.#write(state, { ifNoneMatch: '*' }, 'create an orchestration');
+    return (await this.#write(state, { ifNoneMatch: '*' }, 'create an orchestration'))?.etag;
   }
 
   async read(id: string): Promise<StoredState | undefined> {
@@ -287,8 +293,8 @@ export class OrchestrationStore {
     });
   }
 
-  /** Replaces the document if it is still at `etag`: the new ETag, or undefined when another instance wrote first. */
-  replace(state: OrchestrationState, etag: string): Promise<string | undefined> {
+  /** Replaces the document if it is still at `etag`: the new version, or undefined when another instance wrote first. */
+  replace(state: OrchestrationState, etag: string): Promise<WrittenVersion | undefined> {
     return this.#write(state, { ifMatch: etag }, 'update an orchestration');
   }
 

@@ -4,7 +4,9 @@
  * first. A version another instance replaced only costs that claim being refused and a read,
  * never a wrong step: every use is a write conditioned on the cached ETag.
  *
- * Bounded by the documents' size in all (their JSON text), the oldest written dropped first.
+ * Bounded by the documents' size in all (their JSON text, as the store measured it when it
+ * wrote them: a document may be megabytes, and is not serialised again to be kept), the oldest
+ * written dropped first.
  */
 import { isActive } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';
@@ -19,11 +21,10 @@ export class StateCache {
     return this.#entries.get(id)?.stored;
   }
 
-  /** Keeps an active version (the newest written last), forgets an ended one. */
-  keep(stored: StoredState): void {
+  /** Keeps an active version of `bytes` (the newest written last), forgets an ended one. */
+  keep(stored: StoredState, bytes: number): void {
     this.drop(stored.state.id);
     if (!isActive(stored.state)) return;
-    const bytes = JSON.stringify(stored.state).length;
     if (bytes > this.maxBytes / 16) return;
     this.#entries.set(stored.state.id, { stored, bytes });
     this.#bytes += bytes;

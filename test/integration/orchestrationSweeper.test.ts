@@ -61,6 +61,17 @@ describe('storage requests per poll stay within their targets', () => {
     for (const id of ids) expect(await engine.get(id)).toMatchObject({ runtimeStatus: 'Completed' });
   }, 60_000);
 
+  it('a poll a caller drives (passthrough read, gateway-wait) on the instance that wrote last is claimed without a read', async () => {
+    const engine = makeEngine(fx);
+    const outcome = await engine.start(groupStart(fx, 'driven'), sendFor(fx, groupStart(fx, 'driven')));
+    fx.clock += 2000;
+    fx.storage.reset();
+    expect(await engine.advance(outcome.state.id, { token })).toBe(true);
+    // The claim, the record and the key's schedule: the key read too, as no listing gave its ETag.
+    expect(fx.storage.requests.filter((line) => line.startsWith('GET ') && line.includes('/instances/'))).toEqual([]);
+    expect(await engine.get(outcome.state.id)).toMatchObject({ poll: { pollCount: 1 } });
+  }, 30_000);
+
   it('a poll by an instance that did not write the orchestration last reads it first: one request more, never a wrong step', async () => {
     const starter = makeEngine(fx);
     const poller = makeEngine(fx);
