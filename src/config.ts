@@ -199,6 +199,8 @@ const settingsSchema = z.object({
   /** `debug` logs every poller run; otherwise only runs that did something or overran. */
   LOG_LEVEL: z.enum(['debug', 'information']).default('information'),
   UPSTREAM_TIMEOUT_MS: integerText(100, 600_000).default(60_000),
+  /** Deepest JSON nesting of an upstream answer the app reads (its walks recurse): a deeper one is a 502. */
+  UPSTREAM_MAX_JSON_DEPTH: integerText(16, 1000).default(128),
   UPSTREAM_MAX_RETRIES: integerText(0, 10).default(3),
   MAX_REQUEST_BODY_BYTES: integerText(1024, 100 * 1024 * 1024).default(4 * 1024 * 1024),
   MAX_PAGES: integerText(1, 100_000).default(1000),

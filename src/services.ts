@@ -193,7 +193,7 @@ export function createServices(config: Config): Services {
   const retryPolicy = { ...defaultRetryPolicy, maxRetries: config.UPSTREAM_MAX_RETRIES };
   const upstreamBudget = new UpstreamBudget();
   const client = (baseUrl: string, maxRetries: number, options: Pick<UpstreamClientOptions, 'maxResponseBytes' | 'observe' | 'clientRequestIds'> = {}) =>
-    new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy: { ...retryPolicy, maxRetries }, ...options });
+    new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy: { ...retryPolicy, maxRetries }, maxJsonDepth: config.UPSTREAM_MAX_JSON_DEPTH, ...options });
   const upstreams = {
     management: client(config.MANAGEMENT_BASE_URL, config.UPSTREAM_MAX_RETRIES, { observe: (response) => upstreamBudget.observe(response.headers), clientRequestIds: true }),
     // One download per environment per minute: a repeated call could only earn a 429. Its answer

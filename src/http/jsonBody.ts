@@ -53,8 +53,11 @@ function utf8TextOf(bytes: Uint8Array, name: string): string {
   }
 }
 
-/** Deepest bracket nesting outside strings, read in one pass without parsing. */
-export function nestingDepth(text: string): number {
+/**
+ * Deepest bracket nesting outside strings, read in one pass without parsing; with `stopAbove`,
+ * the scan ends as soon as the nesting passes it (the answer is then `stopAbove + 1`).
+ */
+export function nestingDepth(text: string, stopAbove = Infinity): number {
   let depth = 0;
   let deepest = 0;
   let inString = false;
@@ -64,8 +67,10 @@ export function nestingDepth(text: string): number {
       if (char === '\\') index += 1;
       else if (char === '"') inString = false;
     } else if (char === '"') inString = true;
-    else if (char === '{' || char === '[') deepest = Math.max(deepest, ++depth);
-    else if (char === '}' || char === ']') depth -= 1;
+    else if (char === '{' || char === '[') {
+      deepest = Math.max(deepest, ++depth);
+      if (deepest > stopAbove) return deepest;
+    } else if (char === '}' || char === ']') depth -= 1;
   }
   return deepest;
 }

@@ -12,7 +12,7 @@ import { upstreamIdsOf } from '../telemetry/upstreamIds';
 import { isTrustedUrl } from '../upstream/urlGuard';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
 import type { EngineDependencies, StartOutcome, StartRequest } from './engineSettings';
-import { isUnfollowableAccept, pollingModeOf, pollUrlOf } from './lroRules';
+import { isUnfollowableAccept, pollingModeOf, pollUrlOf, type UpstreamAnswer } from './lroRules';
 import type { KeySchedule } from './orchestrationIndex';
 import type { OrchestrationRecords } from './orchestrationRecords';
 import { isActive, type OrchestrationState } from './orchestrationState';
@@ -84,16 +84,20 @@ export class OrchestrationStarter {
     let stored: StoredState = { state: pending, etag: create.value };
 
     let response: UpstreamResponse;
+    let answer: UpstreamAnswer;
+    let initial: NonNullable<OrchestrationState['initial']>;
+    // The answer is read in the same try as the call: whatever fails there, the start is
+    // recorded as failed, never left Pending with the upstream having acted.
     try {
       response = await send(pending);
+      answer = answerOf(response);
+      initial = { status: response.status, body: redactSecrets(answer.body), upstreamIds: upstreamIdsOf(response.headers) };
     } catch (error) {
       const failure = error instanceof GatewayError ? { code: error.code, message: error.message } : { code: 'InternalError', message: 'The start failed.' };
       await this.records.end(stored, { runtimeStatus: 'Failed', failure }, keyEtag);
       throw error;
     }
 
-    const answer = answerOf(response);
-    const initial = { status: response.status, body: redactSecrets(answer.body), upstreamIds: upstreamIdsOf(response.headers) };
     if (isUnfollowableAccept(request.method, answer)) {
       const failure = { code: 'UpstreamBadResponse', message: 'The upstream accepted the operation (202) without a Location or Azure-AsyncOperation to follow it; its outcome cannot be known.' } as const;
       await this.records.end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag);

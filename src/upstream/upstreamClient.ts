@@ -8,6 +8,7 @@ import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors';
+import { nestingDepth } from '../http/jsonBody';
 import { retryDelayMs, type RetryPolicy } from './retryStrategy';
 import { trustedUrlOf } from './urlGuard';
 import { traceUpstreamAttempt } from '../telemetry/hooks';
@@ -44,6 +45,11 @@ export interface UpstreamClientOptions {
   random?: () => number;
   /** Largest answer body read, so a runaway upstream cannot exhaust memory. */
   maxResponseBytes?: number;
+  /**
+   * Deepest JSON nesting of an answer (UPSTREAM_MAX_JSON_DEPTH): the app walks what it reads
+   * (secrets redacted, pages merged), so a deeper answer is refused before anything reads it.
+   */
+  maxJsonDepth?: number;
   /** Sees every answer (the throttling budget headers, say). */
   observe?: (response: UpstreamResponse) => void;
   /**
@@ -158,12 +164,9 @@ export class UpstreamClient {
       bodyTimeout: remainingMs,
     });
     const limit = Math.min(this.#options.maxResponseBytes ?? 64 * 1024 * 1024, request.maxResponseBytes ?? Infinity);
-    return {
-      status: response.statusCode,
-      headers: flattenHeaders(response.headers),
-      bodyText: await readBody(response.body, limit),
-      attempts: 1,
-    };
+    const bodyText = await readBody(response.body, limit);
+    assertJsonDepth(bodyText, this.#options.maxJsonDepth ?? defaultMaxJsonDepth);
+    return { status: response.statusCode, headers: flattenHeaders(response.headers), bodyText, attempts: 1 };
   }
 
   async close(): Promise<void> {
@@ -191,6 +194,18 @@ function readBody(body: Readable, limit: number): Promise<string> {
     body.once('end', () => resolve(Buffer.concat(chunks, size).toString('utf8')));
     body.once('error', reject);
   });
+}
+
+/** UPSTREAM_MAX_JSON_DEPTH's default: far deeper than any resource nests, far from the stack's limit. */
+export const defaultMaxJsonDepth = 128;
+
+/** Refuses an answer that is JSON nested deeper than `maxDepth` (text that is not JSON is let through as text). */
+function assertJsonDepth(bodyText: string, maxDepth: number): void {
+  if (!/^\s*[[{]/.test(bodyText)) return;
+  const depth = nestingDepth(bodyText, maxDepth);
+  if (depth > maxDepth) {
+    throw new GatewayError('UpstreamBadResponse', `The upstream answered with JSON nested more than ${maxDepth} levels deep, which the app does not read (UPSTREAM_MAX_JSON_DEPTH).`);
+  }
 }
 
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
