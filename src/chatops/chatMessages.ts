@@ -32,9 +32,14 @@ function teamsNeutral(text: string): string {
   return text.replace(/\](?=\()/g, ']\u200b');
 }
 
-/** The plain text of a reply: the notification's fallback and what a screen reader reads. */
-export function replyText(reply: ChatReply): string {
-  return clip([reply.title, ...(reply.facts ?? []).map(([label, value]) => `${label}: ${value}`), ...(reply.lines ?? [])].join('\n'), maxTextChars);
+/**
+ * The plain text of a reply: the notification's fallback and what a screen reader reads. Title
+ * and facts may hold text from elsewhere, so they pass through the platform's `escape`; the
+ * lines are the app's own.
+ */
+export function replyText(reply: ChatReply, escape: (text: string) => string = (text) => text): string {
+  const facts = (reply.facts ?? []).map(([label, value]) => `${escape(label)}: ${escape(value)}`);
+  return clip([escape(reply.title), ...facts, ...(reply.lines ?? [])].join('\n'), maxTextChars);
 }
 
 export function slackMessage(reply: ChatReply, options: { replaceOriginal?: boolean } = {}) {
@@ -45,7 +50,7 @@ export function slackMessage(reply: ChatReply, options: { replaceOriginal?: bool
   }
   // Lines are the app's own text (commands in backticks are meant as code).
   if (reply.lines?.length) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: clip(reply.lines.join('\n'), maxTextChars) } });
-  return { response_type: 'ephemeral', ...(options.replaceOriginal === undefined ? {} : { replace_original: options.replaceOriginal }), text: replyText(reply), blocks };
+  return { response_type: 'ephemeral', ...(options.replaceOriginal === undefined ? {} : { replace_original: options.replaceOriginal }), text: replyText(reply, slackEscape), blocks };
 }
 
 export function teamsMessage(reply: ChatReply) {

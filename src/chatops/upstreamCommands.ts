@@ -16,7 +16,9 @@ import { prepareCall, startRequestOf, type PreparedCall } from '../http/operatio
 import { failureForLog } from '../http/redaction';
 import type { StartOutcome } from '../orchestration/orchestrationEngine';
 import { operations, type OperationSpec } from '../spec/catalogue';
+import { isListPage } from '../upstream/paging';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
+import { parseUpstreamJson } from '../upstream/upstreamJson';
 import type { ChatReply } from './chatMessages';
 import { after, type ChatCall } from './chatCall';
 import type { ChatCommand } from './commandGrammar';
@@ -82,6 +84,13 @@ async function migrate(call: ChatCall, command: Extract<ChatCommand, { kind: 'mi
   return { ...stateReply(outcome.state), title: `Started operation ${outcome.state.id}`, lines: [call.endNote] };
 }
 
+/** What a usage answer's item holds (Location_ListUsage). */
+interface UsageItem {
+  name?: { localizedValue?: string; value?: string };
+  currentValue?: number;
+  limit?: number;
+}
+
 async function usage(call: ChatCall, command: Extract<ChatCommand, { kind: 'usage' }>): Promise<ChatReply> {
   const ready = await prepared(call, operationOf('Location_ListUsage'), { subscriptionId: command.subscriptionId, location: command.location });
   const timedOut = { timedOut: true } as const;
@@ -91,7 +100,10 @@ async function usage(call: ChatCall, command: Extract<ChatCommand, { kind: 'usag
   const response = await Promise.race([reading, after(call.answerBy - call.services.now(), timedOut)]);
   if ('timedOut' in response) return { title: 'The upstream did not answer in time; ask again in a moment.' };
   if (response.status !== 200) return { title: `The upstream answered HTTP ${response.status}.` };
-  const items = ((JSON.parse(response.bodyText) as { value?: unknown[] }).value ?? []) as { name?: { localizedValue?: string; value?: string }; currentValue?: number; limit?: number; unit?: string }[];
+  const page = parseUpstreamJson(response);
+  if (!isListPage(page)) return { title: 'The upstream answered with a usage list this app cannot read; ask again later, or read it with the usages route.' };
+  // Only objects are usages: anything else in the list is left out rather than read.
+  const items = page.value.filter((item): item is UsageItem => typeof item === 'object' && item !== null && !Array.isArray(item));
   return {
     title: `Usage in ${command.location}`,
     facts: items.slice(0, 10).map((item) => [String(item.name?.localizedValue ?? item.name?.value ?? '?'), `${item.currentValue ?? '?'} of ${item.limit ?? '?'}`]),

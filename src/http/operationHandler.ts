@@ -10,6 +10,7 @@ import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec/catal
 import { collectPagesText, isListPage, listPageText, rewriteNextLink, type FetchedPage, type ListPage } from '../upstream/paging';
 import { actorOf } from '../upstream/tokenSource';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
+import { parseUpstreamJson } from '../upstream/upstreamJson';
 import { appBaseOf } from './appBase';
 import { errorCodeOf, formatCallRecord } from './callLog';
 import type { StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
@@ -263,10 +264,3 @@ function mergePages(prepared: PreparedCall, first: ListPage, firstBytes: number,
   return collectPagesText({ page: first, bytes: firstBytes }, fetchPage, { maxPages, maxItems: limits.maxItems, maxBytes: limits.maxBytes, deadlineAt });
 }
 
-function parseUpstreamJson(response: UpstreamResponse): unknown {
-  try {
-    return JSON.parse(response.bodyText) as unknown;
-  } catch {
-    throw new GatewayError('UpstreamBadResponse', `The upstream answered ${response.status} with a body that is not JSON.`);
-  }
-}

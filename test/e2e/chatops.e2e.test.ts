@@ -180,6 +180,16 @@ describe('Slack', () => {
     expect(cert.body.text).toBe('No certificate has been fetched for this environment.');
   });
 
+  it.each(['null', '{"value":[null, 7, "x"]}', '[]', '"text"', 'not json'])('usage answered 200 %s by the upstream: a message saying what it got, never "try again" nor an error logged', async (body) => {
+    gateway.emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'usages$', status: 200, body, headers: { 'content-type': 'application/json' } });
+    const errorsBefore = gateway.logLines.filter((line) => line.includes('A chat command failed')).length;
+    const answer = await sendSlack(slackForm(`usage ${subscription} westus`, 'UREADER'));
+    expect(answer.status).toBe(200);
+    expect(answer.body.text).toMatch(/^(The upstream answered with a usage list this app cannot read|Usage in westus$|The command failed\.\nThe upstream answered 200 with a body that is not JSON)/);
+    expect(answer.body.text).not.toMatch(/Try again/);
+    expect(gateway.logLines.filter((line) => line.includes('A chat command failed')).length).toBe(errorsBefore);
+  });
+
   describe('refused before any upstream call', () => {
     const command = `migrate ${subscription}/rg-chat/apim-refused`;
 

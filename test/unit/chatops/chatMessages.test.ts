@@ -20,8 +20,11 @@ describe('text from elsewhere in a chat message', () => {
     expect(message).not.toMatch(/\]\(/);
   });
 
-  it('never forms a link in Slack mrkdwn', () => {
-    const blocks = JSON.stringify(slackMessage({ title: '<https://evil.example|Sign in> <!channel>', facts: [['Failure', '<https://evil.example|here>']] }).blocks);
-    expect(blocks).not.toMatch(/<https?:|<!/);
+  it('never forms a link or a mention in Slack mrkdwn, in the blocks or in the text a notification shows', () => {
+    const message = slackMessage({ title: '<https://evil.example|Sign in> <!channel>', facts: [['Failure', '<https://evil.example|here>']], lines: ['`status 0b5c…` asks again.'] });
+    expect(JSON.stringify(message.blocks)).not.toMatch(/<https?:|<!/);
+    expect(message.text).not.toMatch(/<https?:|<!/);
+    expect(message.text).toContain('&lt;!channel&gt;');
+    expect(message.text).toContain('`status 0b5c…` asks again.');
   });
 });
