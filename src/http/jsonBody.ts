@@ -43,11 +43,13 @@ export function parseJsonBody(bytes: Uint8Array, contentType: string | null | un
 
 /**
  * JSON is UTF-8 (RFC 8259 section 8.1). A lenient decoder would put U+FFFD in place of bad
- * bytes and the app would forward text the caller never sent, so bad bytes are refused.
+ * bytes and the app would forward text the caller never sent, so bad bytes are refused. A
+ * leading byte-order mark (some Windows tools write one) is dropped: the RFC lets a parser
+ * ignore it and forbids sending one, so the upstream gets the JSON without it.
  */
 function utf8TextOf(bytes: Uint8Array, name: string): string {
   try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     throw new GatewayError('InvalidJson', 'The request body is not valid UTF-8.', { target: name });
   }

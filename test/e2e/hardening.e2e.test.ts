@@ -216,3 +216,20 @@ describe('GET orchestrations, whatever is stored', () => {
     }
   });
 });
+
+describe('bytes as some tools send them', () => {
+  it('a JSON body with a UTF-8 byte-order mark is read, and forwarded without it', async () => {
+    const groupPath = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/with-bom?api-version=2025-09-01`;
+    const json = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
+    const response = await request(api(groupPath), { method: 'PUT', headers: { 'content-type': 'application/json' }, body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]) });
+    expect(response.statusCode).toBe(201);
+    await response.body.dump();
+    expect(gateway.emulator.upstreamRequests({ method: 'PUT', pathIncludes: '/with-bom' }).map((sent) => sent.body)).toEqual([json]);
+  });
+
+  it('a malformed percent-escape in the local host\'s admin route answers 404, not 500', async () => {
+    const response = await request(`${gateway.url}/admin/functions/%E0`, { method: 'POST' });
+    expect(response.statusCode).toBe(404);
+    expect(await response.body.json()).toMatchObject({ error: { code: 'NotFound' } });
+  });
+});

@@ -12,7 +12,7 @@ import type { SecureContextOptions } from 'node:tls';
 import { getProgrammingModel, hooksFor, log, registeredFunctions, type BindingInfo, type RegisteredFunction } from './coreApi';
 import { appParameterOf } from '../../src/http/requestQuery';
 import { namespaceHint, servedProviders } from './namespaceHint';
-import { matchRoute, parseRouteTemplate, routesOverlap, type RouteTemplate } from './routeTemplate';
+import { decodeSegment, matchRoute, parseRouteTemplate, routesOverlap, type RouteTemplate } from './routeTemplate';
 import { runOnSchedule, timerScheduleOf } from './scheduledRuns';
 import { nextRunOf, type TimerSchedule } from '../../src/timerSchedule';
 
@@ -230,7 +230,8 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
 
     const adminMatch = /^\/admin\/functions\/([^/]+)$/.exec(url.pathname);
     if (adminMatch && method === 'POST') {
-      const timer = timers.find((candidate) => candidate.fn.metadata.name.toLowerCase() === decodeURIComponent(adminMatch[1]!).toLowerCase());
+      const name = decodeSegment(adminMatch[1]!)?.toLowerCase();
+      const timer = timers.find((candidate) => candidate.fn.metadata.name.toLowerCase() === name);
       if (!timer) return hostError(response, 404, 'NotFound', 'No such non-HTTP function.');
       if (!hasValidKey(request, url, 'master')) return hostError(response, 401, 'Unauthorized', 'The admin API needs the master key.');
       await readBody(request, 1024 * 1024);

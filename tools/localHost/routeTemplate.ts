@@ -152,7 +152,8 @@ export function parseRouteTemplate(template: string): RouteTemplate {
   return { template, segments };
 }
 
-function decodeSegment(raw: string): string | undefined {
+/** A path segment percent-decoded, or undefined when its escapes are malformed (`%E0`). */
+export function decodeSegment(raw: string): string | undefined {
   try {
     return decodeURIComponent(raw);
   } catch {
