@@ -90,8 +90,15 @@ await build({
   external: ['@azure/functions-core'],
   plugins: [lazyPackagesPlugin, undiciAgentPlugin, zodEnglishOnlyPlugin],
 });
+/**
+ * The telemetry SDK's file is built from the OpenTelemetry packages' ES module builds ("module"
+ * before "main"): bundled from their CommonJS builds, every use of another package's export
+ * (`api.context`, `core.hrTime`, the app's own `trace.getSpan`) is a getter call of the bundle's,
+ * and a span makes dozens of them; from ES modules they are plain references.
+ */
+const lazyBuildOptions = { './telemetry/exportSdk': { mainFields: ['module', 'main'] } };
 for (const [name, required] of lazyPackages) {
-  await build({ ...appOutput, stdin: { contents: `module.exports = require(${JSON.stringify(required)});`, resolveDir: '.', sourcefile: `${name}.lazy.js` }, outfile: `dist/functions/${lazyFileOf(name)}` });
+  await build({ ...appOutput, ...lazyBuildOptions[name], stdin: { contents: `module.exports = require(${JSON.stringify(required)});`, resolveDir: '.', sourcefile: `${name}.lazy.js` }, outfile: `dist/functions/${lazyFileOf(name)}` });
 }
 // The operator console (served by functions/console.ts, which reads these files when asked for):
 // a browser bundle of its own, so none of its code is in app.js or runs at start.

@@ -6,6 +6,7 @@
  * process starts with, and a process without an exporter pays a test per hook.
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import type { Instrumentation } from './exportSdk';
 import type { TraceCarrier } from './traceCarrier';
 import { instrumentation } from './telemetry';
 
@@ -13,9 +14,17 @@ type Handler<Rest extends unknown[]> = (request: HttpRequest, context: Invocatio
 
 /** The span of an incoming call, its parent the host's `context.traceContext`. */
 export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>): Handler<Rest> {
+  // Wrapped once per instrumentation, not per call: the wrapper holds what is the same on every call.
+  let tracedBy: Instrumentation | undefined;
+  let traced: Handler<Rest> = handler;
   return (request, context, ...rest) => {
-    const traced = instrumentation();
-    return traced ? traced.traceIncoming(operation, handler)(request, context, ...rest) : handler(request, context, ...rest);
+    const current = instrumentation();
+    if (!current) return handler(request, context, ...rest);
+    if (tracedBy !== current) {
+      traced = current.traceIncoming(operation, handler);
+      tracedBy = current;
+    }
+    return traced(request, context, ...rest);
   };
 }
 

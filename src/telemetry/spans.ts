@@ -86,12 +86,15 @@ type Handler<Rest extends unknown[]> = (request: HttpRequest, context: Invocatio
  * invocation (`context.traceContext`, from the caller's `traceparent`), else the request's own.
  */
 export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>): Handler<Rest> {
+  // What is the same on every call is made once: the context of a call without a parent, the span's name by method.
+  const withoutParent = ROOT_CONTEXT.setValue(operationKey, operation);
+  const names: Record<string, string> = {};
   return (request, invocation, ...rest) => {
     const traceparent = invocation.traceContext?.traceParent ?? request.headers.get('traceparent') ?? undefined;
-    const tracestate = invocation.traceContext?.traceState ?? request.headers.get('tracestate') ?? undefined;
-    const parent = (traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent, ...(tracestate ? { tracestate } : {}) }) : ROOT_CONTEXT).setValue(operationKey, operation);
-    const attributes = { 'http.request.method': request.method, 'url.path': pathOf(request.url), 'http.route': operation, 'gateway.operation': operation };
-    return inSpan(`${request.method} ${operation}`, { kind: SpanKind.SERVER, attributes, parent }, (span) =>
+    const parent = traceparent ? propagation.extract(ROOT_CONTEXT, carrierOf(traceparent, invocation.traceContext?.traceState ?? request.headers.get('tracestate'))).setValue(operationKey, operation) : withoutParent;
+    const method = request.method;
+    const attributes = { 'http.request.method': method, 'url.path': pathOf(request.url), 'http.route': operation, 'gateway.operation': operation };
+    return inSpan((names[method] ??= `${method} ${operation}`), { kind: SpanKind.SERVER, attributes, parent }, (span) =>
       handler(request, invocation, ...rest).then((response) => {
         const status = response.status ?? 200;
         const headers = (response.headers ?? {}) as Record<string, string>;
@@ -104,6 +107,10 @@ export function traceIncoming<Rest extends unknown[]>(operation: string, handler
       }),
     );
   };
+}
+
+function carrierOf(traceparent: string, tracestate: string | null | undefined): TraceCarrier {
+  return tracestate ? { traceparent, tracestate } : { traceparent };
 }
 
 /** Runs `work` as an orchestration step for `operation` (a poll): its upstream calls are counted under it. */
@@ -155,11 +162,11 @@ export function traceUpstreamAttempt<T extends { status: number; headers: Record
   // A leaf: nothing runs within it but the request, so its context is passed to the headers
   // only, not made active (entering a context costs more than the rest of the span on Node 20).
   const span = tracer.startSpan(facts.method, { kind: SpanKind.CLIENT, attributes }, parent);
-  const traceHeaders: Record<string, string> = {};
-  propagation.inject(trace.setSpan(parent, span), traceHeaders);
+  const sent = { ...headers };
+  propagation.inject(trace.setSpan(parent, span), sent);
   let sending: Promise<T>;
   try {
-    sending = send({ ...headers, ...traceHeaders });
+    sending = send(sent);
   } catch (error) {
     sending = Promise.reject(error as Error);
   }
