@@ -69,11 +69,16 @@ export class OrchestrationStepper {
     if (budgetEndsAt !== undefined && budgetEndsAt - now < 1000) return false;
     // Another caller's token is not used for this caller's operation (passthrough mode).
     if (state.actor !== undefined && state.actor !== reader.actor) return false;
-    const claim = await this.records.replace({ state: claimed(state, now, this.deps.settings.claimMs), etag: stored.etag });
+    const { claimMs } = this.deps.settings;
+    const claim = await this.records.replace({ state: claimed(state, now, claimMs), etag: stored.etag });
     if (!claim) return false;
-    const timeoutMs = budgetEndsAt === undefined ? undefined : budgetEndsAt - now;
+    // The reads end before the claim does, a quarter of it left to record what they read: no
+    // other instance can claim this due poll while they run, however long the upstream takes.
+    const readsEndAt = Math.min(budgetEndsAt ?? Infinity, now + claimMs - claimMs / 4);
     // The poll's read and what it records are one span, linked to the start (src/telemetry).
-    await tracePoll(state, now, async () => this.#record(claim, await this.#readUpstream(poll.mode, poll.url, state.input.method, reader.token, timeoutMs), reader.token, context));
+    await tracePoll(state, now, async () =>
+      this.#record(claim, await this.#readUpstream(poll.mode, poll.url, state.input.method, reader.token, readsEndAt - now), reader.token, { ...context, budgetEndsAt: readsEndAt }),
+    );
     return true;
   }
 
@@ -125,8 +130,16 @@ export class OrchestrationStepper {
       answerStatus: answer?.status,
       movedTo: reading.kind === 'running' && answer && stored.state.poll ? this.#movedPollUrl(stored.state.poll.mode, answer) : undefined,
     };
-    const next = await this.records.write(stored, (state) => afterRead(state, outcome, this.deps.now(), this.deps.settings.pollInterval));
-    if (isActive(next.state)) await this.deps.index.scheduleKey(next.state.requestKey, next.state.id, scheduleOf(next.state), keyEtag);
+    // Recorded only while the claim is this step's: once it lapsed, another instance may hold a
+    // claim of its own, which this late record must not release.
+    const claimedUntil = stored.state.poll?.claimedUntil;
+    let recorded = false;
+    const next = await this.records.write(stored, (state) => {
+      if (state.poll?.claimedUntil !== claimedUntil) return state;
+      recorded = true;
+      return afterRead(state, outcome, this.deps.now(), this.deps.settings.pollInterval);
+    });
+    if (recorded && isActive(next.state)) await this.deps.index.scheduleKey(next.state.requestKey, next.state.id, scheduleOf(next.state), keyEtag);
   }
 
   /**

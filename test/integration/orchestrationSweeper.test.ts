@@ -103,3 +103,35 @@ it('purges what passed its retention in bounded batches, with its index entries'
   expect(await blobNames(fx, 'expiry/')).toEqual([]);
   expect(await blobNames(fx, 'instances/')).toEqual([]);
 });
+
+describe('a poll\'s claim', () => {
+  it('bounds the poll\'s reads: a read slower than the claim is cut before the claim ends, so no other instance can claim the same due poll meanwhile', async () => {
+    const engine = makeEngine(fx, () => fx.clock, { claimMs: 1000 });
+    const outcome = await engine.start(groupStart(fx, 'slower-than-claim'), sendFor(fx, groupStart(fx, 'slower-than-claim')));
+    fx.clock += 2000;
+    // Within the upstream client's own 2 s, but longer than the claim.
+    fx.emulator.script({ kind: 'delay', delayMs: 1500, method: 'GET' });
+    expect(await engine.advance(outcome.state.id, { token })).toBe(true);
+    // Cut as a timeout (a failed read, tried again later), not answered after the claim ended.
+    expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Running', customStatus: { lastReadStatus: 504 } });
+  }, 30_000);
+
+  it('a record made after the claim lapsed does not release the claim another instance took since', async () => {
+    const first = makeEngine(fx);
+    const second = makeEngine(fx);
+    const outcome = await first.start(groupStart(fx, 'late-record'), sendFor(fx, groupStart(fx, 'late-record')));
+    fx.clock += 2000;
+    fx.emulator.script({ kind: 'delay', delayMs: 1200, method: 'GET' });
+    const firstPoll = first.advance(outcome.state.id, { token });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The first instance stalls past its claim (a paused process): the second takes the poll.
+    fx.clock += 61_000;
+    fx.emulator.script({ kind: 'delay', delayMs: 1800, method: 'GET' });
+    const secondPoll = second.advance(outcome.state.id, { token });
+    await firstPoll;
+    const during = await first.get(outcome.state.id);
+    await secondPoll;
+    expect(during).toMatchObject({ runtimeStatus: 'Running', poll: { claimedUntil: expect.any(Number) } });
+    expect(during!.poll!.claimedUntil).toBeGreaterThan(fx.clock);
+  }, 30_000);
+});
