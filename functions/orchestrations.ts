@@ -13,7 +13,7 @@ import { operationAnswer, statusDocumentResponse } from '../src/http/orchestrati
 import { continuationHeader, listRequestOf, purgeRequestOf, waitSecondsOf } from '../src/http/orchestrationQueries';
 import { visibleFilter } from '../src/http/authorization';
 import { visibleOrchestration, visibleStatus, type Viewer } from '../src/http/orchestrationVisibility';
-import { callerGoneSignalOf, takeWaitSlot, waitForEnd } from '../src/http/gatewayWait';
+import { callerGoneSignalOf, longestWaitSeconds, takeWaitSlot, waitForEnd } from '../src/http/gatewayWait';
 import { callerReaderOf } from '../src/http/pollReader';
 import { rawQueryOf } from '../src/http/requestQuery';
 import { jsonResponse } from '../src/http/responses';
@@ -48,7 +48,7 @@ function viewerOf(call: AppCall): Viewer {
 async function readOrchestration(call: AppCall): Promise<OrchestrationState> {
   const id = orchestrationId(call);
   const { services } = call;
-  const waitSeconds = waitSecondsOf(rawQueryOf(call.request), services.config.GATEWAY_WAIT_MAX_SECONDS);
+  const waitSeconds = waitSecondsOf(rawQueryOf(call.request), longestWaitSeconds(services.config));
   if (typeof waitSeconds === 'object') throw invalidRequest(ProblemList.of([waitSeconds]));
   const authorization = call.request.headers.get('authorization') ?? undefined;
   let state: OrchestrationState | undefined;

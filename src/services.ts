@@ -89,6 +89,10 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
       ...Object.fromEntries(Object.entries(config.LRO_DEADLINE_MINUTES).map(([name, value]) => [name, minutes(value)])),
     },
     retentionMs: config.ORCHESTRATION_RETENTION_HOURS * 3600_000,
+    // A start is judged interrupted only once it cannot still be live: its writes (each within the
+    // storage budget) and its upstream call (within its own) done, with minutes to spare for
+    // clocks that differ between instances.
+    pendingTimeoutMs: Math.max(defaultOrchestrationSettings.pendingTimeoutMs, config.UPSTREAM_TIMEOUT_MS + 3 * config.STORAGE_TIMEOUT_MS + minutes(5)),
     outbox: { ...defaultOrchestrationSettings.outbox, maxAttempts: config.NOTIFY_MAX_ATTEMPTS },
     originGate: { perOriginConcurrency: config.NOTIFY_ORIGIN_CONCURRENCY, failuresToOpen: config.NOTIFY_CIRCUIT_FAILURES, coolDownMs: config.NOTIFY_CIRCUIT_COOLDOWN_SECONDS * 1000 },
     deliveryWaitMs: config.NOTIFY_RUN_WAIT_MS,

@@ -6,6 +6,7 @@
 import type { HttpRequest } from '@azure/functions';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
 import type { StoredStatus } from '../orchestration/orchestrationStore';
+import type { Config } from '../config';
 import type { Services } from '../services';
 import type { CallerIdentity } from './caller';
 import { waitReaderOf } from './pollReader';
@@ -18,6 +19,18 @@ import { waitReaderOf } from './pollReader';
 export function callerGoneSignalOf(request: HttpRequest): AbortSignal | undefined {
   const { signal } = request as HttpRequest & { signal?: Partial<AbortSignal> };
   return signal && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function' ? (signal as AbortSignal) : undefined;
+}
+
+/** When the Azure front end ends a request, whatever the function is doing (ms from its arrival). */
+const frontEndCutMs = 230_000;
+
+/**
+ * The longest wait a caller gets: GATEWAY_WAIT_MAX_SECONDS, and short enough that the wait's last
+ * look and the read of what it answers with (each up to STORAGE_TIMEOUT_MS) still end before the
+ * front end cuts the request.
+ */
+export function longestWaitSeconds(config: Pick<Config, 'GATEWAY_WAIT_MAX_SECONDS' | 'STORAGE_TIMEOUT_MS'>): number {
+  return Math.max(1, Math.min(config.GATEWAY_WAIT_MAX_SECONDS, Math.floor((frontEndCutMs - 2 * config.STORAGE_TIMEOUT_MS) / 1000)));
 }
 
 /** Takes one of the held waits the caller and the instance may have, or throws 429 `TooManyWaits`; call the result once done. */

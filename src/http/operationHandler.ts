@@ -14,7 +14,7 @@ import { parseUpstreamJson } from '../upstream/upstreamJson';
 import { appBaseOf } from './appBase';
 import { errorCodeOf, formatCallRecord } from './callLog';
 import type { StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
-import { callerGoneSignalOf, takeWaitSlot, waitForEnd } from './gatewayWait';
+import { callerGoneSignalOf, longestWaitSeconds, takeWaitSlot, waitForEnd } from './gatewayWait';
 import { notifyHeader, notifyTargetsOf } from './notifyTarget';
 import { operationAnswer, startAnswer } from './orchestrationAnswers';
 import type { CallKind } from '../access/callerRateLimiter';
@@ -200,7 +200,7 @@ export async function prepareCall(
       contentType: request.headers.get('content-type'),
       bodyBytes: await bodyBytesOf(request),
     },
-    { maxBodyBytes: config.MAX_REQUEST_BODY_BYTES, maxPages: config.MAX_PAGES, maxWaitSeconds: config.GATEWAY_WAIT_MAX_SECONDS },
+    { maxBodyBytes: config.MAX_REQUEST_BODY_BYTES, maxPages: config.MAX_PAGES, maxWaitSeconds: longestWaitSeconds(config) },
   );
   const notifyTargets = notifyTargetsOf(request.headers.get(notifyHeader), config.NOTIFY_ALLOWED_ORIGINS, operation.longRunning !== undefined);
   const targetPath = fillPath(resolvePathTemplate(operation, config.PROVIDER_NAMESPACE), call.params);

@@ -1,0 +1,24 @@
+/**
+ * The engine's and the waits' times follow the budgets they depend on: a start is judged
+ * interrupted only once it cannot still be waiting for its upstream, and a wait ends early
+ * enough for its last storage reads to finish before the Azure front end cuts the request.
+ */
+import { parseConfig } from '../../../src/config';
+import { longestWaitSeconds } from '../../../src/http/gatewayWait';
+import { defaultOrchestrationSettings } from '../../../src/orchestration/orchestrationEngine';
+import { orchestrationSettingsOf } from '../../../src/services';
+
+const minimal = { MANAGEMENT_BASE_URL: 'https://management.example.com', LIFECYCLE_BASE_URL: 'https://lcs.example.com' };
+
+it('a start is judged interrupted only after its writes and its upstream call could have ended', () => {
+  expect(orchestrationSettingsOf(parseConfig(minimal)).pendingTimeoutMs).toBe(defaultOrchestrationSettings.pendingTimeoutMs);
+  const slow = parseConfig({ ...minimal, UPSTREAM_TIMEOUT_MS: '600000', STORAGE_TIMEOUT_MS: '60000' });
+  expect(orchestrationSettingsOf(slow).pendingTimeoutMs).toBeGreaterThan(600_000 + 3 * 60_000);
+});
+
+it('a wait leaves room for two storage reads before the front end\'s 230 s', () => {
+  expect(longestWaitSeconds(parseConfig(minimal))).toBe(200);
+  expect(longestWaitSeconds(parseConfig({ ...minimal, GATEWAY_WAIT_MAX_SECONDS: '220' }))).toBe(210);
+  expect(longestWaitSeconds(parseConfig({ ...minimal, GATEWAY_WAIT_MAX_SECONDS: '220', STORAGE_TIMEOUT_MS: '60000' }))).toBe(110);
+  expect(longestWaitSeconds(parseConfig({ ...minimal, STORAGE_TIMEOUT_MS: '120000' }))).toBe(1);
+});
