@@ -91,10 +91,15 @@ export class OrchestrationIndex {
     return written && (written.etag ?? '');
   }
 
-  /** Who holds a request key, with the ETag to take it over and when it was last written. */
-  async keyHolder(requestKey: string): Promise<{ id: string; etag: string; writtenAt: number } | undefined> {
+  /**
+   * Who holds a request key, with the ETag to take it over and how long ago it was written, by
+   * storage's own clock (an instance's clock may run ahead of or behind storage's).
+   */
+  async keyHolder(requestKey: string): Promise<{ id: string; etag: string; ageMs: number } | undefined> {
     const blob = await this.budget.call('read a request key', (abortSignal) => downloadText(this.#key(requestKey), abortSignal));
-    return blob && { id: blob.text, etag: blob.etag, writtenAt: blob.lastModified?.getTime() ?? 0 };
+    if (!blob) return undefined;
+    const writtenAt = blob.lastModified?.getTime() ?? 0;
+    return { id: blob.text, etag: blob.etag, ageMs: (blob.servedAt?.getTime() ?? Date.now()) - writtenAt };
   }
 
   /** Moves a request key from an orchestration that ended to `id`: its new ETag, or undefined if it changed meanwhile. */

@@ -149,7 +149,7 @@ export class OrchestrationStarter {
         continue;
       }
       const stored = await store.read(holder.id);
-      if (!stored && this.deps.now() - holder.writtenAt < settings.startWritesMs) {
+      if (!stored && holder.ageMs < settings.startWritesMs) {
         // The holder claimed the key and is still writing its document (the two writes go at
         // once): taking the key from a live start would send the same request twice. A start
         // that died between the two made no upstream call, so after the window it may go.

@@ -41,17 +41,20 @@ describe('storage requests per start stay within their targets', () => {
   });
 });
 
-it('a second identical start while the first still writes its document joins it: the upstream sees one', async () => {
+it.each([
+  ['', 0],
+  [', the second instance\'s clock 20 s ahead of storage\'s (the start\'s age is read on storage\'s clock)', 20_000],
+])('a second identical start while the first still writes its document joins it%s: the upstream sees one', async (_title, skewMs) => {
   // The first start's document write is held back 400 ms; the second start reads the key then.
   let holdBack = true;
   const slow = countingStorage(fx.azurite.connectionString, (line) => (holdBack && line.startsWith('PUT') && line.includes('/instances/') ? ((holdBack = false), 400) : 0));
-  const engineOn = (service: CountingStorage) =>
-    engineOnContainer(service.service.getContainerClient(fx.container), { storageTimeoutMs: 5000, upstream: upstreamOf(fx), settings: defaultOrchestrationSettings, now: Date.now, log: () => undefined });
-  await engineOn(fx.storage).store.ensureReady();
+  const engineOn = (service: CountingStorage, now: () => number) =>
+    engineOnContainer(service.service.getContainerClient(fx.container), { storageTimeoutMs: 5000, upstream: upstreamOf(fx), settings: defaultOrchestrationSettings, now, log: () => undefined });
+  await engineOn(fx.storage, Date.now).store.ensureReady();
   const start = groupStart(fx, 'raced');
-  const first = engineOn(slow).start(start, sendFor(fx, start));
+  const first = engineOn(slow, Date.now).start(start, sendFor(fx, start));
   await new Promise((resolve) => setTimeout(resolve, 100));
-  const second = await engineOn(fx.storage).start(start, sendFor(fx, start));
+  const second = await engineOn(fx.storage, () => Date.now() + skewMs).start(start, sendFor(fx, start));
   const firstOutcome = await first;
   expect(second).toMatchObject({ kind: 'duplicate', state: { id: firstOutcome.state.id } });
   expect(fx.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(1);
