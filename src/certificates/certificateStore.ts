@@ -1,9 +1,10 @@
 /**
  * Certificate bundles in blob storage. A bundle is written completely
- * under `{projectId}/{environmentId}/{thumbprint}/` (zip and metadata in one private
+ * under `{projectId}/{environmentId}/{thumbprint}-{fetchId}/` (zip and metadata in one private
  * container, the secret in another), and only then made current by replacing the
  * environment's `current.json`. A failure at any step leaves the current certificate as it was.
  */
+import { randomBytes } from 'node:crypto';
 import type { ContainerClient } from '@azure/storage-blob';
 import { GatewayError } from '../errors';
 import { downloadText } from '../storage/blobText';
@@ -26,6 +27,17 @@ export interface CertificateMetadata {
   /** What asked for it: the timer, the refresh route. */
   fetchedBy: string;
   operationActivityId?: string;
+  /**
+   * The bundle's folder under the environment's: the thumbprint and a fetch id, so that the
+   * same certificate downloaded again (with a new password) never writes over the current
+   * bundle. Absent in records written before; their folder is the thumbprint alone.
+   */
+  bundle?: string;
+}
+
+/** The folder a record's zip, metadata and secret are under. */
+export function bundleFolderOf(metadata: Pick<CertificateMetadata, 'thumbprint' | 'bundle'>): string {
+  return metadata.bundle ?? metadata.thumbprint;
 }
 
 export interface AttemptRecord {
@@ -87,8 +99,8 @@ export class CertificateStore {
 
   async read(projectId: number, environmentId: string): Promise<EnvironmentRecord> {
     await this.#ensureReady();
-    const [status, kept] = await Promise.all([this.readStatus(projectId, environmentId), this.#keptThumbprints(this.#folder(projectId, environmentId))]);
-    return { ...status, kept };
+    const [status, kept] = await Promise.all([this.readStatus(projectId, environmentId), this.#keptBundles(this.#folder(projectId, environmentId))]);
+    return { ...status, kept: kept.map((bundle) => bundle.thumbprint) };
   }
 
   /** The current certificate and the last attempt only: two reads, no listing (what `health` needs). */
@@ -105,23 +117,27 @@ export class CertificateStore {
     for await (const page of pages) yield* page.segment.blobItems;
   }
 
-  async #keptThumbprints(folder: string): Promise<string[]> {
-    const found: { thumbprint: string; at: number }[] = [];
+  /** The bundles stored (their folder, and the thumbprint it starts with), newest first. */
+  async #keptBundles(folder: string): Promise<{ bundle: string; thumbprint: string }[]> {
+    const found: { bundle: string; thumbprint: string; at: number }[] = [];
     for await (const blob of this.#blobsUnder(this.bundles, `${folder}/`)) {
-      const match = new RegExp(`^${folder}/([^/]+)/metadata\\.json$`).exec(blob.name);
-      if (match) found.push({ thumbprint: match[1]!, at: blob.properties.createdOn?.getTime() ?? 0 });
+      const match = new RegExp(`^${folder}/(([^/-]+)[^/]*)/metadata\\.json$`).exec(blob.name);
+      if (match) found.push({ bundle: match[1]!, thumbprint: match[2]!, at: blob.properties.createdOn?.getTime() ?? 0 });
     }
-    return found.sort((a, b) => b.at - a.at).map((entry) => entry.thumbprint);
+    return found.sort((a, b) => b.at - a.at);
   }
 
   /**
    * Writes the bundle, its secret and its metadata, then points `current.json` at it. The
    * pointer is replaced with the ETag it was read with, so a concurrent save cannot be lost.
+   * Each save writes a folder of its own, never the current one, even for the same certificate.
    */
-  async save(metadata: CertificateMetadata, zip: Buffer, secret: string): Promise<void> {
+  async save(fetched: CertificateMetadata, zip: Buffer, secret: string): Promise<void> {
     await this.#ensureReady();
+    // Thumbprints are alphanumeric (the refresher checks), so the first '-' ends the thumbprint.
+    const metadata: CertificateMetadata = { ...fetched, bundle: `${fetched.thumbprint}-${randomBytes(6).toString('hex')}` };
     const folder = this.#folder(metadata.projectId, metadata.environmentId);
-    const bundleFolder = `${folder}/${metadata.thumbprint}`;
+    const bundleFolder = `${folder}/${metadata.bundle}`;
     const previous = await this.#readJson<CertificateMetadata>(`${folder}/current.json`);
     const unchanged = ' (the current certificate is unchanged)';
     await this.#budget.call(`write the bundle${unchanged}`, (abortSignal) =>
@@ -132,18 +148,24 @@ export class CertificateStore {
     if (!(await this.#writeJson(`${folder}/current.json`, metadata, previous?.etag ? { ifMatch: previous.etag } : { ifNoneMatch: '*' }))) {
       throw new GatewayError('Conflict', 'Another instance made a certificate current at the same moment; the newer one stays.');
     }
-    await this.#pruneOldBundles(folder, metadata.thumbprint);
+    await this.#pruneOldBundles(folder);
   }
 
-  /** Keeps the newest `keepBundles` bundles; the current one is never removed. */
-  async #pruneOldBundles(folder: string, currentThumbprint: string): Promise<void> {
-    const kept = await this.#keptThumbprints(folder);
-    const surplus = kept.filter((thumbprint) => thumbprint !== currentThumbprint).slice(Math.max(0, this.keepBundles - 1));
-    for (const thumbprint of surplus) {
-      for await (const blob of this.#blobsUnder(this.bundles, `${folder}/${thumbprint}/`)) {
+  /**
+   * Keeps the newest `keepBundles` bundles; the current one is never removed. The pointer is
+   * read again here, after the listing, so that a bundle a concurrent save has just made
+   * current is the one spared.
+   */
+  async #pruneOldBundles(folder: string): Promise<void> {
+    const kept = await this.#keptBundles(folder);
+    const current = (await this.#readJson<CertificateMetadata>(`${folder}/current.json`))?.value;
+    const currentBundle = current && bundleFolderOf(current);
+    const surplus = kept.filter(({ bundle }) => bundle !== currentBundle).slice(Math.max(0, this.keepBundles - 1));
+    for (const { bundle } of surplus) {
+      for await (const blob of this.#blobsUnder(this.bundles, `${folder}/${bundle}/`)) {
         await this.#budget.call('remove an old bundle', (abortSignal) => this.bundles.deleteBlob(blob.name, { abortSignal }));
       }
-      await this.#budget.call('remove an old secret', (abortSignal) => this.secrets.deleteBlob(`${folder}/${thumbprint}/secret`, { abortSignal })).catch(() => undefined);
+      await this.#budget.call('remove an old secret', (abortSignal) => this.secrets.deleteBlob(`${folder}/${bundle}/secret`, { abortSignal })).catch(() => undefined);
     }
   }
 

@@ -19,7 +19,9 @@ export class OrchestrationJanitor {
    * The janitor's turn, at most once per `janitorIntervalMs` for the whole store: one page of
    * documents checked against the index. It repairs what a crash between two writes left (a
    * document that ended with its outbox unmarked, a start that died holding no key) and what
-   * was stored before the index existed (purging ended documents past their retention directly).
+   * was stored before the index existed (purging ended documents past their retention directly,
+   * except one with a notification still pending: it is kept, its outbox marked, until the
+   * delivery ends).
    */
   async turn(): Promise<{ scanned: number; repaired: number }> {
     const { store, index, settings } = this.deps;
@@ -32,11 +34,11 @@ export class OrchestrationJanitor {
       const active = activeStatuses.includes(summary.runtimeStatus);
       if (!active) {
         const endedAt = Date.parse(summary.endedTime ?? summary.lastUpdatedTime);
-        if (endedAt + settings.retentionMs <= now) {
+        if (summary.nextDeliveryAt !== undefined) {
+          await index.markOutbox(summary.id, summary.nextDeliveryAt);
+        } else if (endedAt + settings.retentionMs <= now) {
           await this.records.purgeEnded({ ...summary, requestKey: summary.requestKey ?? '' });
           repaired += 1;
-        } else if (summary.nextDeliveryAt !== undefined) {
-          await index.markOutbox(summary.id, summary.nextDeliveryAt);
         }
         return;
       }

@@ -59,6 +59,8 @@ export interface StoredStatus {
   startedBy?: string;
   /** The upstream path it acts on (its scope); absent when too long for metadata. */
   target?: string;
+  /** When a notification still pending is next attempted; absent when none is pending. */
+  nextDeliveryAt?: number;
 }
 
 export interface SummaryFilter {
@@ -285,6 +287,7 @@ export class OrchestrationStore {
           lastReadStatus: optionalNumber(metadata.lastreadstatus),
           startedBy: metadata.startedby || undefined,
           target: targetOf(metadata.target),
+          nextDeliveryAt: optionalNumber(metadata.nextdeliveryat),
         };
       } catch (error) {
         if (statusCodeOf(error) === 404) return undefined;

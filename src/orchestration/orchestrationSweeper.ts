@@ -141,13 +141,25 @@ export class OrchestrationSweeper {
     return (await this.parts.stepper.step(stored, reader, { keyEtag: scheduled ? entry.etag : undefined })) ? 'stepped' : undefined;
   }
 
-  /** Purges what passed its retention, oldest first, in one bounded batch within the budget. */
+  /**
+   * Purges what passed its retention, oldest first, in one bounded batch within the budget. One
+   * with a notification still pending is kept (at least once, as the DELETE route refuses it):
+   * its expiry moves past the delivery's next attempt and the time that attempt may be held,
+   * so it is looked at again then and the others of the batch go on.
+   */
   async #purgeExpired(endsAt: number): Promise<number> {
     const { store, index, settings } = this.deps;
     const expired = await index.expired(this.deps.now(), settings.purgeBatch);
     let purged = 0;
     await mapConcurrently(expired, settings.concurrency, async (entry) => {
       if (this.deps.now() >= endsAt) return;
+      // The document's properties, not the outbox marker: a crash may have left the marker unwritten.
+      const deliveryAt = (await store.readStatus(entry.id))?.nextDeliveryAt;
+      if (deliveryAt !== undefined) {
+        await index.markExpiry(entry.id, Math.max(deliveryAt, this.deps.now()) + settings.outbox.claimMs);
+        await index.clearExpiry(entry.marker);
+        return;
+      }
       await Promise.all([store.delete(entry.id), index.clearOutbox(entry.id)]);
       await index.clearExpiry(entry.marker);
       purged += 1;

@@ -292,6 +292,49 @@ describe('bounds', () => {
     expect(byFilter.instancesDeleted).toBe(0);
     expect(await engine.get(outcome.state.id)).toBeDefined();
   });
+
+  /** A receiver down until `up` is set, and an engine keeping ended orchestrations one minute. */
+  async function retentionCase(settings: Partial<OrchestrationSettings>) {
+    const switchable = { up: false };
+    const hooks = await receiver(() => ({ status: switchable.up ? 204 : 503 }));
+    const container = `n${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+    const retained = makeEngine(container, { settings: { retentionMs: 60_000, ...settings } });
+    const outcome = await retained.start(groupStart([hooks.url]), finishedAtOnce);
+    await retained.sweep(undefined); // the first attempt: 503
+    const eventIds = () => hooks.deliveries.map((delivery) => delivery.headers['webhook-id']);
+    return { switchable, retained, id: outcome.state.id, eventIds, container: BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient(container) };
+  }
+
+  it('keeps an orchestration past its retention while its notification is pending, and purges it once delivered', async () => {
+    // The janitor's next turn is a day away: the purge here is the sweep's.
+    const { switchable, retained, id, eventIds } = await retentionCase({ janitorIntervalMs: 24 * 3600_000 });
+    clock += 61_000; // the retention ends with the receiver still down
+    await retained.sweep(undefined);
+    await retained.sweep(undefined);
+    expect(await retained.get(id)).toMatchObject({ deliveries: [{ state: 'pending', attempts: 2 }] });
+    switchable.up = true;
+    clock += 60_000;
+    await retained.sweep(undefined);
+    await retained.sweep(undefined);
+    expect(eventIds()).toEqual(Array(3).fill(eventIds()[0]));
+    expect(await retained.get(id)).toBeUndefined();
+  });
+
+  it('is not purged by the janitor past its retention while its notification is pending', async () => {
+    const { switchable, retained, id, eventIds, container } = await retentionCase({ janitorIntervalMs: 60 * 60_000 });
+    // Stored as before the index existed: no expiry marker, so only the janitor purges it.
+    for await (const blob of container.listBlobsFlat({ prefix: 'expiry/' })) await container.deleteBlob(blob.name);
+    clock += 61 * 60_000; // past the retention and the janitor's interval, the receiver still down
+    expect(await retained.sweep(undefined)).toMatchObject({ janitorScanned: 1 });
+    expect(await retained.get(id)).toMatchObject({ deliveries: [{ state: 'pending', attempts: 2 }] });
+    switchable.up = true;
+    clock += 60_000;
+    await retained.sweep(undefined);
+    expect(eventIds()).toEqual(Array(3).fill(eventIds()[0]));
+    clock += 61 * 60_000; // the janitor's next turn: delivered now, it goes
+    await retained.sweep(undefined);
+    expect(await retained.get(id)).toBeUndefined();
+  });
 });
 
 describe('a receiver that accepts and never answers', () => {
