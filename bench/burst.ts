@@ -37,6 +37,8 @@ export interface BurstFigures {
   /** This process's CPU (the engine, its storage and upstream clients) per orchestration worked off: the rate one free core would allow is 1000 / this. */
   engineCpuMsPerOrchestration: number;
   storageCpuMsPerOrchestration?: number;
+  /** Azurite's CPU over the work-off's wall time: near 100 %, storage is what sets the rate. */
+  storageBusyPercent?: number;
   completed: number;
   /** A start answered "accepted" (followed by polls), and one answered final at once. */
   storageRequestsPerStart: number;
@@ -149,6 +151,7 @@ export async function burst(options: BurstOptions): Promise<BurstFigures> {
     runsThatOverran: run.overran,
     engineCpuMsPerOrchestration: round((cpu.user + cpu.system) / 1000 / Math.max(1, completed)),
     storageCpuMsPerOrchestration: storageCpu === undefined ? undefined : round(storageCpu / Math.max(1, completed)),
+    storageBusyPercent: storageCpu === undefined ? undefined : round((100 * storageCpu) / run.ms, 0),
     completed,
     storageRequestsPerStart: round(perStart),
     storageRequestsPerFinalStart: round(perFinalStart),
