@@ -7,7 +7,22 @@
  */
 import { GatewayError } from '../errors';
 
-/** `/a/b` as decoded, NFC-normalised, lower-case segments; a malformed escape stays as written. */
+/**
+ * A name as ARM compares names (.NET's ordinal ignore-case: each code point upper-cased on its
+ * own, nothing normalised). JavaScript's lower-casing maps U+212A KELVIN SIGN to `k` and NFC
+ * makes two spellings one, so either would let a lookalike name pass for a granted one while
+ * ARM reads it as another resource group.
+ */
+function ordinalUpper(name: string): string {
+  let folded = '';
+  for (const char of name) {
+    const upper = char.toUpperCase();
+    folded += [...upper].length === 1 ? upper : char;
+  }
+  return folded;
+}
+
+/** `/a/b` as decoded segments compared as ARM compares them; a malformed escape stays as written. */
 function comparableSegments(path: string): string[] {
   return path
     .split('/')
@@ -19,7 +34,7 @@ function comparableSegments(path: string): string[] {
       } catch {
         // Not a valid escape: compare the text as it is.
       }
-      return decoded.normalize('NFC').toLowerCase();
+      return ordinalUpper(decoded);
     });
 }
 
