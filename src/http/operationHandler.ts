@@ -12,6 +12,7 @@ import { actorOf } from '../upstream/tokenSource';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
 import { parseUpstreamJson } from '../upstream/upstreamJson';
 import { appBaseOf } from './appBase';
+import { assertBodyWithinScopes } from './bodyReferences';
 import { errorCodeOf, formatCallRecord } from './callLog';
 import type { StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
 import { callerGoneSignalOf, longestWaitSeconds, takeWaitSlot, waitForEnd } from './gatewayWait';
@@ -208,6 +209,7 @@ export async function prepareCall(
   if (operation.upstream === 'management') {
     assertScopeAllowed(targetPath, config.ALLOWED_SCOPES);
     assertWithinGrant(targetPath, grant);
+    assertBodyWithinScopes(call.body?.value, config.ALLOWED_SCOPES, grant.scopes);
   }
   takeCallerRate(services, caller, grant, callKindOf(operation));
 

@@ -276,6 +276,24 @@ describe('a rule limited to scopes', () => {
     expect(errorCodeOf(await call(keys.scoped, 'POST', 'certificates/refresh'))).toBe('OperationNotAllowed');
     expect((await call(keys.scoped, 'PUT', groupPath('rg-auto', 'scoped-start'), { body: groupBody })).status).toBe(201);
   });
+
+  it('holds the resources a body names to the same scopes: another group\'s identity or subnet is refused before anything is sent', async () => {
+    const inGroup = (group: string, rest: string) => `/subscriptions/${subscription}/resourceGroups/${group}/providers/${rest}`;
+    const withReferences = (group: string) => JSON.stringify({
+      location: 'westus',
+      identity: { type: 'UserAssigned', userAssignedIdentities: { [inGroup(group, 'Microsoft.ManagedIdentity/userAssignedIdentities/admin')]: {} } },
+      properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }], subnetIds: [{ id: inGroup(group, 'Microsoft.Network/virtualNetworks/vnet/subnets/default') }] },
+    });
+    const sentBefore = gateway.emulator.upstreamRequests({ method: 'PUT' }).length;
+    const refused = await call(keys.scoped, 'PUT', groupPath('rg-auto', 'borrowed-identity'), { body: withReferences('rg-prod') });
+    expect(refused.status).toBe(403);
+    expect(refused.json?.error).toMatchObject({ code: 'ScopeNotAllowed', target: expect.stringContaining('identity.userAssignedIdentities') });
+    expect(gateway.emulator.upstreamRequests({ method: 'PUT' }).length).toBe(sentBefore);
+    // Its own group's identity and subnet are its own to name.
+    expect((await call(keys.scoped, 'PUT', groupPath('rg-auto', 'own-identity'), { body: withReferences('rg-auto') })).status).toBe(201);
+    // A caller scoped to the subscription names any group in it.
+    expect((await call(keys.automation, 'PUT', groupPath('rg-auto', 'automation-identity'), { body: withReferences('rg-prod') })).status).toBe(201);
+  });
 });
 
 describe('the local host reads the key as the app does', () => {
