@@ -38,6 +38,20 @@ function appRoute(entry: Omit<AppRoute, keyof Description>, describe: (schemas: 
   return withFieldsOnFirstRead(entry, describedFields, () => describe(routeSchemas()));
 }
 
+/** A chat platform's endpoint: anonymous (the platform signs each request), the same answers, its own body and signature. */
+function chatopsRoute(platform: 'slack' | 'teams', text: { summary: string; body: string; answer: string; signature: string }): AppRoute {
+  const name = platform === 'slack' ? 'Slack' : 'Teams';
+  return appRoute({ name: `chatops-${platform}`, method: 'POST', route: `chatops/${platform}`, authLevel: 'anonymous', access: 'write', tag: 'chatops', summary: text.summary }, () => ({
+    body: z.looseObject({}).describe(text.body),
+    responses: {
+      200: { description: `${text.answer}: the answer, a refusal or the usage message` },
+      401: { description: `Unauthorized: ${text.signature}, a timestamp too far from now, or a replay` },
+      404: { description: `Chat-ops for ${name} is not configured` },
+      413: { description: 'Larger than CHATOPS_MAX_BODY_BYTES' },
+    },
+  }));
+}
+
 type RouteSchemas = ReturnType<typeof buildRouteSchemas>;
 let sharedSchemas: RouteSchemas | undefined;
 /** Built once, so every route that shares a schema describes it with the same one. */
@@ -238,36 +252,18 @@ export const appRoutes = {
       responses: { 200: { description: 'Errors, and warnings for keys a PATCH would reset', schema: validationResult } },
     }),
   ),
-  chatopsSlack: appRoute(
-    {
-      name: 'chatops-slack', method: 'POST', route: 'chatops/slack', authLevel: 'anonymous', access: 'write', tag: 'chatops',
-      summary: "A Slack slash command, verified by its X-Slack-Signature (off until SLACK_SIGNING_SECRET and a rule naming slack: callers are set)",
-    },
-    () => ({
-      body: z.looseObject({}).describe('application/x-www-form-urlencoded: team_id, user_id, text, response_url, as Slack sends them'),
-      responses: {
-        200: { description: 'The ephemeral Block Kit message Slack shows the user: the answer, a refusal or the usage message' },
-        401: { description: 'Unauthorized: no valid signature, a timestamp too far from now, or a replay' },
-        404: { description: 'Chat-ops for Slack is not configured' },
-        413: { description: 'Larger than CHATOPS_MAX_BODY_BYTES' },
-      },
-    }),
-  ),
-  chatopsTeams: appRoute(
-    {
-      name: 'chatops-teams', method: 'POST', route: 'chatops/teams', authLevel: 'anonymous', access: 'write', tag: 'chatops',
-      summary: 'A Teams outgoing webhook activity, verified by its Authorization: HMAC (off until TEAMS_WEBHOOK_SECRET and a rule naming teams: callers are set)',
-    },
-    () => ({
-      body: z.looseObject({}).describe('The message activity Teams sends: text, from.aadObjectId, channelData.tenant.id, timestamp'),
-      responses: {
-        200: { description: 'A message activity with an Adaptive Card: the answer, a refusal or the usage message' },
-        401: { description: 'Unauthorized: no valid HMAC, a timestamp too far from now, or a replay' },
-        404: { description: 'Chat-ops for Teams is not configured' },
-        413: { description: 'Larger than CHATOPS_MAX_BODY_BYTES' },
-      },
-    }),
-  ),
+  chatopsSlack: chatopsRoute('slack', {
+    summary: 'A Slack slash command, verified by its X-Slack-Signature (off until SLACK_SIGNING_SECRET and a rule naming slack: callers are set)',
+    body: 'application/x-www-form-urlencoded: team_id, user_id, text, response_url, as Slack sends them',
+    answer: 'The ephemeral Block Kit message Slack shows the user',
+    signature: 'no valid signature',
+  }),
+  chatopsTeams: chatopsRoute('teams', {
+    summary: 'A Teams outgoing webhook activity, verified by its Authorization: HMAC (off until TEAMS_WEBHOOK_SECRET and a rule naming teams: callers are set)',
+    body: 'The message activity Teams sends: text, from.aadObjectId, channelData.tenant.id, timestamp',
+    answer: 'A message activity with an Adaptive Card',
+    signature: 'no valid HMAC',
+  }),
   health: appRoute(
     {
       name: 'health', method: 'GET', route: 'health', authLevel: 'anonymous', access: 'read', tag: 'app',

@@ -17,10 +17,6 @@ import type { ChatCommand, ListedStatus } from './commandGrammar';
 /** Most orchestrations a `list` answer shows: a phone screen's worth. */
 const listedAtMost = 10;
 
-function routeAction(route: (typeof appRoutes)[keyof typeof appRoutes]) {
-  return actionOf(route);
-}
-
 /** The caller of a command on one orchestration, checked with the status route's rules. */
 function viewerOf(call: ChatCall): Viewer {
   const { services, caller } = call;
@@ -28,7 +24,7 @@ function viewerOf(call: ChatCall): Viewer {
   return {
     services,
     caller,
-    starterOnly: !services.access.policy.grant(caller, routeAction(route)),
+    starterOnly: !services.access.policy.grant(caller, actionOf(route)),
     routeName: route.name,
     notFound: (id) => new GatewayError('NotFound', `No operation ${id} that you may see.`),
   };
@@ -60,7 +56,7 @@ export async function runOrchestrationCommand(call: ChatCall, command: Extract<C
       return stateReply(state, isActive(state) ? `Still running: \`wait ${state.id}\` or \`status ${state.id}\` asks again.` : undefined);
     }
     case 'terminate': {
-      grantFor(services, caller, routeAction(appRoutes.orchestrationsTerminate));
+      grantFor(services, caller, actionOf(appRoutes.orchestrationsTerminate));
       await visibleOrchestration(viewerOf(call), command.id);
       const state = await services.orchestrations.terminate(command.id, `Terminated from chat by ${caller.primary}.`);
       return stateReply(state, 'Terminated: the app no longer follows it (the upstream operation itself goes on).');
@@ -72,7 +68,7 @@ export async function runOrchestrationCommand(call: ChatCall, command: Extract<C
 
 async function listReply(call: ChatCall, runtimeStatus: ListedStatus | undefined, sinceHours: number | undefined): Promise<ChatReply> {
   const { services, caller } = call;
-  grantFor(services, caller, routeAction(appRoutes.orchestrationsList));
+  grantFor(services, caller, actionOf(appRoutes.orchestrationsList));
   const statuses = runtimeStatus === 'Running' ? (['Pending', 'Running'] as const) : runtimeStatus ? [runtimeStatus] : undefined;
   const createdFrom = sinceHours === undefined ? undefined : new Date(services.now() - sinceHours * 3600_000).toISOString();
   const page = await services.orchestrations.query({
