@@ -11,7 +11,7 @@ export const storeKey = (key: string): void => sessionStorage.setItem(keyItem, k
 export const forgetKey = (): void => sessionStorage.removeItem(keyItem);
 
 /** The app's base (`…/api`): the page is `…/api/console`. */
-export const apiBase = location.origin + location.pathname.replace(/\/console\/?$/, '');
+const apiBase = location.origin + location.pathname.replace(/\/console\/?$/, '');
 
 export class ApiError extends Error {
   constructor(

@@ -11,6 +11,7 @@ import { refusalCodes } from '../http/authorization';
 import type { CallerIdentity } from '../http/caller';
 import { routeCallRecord } from '../http/callLog';
 import { correlationIdOf } from '../http/correlation';
+import { bodyBytesOf } from '../http/requestBody';
 import { failureForLog } from '../http/redaction';
 import { errorResponse, jsonResponse } from '../http/responses';
 import { getServices, type Services } from '../services';
@@ -55,9 +56,9 @@ async function boundedBody(request: HttpRequest, maxBytes: number): Promise<Buff
   const declared = Number(request.headers.get('content-length') ?? '0');
   const tooLarge = () => new GatewayError('PayloadTooLarge', `A chat request is at most ${maxBytes} bytes (CHATOPS_MAX_BODY_BYTES).`);
   if (declared > maxBytes) throw tooLarge();
-  const body = request.body ? Buffer.from(await request.arrayBuffer()) : Buffer.alloc(0);
-  if (body.length > maxBytes) throw tooLarge();
-  return body;
+  const bytes = await bodyBytesOf(request);
+  if (bytes.byteLength > maxBytes) throw tooLarge();
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 const verdictMessages = {

@@ -37,7 +37,7 @@ function teamsNeutral(text: string): string {
  * and facts may hold text from elsewhere, so they pass through the platform's `escape`; the
  * lines are the app's own.
  */
-export function replyText(reply: ChatReply, escape: (text: string) => string = (text) => text): string {
+function replyText(reply: ChatReply, escape: (text: string) => string = (text) => text): string {
   const facts = (reply.facts ?? []).map(([label, value]) => `${escape(label)}: ${escape(value)}`);
   return clip([escape(reply.title), ...facts, ...(reply.lines ?? [])].join('\n'), maxTextChars);
 }

@@ -50,9 +50,12 @@ export async function runOrchestrationCommand(call: ChatCall, command: Extract<C
       return stateReply(await visibleOrchestration(viewerOf(call), command.id));
     case 'wait': {
       // Let in from the status's metadata (a HEAD), as the wait route is: never the input.
-      const firstLook = await visibleStatus(viewerOf(call), command.id);
+      const viewer = viewerOf(call);
+      const firstLook = await visibleStatus(viewer, command.id);
       // Held only as long as the platform waits for an answer; the rest is `wait` again.
-      const state = (await waitForEnd(services, command.id, { untilMs: call.answerBy, firstLook })) ?? (await visibleOrchestration(viewerOf(call), command.id));
+      const state = await waitForEnd(services, command.id, { untilMs: call.answerBy, firstLook });
+      // None only when the document is gone (purged meanwhile): as one that does not exist.
+      if (!state) throw viewer.notFound(command.id);
       return stateReply(state, isActive(state) ? `Still running: \`wait ${state.id}\` or \`status ${state.id}\` asks again.` : undefined);
     }
     case 'terminate': {

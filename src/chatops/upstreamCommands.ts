@@ -10,9 +10,8 @@
  */
 import { HttpRequest } from '@azure/functions';
 import { actionOf, appRoutes } from '../appRoutes';
-import { GatewayError } from '../errors';
 import { grantFor } from '../http/authorization';
-import { prepareCall, startRequestOf, type PreparedCall } from '../http/operationHandler';
+import { prepareCall, refuseRedirect, sendUpstream, startRequestOf, type PreparedCall } from '../http/operationHandler';
 import { failureForLog } from '../http/redaction';
 import type { StartOutcome } from '../orchestration/orchestrationEngine';
 import { operations, type OperationSpec } from '../spec/catalogue';
@@ -39,9 +38,7 @@ async function prepared(call: ChatCall, operation: OperationSpec, params: Record
 }
 
 async function send(ready: PreparedCall): Promise<UpstreamResponse> {
-  const response = await ready.client.send({ method: ready.operation.method, url: ready.url, headers: ready.headers, body: ready.call.body?.text, token: ready.token });
-  if (response.status >= 300 && response.status < 400) throw new GatewayError('UpstreamBadResponse', `The upstream answered ${response.status}, a redirect; the app neither follows nor passes on redirects.`);
-  return response;
+  return refuseRedirect(await sendUpstream(ready));
 }
 
 type Settled = { outcome: StartOutcome } | { error: unknown };

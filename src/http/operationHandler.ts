@@ -78,15 +78,9 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
       const downloadGuard = operation.rateLimitedPerEnvironment ? services.certificates.downloadGuard : undefined;
       const send = async () => {
         await downloadGuard?.acquire(prepared.call.params);
-        upstream = await prepared.client.send({ method: operation.method, url: prepared.url, headers: prepared.headers, body: prepared.call.body?.text, token: prepared.token });
+        upstream = await sendUpstream(prepared);
         await downloadGuard?.observe(prepared.call.params, upstream);
-        // No documented operation redirects. Passing a 3xx on would send the caller (and an SDK
-        // that follows it, its token) wherever the upstream points; recording it would make a
-        // long-running start look finished.
-        if (upstream.status >= 300 && upstream.status < 400) {
-          throw new GatewayError('UpstreamBadResponse', `The upstream answered ${upstream.status}, a redirect; the app neither follows nor passes on redirects.`);
-        }
-        return upstream;
+        return refuseRedirect(upstream);
       };
       if (operation.longRunning) {
         // A held wait is counted before the upstream is called: a refused one sends nothing.
@@ -181,6 +175,23 @@ async function answerStart(
  */
 function callKindOf(operation: OperationSpec): CallKind {
   return operation.access === 'write' ? 'writes' : 'reads';
+}
+
+/** Sends a prepared call as it was prepared: its method, URL, headers, body and token. */
+export function sendUpstream(prepared: PreparedCall): Promise<UpstreamResponse> {
+  return prepared.client.send({ method: prepared.operation.method, url: prepared.url, headers: prepared.headers, body: prepared.call.body?.text, token: prepared.token });
+}
+
+/**
+ * No documented operation redirects. Passing a 3xx on would send the caller (and an SDK that
+ * follows it, its token) wherever the upstream points; recording it would make a long-running
+ * start look finished.
+ */
+export function refuseRedirect(response: UpstreamResponse): UpstreamResponse {
+  if (response.status >= 300 && response.status < 400) {
+    throw new GatewayError('UpstreamBadResponse', `The upstream answered ${response.status}, a redirect; the app neither follows nor passes on redirects.`);
+  }
+  return response;
 }
 
 /** Everything checked and resolved before the first byte goes upstream. */
