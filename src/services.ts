@@ -17,7 +17,7 @@ import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngi
 import { OrchestrationWatches } from './orchestration/orchestrationWaiter';
 import { WaitSlots } from './http/waitSlots';
 import { HealthMonitor, upstreamProbeDetail, type HealthChecks, type HealthMonitorOptions } from './health';
-import { AccessPolicy } from './access/accessPolicy';
+import { accessPolicyOf, type AccessPolicy } from './access/accessPolicy';
 import { CallerRateLimiter } from './access/callerRateLimiter';
 import { UpstreamBudget } from './upstream/upstreamBudget';
 import { storageBlobPackage } from './lazyPackages';
@@ -226,7 +226,7 @@ export function createServices(config: Config): Services {
       },
       slots: new WaitSlots({ perCaller: config.GATEWAY_WAIT_MAX_PER_CALLER, perInstance: config.GATEWAY_WAIT_MAX_PER_INSTANCE }),
     },
-    access: { policy: new AccessPolicy(config.ACCESS_POLICY), rates: new CallerRateLimiter() },
+    access: { policy: accessPolicyOf(config), rates: new CallerRateLimiter() },
     upstreamBudget,
     health: new HealthMonitor({
       checks: healthChecks(config, () => storage().blobService),

@@ -71,9 +71,25 @@ function loosest(values: (number | undefined)[]): number | undefined {
 
 export class AccessPolicy {
   readonly #rules: readonly AccessRule[] | undefined;
+  /** Every selector a rule names, normalized. */
+  readonly #named: ReadonlySet<string>;
 
   constructor(rules: readonly AccessRule[] | undefined) {
     this.#rules = rules?.map((rule) => ({ ...rule, callers: rule.callers.map(normalizeSelector) }));
+    this.#named = new Set((this.#rules ?? []).flatMap((rule) => rule.callers));
+  }
+
+  /** Whether a rule names `selector` itself (not through `*` or a role). */
+  names(selector: string): boolean {
+    return this.#named.has(normalizeSelector(selector));
+  }
+
+  /**
+   * Whether a rule names a caller of a kind (`slack:`, `teams:`). Kinds are lower case, as the
+   * ACCESS_POLICY schema requires them, so a kind is named exactly when a caller of it can be.
+   */
+  namesKind(kind: `${string}:`): boolean {
+    return [...this.#named].some((selector) => selector.startsWith(kind));
   }
 
   /** Whether a policy is set at all (unset: every caller may do everything). */
@@ -121,4 +137,16 @@ export class AccessPolicy {
     const admin = this.#rulesFor(caller).filter((rule) => rule.allow.includes('admin'));
     return admin.length === 0 ? undefined : { scopes: scopesOf(admin) };
   }
+}
+
+const parsedPolicies = new WeakMap<object, AccessPolicy>();
+
+/**
+ * The app's one parsed policy for its settings: the routes, the chat routes' on-switch and the
+ * orchestration's notifier all ask this one, so none of them can read ACCESS_POLICY differently.
+ */
+export function accessPolicyOf(config: { readonly ACCESS_POLICY?: readonly AccessRule[] }): AccessPolicy {
+  let policy = parsedPolicies.get(config);
+  if (!policy) parsedPolicies.set(config, (policy = new AccessPolicy(config.ACCESS_POLICY)));
+  return policy;
 }

@@ -18,7 +18,7 @@ import { getServices, type Services } from '../services';
 import { after, type ChatCall } from './chatCall';
 import { usageReply, type ChatReply } from './chatMessages';
 import type { ChatPlatform } from './chatNotifier';
-import { chatEnabled, policyNames } from './chatSettings';
+import { chatEnabled } from './chatSettings';
 import { commandUsage, parseCommand, type ChatCommand } from './commandGrammar';
 import { runOrchestrationCommand } from './orchestrationCommands';
 import { ReplayCache, type SignatureVerdict } from './requestSignatures';
@@ -149,7 +149,7 @@ export function chatRoute(platform: ChatPlatformHandler) {
         log: (line) => context.error(line),
       };
       let reply: ChatReply;
-      if (!policyNames(config, caller.primary)) {
+      if (!services.access.policy.names(caller.primary)) {
         decision = 'OperationNotAllowed';
         reply = { title: 'You have no rights in this app yet.', lines: [`Ask its operators to name \`${caller.primary}\` in ACCESS_POLICY.`] };
       } else {

@@ -4,21 +4,16 @@
  * (no rule, no rights: a `*` rule alone never opens a chat route, nor grants a chat user).
  */
 import type { Config } from '../config';
-import { normalizeSelector } from '../access/accessPolicy';
+import { accessPolicyOf } from '../access/accessPolicy';
 import type { NotificationSender } from '../orchestration/notificationSender';
 import { ChatNotifier, type ChatPlatform } from './chatNotifier';
 
 type ChatConfig = Pick<Config, 'ACCESS_POLICY' | 'SLACK_SIGNING_SECRET' | 'TEAMS_WEBHOOK_SECRET'>;
 
-/** Whether a rule names `selector` itself (not through `*` or a role). */
-export function policyNames(config: Pick<Config, 'ACCESS_POLICY'>, selector: string): boolean {
-  const wanted = normalizeSelector(selector);
-  return (config.ACCESS_POLICY ?? []).some((rule) => rule.callers.some((caller) => normalizeSelector(caller) === wanted));
-}
-
+/** Asks the app's parsed policy, as the chat caller's match does, so a route is on only for callers a rule can match. */
 export function chatEnabled(config: ChatConfig, platform: ChatPlatform): boolean {
   const secret = platform === 'slack' ? config.SLACK_SIGNING_SECRET : config.TEAMS_WEBHOOK_SECRET;
-  return secret !== undefined && (config.ACCESS_POLICY ?? []).some((rule) => rule.callers.some((caller) => caller.toLowerCase().startsWith(`${platform}:`)));
+  return secret !== undefined && accessPolicyOf(config).namesKind(`${platform}:`);
 }
 
 /** The origins the ends of chat commands go to: Slack's response_url hosts, the Teams workflow's. */

@@ -1,5 +1,5 @@
 /** ACCESS_POLICY as tables: callers × operations × scopes, the union of rules, admin, and parsing. */
-import { AccessPolicy, type AccessRule, type Action, type Caller } from '../../../src/access/accessPolicy';
+import { AccessPolicy, accessPolicyOf, type AccessRule, type Action, type Caller } from '../../../src/access/accessPolicy';
 import { ConfigError, parseConfig } from '../../../src/config';
 
 const bot: Caller = { primary: 'key:0123456789ab', selectors: ['key:0123456789ab'] };
@@ -91,6 +91,34 @@ describe('AccessPolicy.grant', () => {
     expect(scoped.adminGrant(teamA)).toEqual({ scopes: ['/subscriptions/s1/resourceGroups/rg-a', '/subscriptions/s1/resourceGroups/rg-a2'] });
     const lifted = new AccessPolicy([...rules, { callers: ['key:0123456789ab'], allow: ['admin'], scopes: ['/subscriptions/s1'] }, { callers: ['key:0123456789ab'], allow: ['admin'] }]);
     expect(lifted.adminGrant(bot)).toEqual({ scopes: undefined });
+  });
+});
+
+describe('AccessPolicy.names and namesKind', () => {
+  const chat = new AccessPolicy([
+    { callers: ['slack:T1/U1', 'teams:AAAAAAAA-0000-4000-8000-000000000001/BBBBBBBB-0000-4000-8000-000000000002'], allow: ['read'] },
+    { callers: ['*', 'role:Gateway.Operator'], allow: ['read'] },
+  ]);
+
+  it('names a selector a rule names itself, compared as grants compare it; never through * or a role', () => {
+    expect(chat.names('slack:T1/U1')).toBe(true);
+    expect(chat.names('slack:t1/u1')).toBe(false);
+    expect(chat.names('teams:aaaaaaaa-0000-4000-8000-000000000001/bbbbbbbb-0000-4000-8000-000000000002')).toBe(true);
+    expect(chat.names('slack:T1/U2')).toBe(false);
+    expect(new AccessPolicy(undefined).names('slack:T1/U1')).toBe(false);
+  });
+
+  it('names a kind exactly when a caller of that kind can be named', () => {
+    expect(chat.namesKind('slack:')).toBe(true);
+    expect(chat.namesKind('teams:')).toBe(true);
+    expect(chat.namesKind('key:')).toBe(false);
+    expect(new AccessPolicy(undefined).namesKind('slack:')).toBe(false);
+  });
+
+  it("is one parsed policy for the app's settings", () => {
+    const config = { ACCESS_POLICY: [{ callers: ['slack:T1/U1'], allow: ['read'] }] };
+    expect(accessPolicyOf(config)).toBe(accessPolicyOf(config));
+    expect(accessPolicyOf(config).names('slack:T1/U1')).toBe(true);
   });
 });
 

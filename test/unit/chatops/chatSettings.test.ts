@@ -1,5 +1,6 @@
 /** When a chat route is on, who a rule names, and the settings' checks. */
-import { chatEnabled, policyNames } from '../../../src/chatops/chatSettings';
+import { accessPolicyOf } from '../../../src/access/accessPolicy';
+import { chatEnabled } from '../../../src/chatops/chatSettings';
 import { ConfigError, parseConfig } from '../../../src/config';
 
 const minimal = { MANAGEMENT_BASE_URL: 'https://management.example.com', LIFECYCLE_BASE_URL: 'https://lcs.example.com' };
@@ -23,19 +24,22 @@ describe('chatEnabled', () => {
   });
 });
 
-describe('policyNames', () => {
+describe("the app's policy naming a chat user", () => {
   it('names a Teams user ignoring case, a Slack user as written', () => {
-    const config = configWith({ TEAMS_WEBHOOK_SECRET: teamsToken, ACCESS_POLICY: policy([`teams:${tenant}/${user}`, 'slack:T1/U1']) });
-    expect(policyNames(config, `teams:${tenant}/${user}`.toLowerCase())).toBe(true);
-    expect(policyNames(config, 'slack:T1/U1')).toBe(true);
-    expect(policyNames(config, 'slack:t1/u1')).toBe(false);
-    expect(policyNames(config, 'slack:T1/U2')).toBe(false);
+    const names = accessPolicyOf(configWith({ TEAMS_WEBHOOK_SECRET: teamsToken, ACCESS_POLICY: policy([`teams:${tenant}/${user}`, 'slack:T1/U1']) }));
+    expect(names.names(`teams:${tenant}/${user}`.toLowerCase())).toBe(true);
+    expect(names.names('slack:T1/U1')).toBe(true);
+    expect(names.names('slack:t1/u1')).toBe(false);
+    expect(names.names('slack:T1/U2')).toBe(false);
   });
 });
 
 describe('the chat settings', () => {
   it.each([
     ['ACCESS_POLICY', policy(['slack:t1/u1'])],
+    // A caller's kind is lower case: a route turned on by `Slack:` would match no Slack user.
+    ['ACCESS_POLICY', policy(['Slack:T1/U1'])],
+    ['ACCESS_POLICY', policy([`Teams:${tenant}/${user}`])],
     ['ACCESS_POLICY', policy(['slack:T1'])],
     ['ACCESS_POLICY', policy(['teams:not-a-guid/x'])],
     ['SLACK_SIGNING_SECRET', 'short'],
