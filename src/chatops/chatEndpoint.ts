@@ -9,11 +9,10 @@ import { GatewayError, toGatewayError } from '../errors';
 import { appBaseOf } from '../http/appBase';
 import { refusalCodes } from '../http/authorization';
 import type { CallerIdentity } from '../http/caller';
-import { routeCallRecord } from '../http/callLog';
-import { correlationIdOf } from '../http/correlation';
+import { inCallFrame } from '../http/callFrame';
 import { bodyBytesOf } from '../http/requestBody';
 import { failureForLog } from '../http/redaction';
-import { errorResponse, jsonResponse } from '../http/responses';
+import { jsonResponse } from '../http/responses';
 import { getServices, type Services } from '../services';
 import { after, type ChatCall } from './chatCall';
 import { usageReply, type ChatReply } from './chatMessages';
@@ -120,14 +119,12 @@ function failureReply(thrown: unknown, call: Pick<ChatCall, 'correlationId' | 'c
   return { title: error.message, lines: hint };
 }
 
+/** Who the call record names when the request stopped before its chat user was known. */
+const unknownChatUser = (): CallerIdentity => ({ primary: 'anonymous', selectors: [] });
+
 export function chatRoute(platform: ChatPlatformHandler) {
-  return async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
-    const startedMs = Date.now();
-    const correlationId = correlationIdOf(request.headers);
-    let caller: CallerIdentity | undefined;
-    let decision: string | undefined;
-    let response: HttpResponseInit;
-    try {
+  return (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> =>
+    inCallFrame(request, context, unknownChatUser, async ({ correlationId, startedMs, record }) => {
       const services = getServices();
       const { config } = services;
       if (!chatEnabled(config, platform.platform)) throw new GatewayError('NotFound', 'Not found.');
@@ -137,7 +134,7 @@ export function chatRoute(platform: ChatPlatformHandler) {
       const chat = platform.read(services, request, body);
       // Counted only once the whole request proved itself: a forged one cannot evict real ones.
       if (!replayCacheOf(services, platform.platform).firstUse(verdict.signature, services.now())) throw new GatewayError('Unauthorized', verdictMessages.replayed);
-      caller = chat.caller;
+      const caller = (record.caller = chat.caller);
       const call: ChatCall = {
         services,
         caller,
@@ -150,26 +147,19 @@ export function chatRoute(platform: ChatPlatformHandler) {
       };
       let reply: ChatReply;
       if (!services.access.policy.names(caller.primary)) {
-        decision = 'OperationNotAllowed';
+        record.decision = 'OperationNotAllowed';
         reply = { title: 'You have no rights in this app yet.', lines: [`Ask its operators to name \`${caller.primary}\` in ACCESS_POLICY.`] };
       } else {
         const parsed = parseCommand(chat.text, config.CHATOPS_MAX_COMMAND_CHARS);
         try {
           reply = parsed.ok ? await answeredInTime(call, runCommand(call, parsed.command)) : usageReply(parsed.problem, commandUsage);
-          decision = 'allowed';
+          record.decision = 'allowed';
         } catch (thrown) {
           const code = toGatewayError(thrown).code;
-          decision = refusalCodes.has(code) ? code : 'allowed';
+          record.decision = refusalCodes.has(code) ? code : 'allowed';
           reply = failureReply(thrown, call, call.log);
         }
       }
-      response = jsonResponse(200, platform.render(reply), correlationId);
-    } catch (thrown) {
-      const error = toGatewayError(thrown);
-      if (error.status >= 500) context.error(`${context.functionName} failed (${error.code}): ${failureForLog(thrown)}`);
-      response = errorResponse(error, correlationId);
-    }
-    context.log(routeCallRecord({ functionName: context.functionName, url: request.url, startedMs, correlationId }, { caller: caller?.primary ?? 'anonymous' }, decision, response));
-    return response;
-  };
+      return jsonResponse(200, platform.render(reply), correlationId);
+    });
 }

@@ -5,17 +5,13 @@
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import { actionOf, type AppRoute } from '../appRoutes';
-import { toGatewayError } from '../errors';
 import { getServices, type Services } from '../services';
-import { routeCallRecord } from './callLog';
-import { notAllowed, refusalCodes } from './authorization';
-import { callerLogFields, callerOf, type CallerIdentity } from './caller';
+import { notAllowed } from './authorization';
+import { inCallFrame } from './callFrame';
+import { callerOf, type CallerIdentity } from './caller';
 import { fillPath } from '../spec/catalogue';
 import { appBaseOf } from './appBase';
-import { correlationIdOf } from './correlation';
 import { rawQueryOf } from './requestQuery';
-import { failureForLog } from './redaction';
-import { errorResponse } from './responses';
 import { traceIncoming } from '../telemetry/hooks';
 
 export interface AppCall {
@@ -37,16 +33,10 @@ export interface AppCall {
 
 /** `route` is the declared route (src/appRoutes.ts): its template, name and access class. */
 export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<HttpResponseInit>) {
-  return traceIncoming(route.name, async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
-    const correlationId = correlationIdOf(request.headers);
-    const startedMs = Date.now();
-    let response: HttpResponseInit;
-    let services: Services | undefined;
-    let caller: CallerIdentity | undefined;
-    let decision: string | undefined;
-    try {
-      services = getServices();
-      caller = callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED);
+  return traceIncoming(route.name, (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> =>
+    inCallFrame(request, context, () => callerOf(request.headers, rawQueryOf(request), false), async ({ correlationId, startedMs, record }) => {
+      const services = getServices();
+      const caller = (record.caller = callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED));
       const action = actionOf(route);
       // An anonymous route (health) is open to all: there is no caller to judge.
       const judged = route.authLevel !== 'anonymous';
@@ -54,18 +44,9 @@ export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<H
       const granted = judged && services.access.policy.grant(caller, action) !== undefined;
       const starterOnly = judged && !granted && route.openToStarter === true;
       if (judged && !granted && !starterOnly) throw notAllowed(caller, action);
-      decision = 'allowed';
+      record.decision = 'allowed';
       const appBase = appBaseOf(request.url, fillPath(route.route, request.params), services.config.APP_PUBLIC_URL);
-      response = await handle({ request, context, services, correlationId, appBase, startedMs, caller, starterOnly });
-    } catch (thrown) {
-      const error = toGatewayError(thrown);
-      if (refusalCodes.has(error.code)) decision = error.code;
-      if (error.status >= 500) context.error(`${context.functionName} failed (${error.code}): ${failureForLog(thrown)}`);
-      response = errorResponse(error, correlationId);
-    }
-    // The same record as the documented operations leave.
-    const callerFields = callerLogFields(caller ?? callerOf(request.headers, rawQueryOf(request), false));
-    context.log(routeCallRecord({ functionName: context.functionName, url: request.url, startedMs, correlationId }, callerFields, decision, response));
-    return response;
-  });
+      return handle({ request, context, services, correlationId, appBase, startedMs, caller, starterOnly });
+    }),
+  );
 }
