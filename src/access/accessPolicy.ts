@@ -128,6 +128,11 @@ export class AccessPolicy {
     return rate ? { scopes, rate, rateSubject: this.#rateSubject(caller, matching.filter((rule) => rule.rate)) } : { scopes, rate };
   }
 
+  /** Whether some rule lets the caller do `action` at all (somewhere, at some rate). */
+  allows(caller: Caller, action: Action): boolean {
+    return this.grant(caller, action) !== undefined;
+  }
+
   /**
    * Where the caller may see and act on any orchestration, not only its own: undefined when it
    * has `admin` nowhere, `scopes` undefined when everywhere, else the scopes of its `admin` rules.

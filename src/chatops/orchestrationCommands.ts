@@ -24,7 +24,7 @@ function viewerOf(call: ChatCall): Viewer {
   return {
     services,
     caller,
-    starterOnly: !services.access.policy.grant(caller, actionOf(route)),
+    starterOnly: !services.access.policy.allows(caller, actionOf(route)),
     routeName: route.name,
     notFound: (id) => new GatewayError('NotFound', `No operation ${id} that you may see.`),
   };

@@ -9,7 +9,7 @@ import type { CallerIdentity } from '../http/caller';
 import type { Services } from '../services';
 
 function mayCall(services: Services, caller: CallerIdentity, route: AppRoute): boolean {
-  return services.access.policy.grant(caller, actionOf(route)) !== undefined;
+  return services.access.policy.allows(caller, actionOf(route));
 }
 
 export function consoleSession(services: Services, caller: CallerIdentity) {

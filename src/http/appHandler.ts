@@ -41,7 +41,7 @@ export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<H
       // An anonymous route (health) is open to all: there is no caller to judge.
       const judged = route.authLevel !== 'anonymous';
       // Judged once: without a grant, a route open to starters lets the caller reach its own only.
-      const granted = judged && services.access.policy.grant(caller, action) !== undefined;
+      const granted = judged && services.access.policy.allows(caller, action);
       const starterOnly = judged && !granted && route.openToStarter === true;
       if (judged && !granted && !starterOnly) throw notAllowed(caller, action);
       record.decision = 'allowed';

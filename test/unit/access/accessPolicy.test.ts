@@ -44,6 +44,15 @@ describe('AccessPolicy.grant', () => {
     expect(policy.grant(caller, action)).toEqual(expected);
   });
 
+  it('allows exactly what it grants', () => {
+    for (const [caller, action] of [[bot, listUsage], [bot, migrate], [operator, download], [stranger, openApi], [stranger, listUsage]] as const) {
+      expect(policy.allows(caller, action)).toBe(policy.grant(caller, action) !== undefined);
+    }
+    expect(policy.allows(bot, listUsage)).toBe(true);
+    expect(policy.allows(bot, migrate)).toBe(false);
+    expect(new AccessPolicy(undefined).allows(stranger, download)).toBe(true);
+  });
+
   it('never lets a rule limited to scopes grant what no scope names (the certificate routes)', () => {
     const scoped = new AccessPolicy([{ callers: ['key:0123456789ab'], allow: ['read', 'write', 'secrets'], scopes: ['/subscriptions/s1/resourceGroups/rg-auto'] }]);
     expect(scoped.grant(bot, { ...download, unscoped: true })).toBeUndefined();
