@@ -11,6 +11,30 @@ export interface ChatReply {
   lines?: string[];
 }
 
+/** What chat shows of an operation, from its state (`status`, `wait`, …) or from its end notice. */
+export interface OperationView {
+  name: string;
+  runtimeStatus: string;
+  /** Shown in answers to commands; the end notice leaves it out. */
+  createdTime?: string;
+  endedTime?: string | null;
+  upstreamStatus?: number;
+  failure?: { code: string; message: string } | null;
+}
+
+/** The facts of an operation, the same in every message that shows one. */
+export function operationFacts(view: OperationView): [string, string][] {
+  const facts: [string, string][] = [
+    ['Operation', view.name],
+    ['Status', view.runtimeStatus],
+  ];
+  if (view.createdTime) facts.push(['Started', view.createdTime]);
+  if (view.endedTime) facts.push(['Ended', view.endedTime]);
+  if (view.upstreamStatus !== undefined) facts.push(['Upstream answer', `HTTP ${view.upstreamStatus}`]);
+  if (view.failure) facts.push(['Failure', `${view.failure.code}: ${view.failure.message}`]);
+  return facts;
+}
+
 /** Block Kit's limits: 10 fields a section, 2000 characters a field, 3000 a text. */
 const maxFacts = 10;
 const maxFactChars = 300;

@@ -16,7 +16,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { endEventData } from '../orchestration/statusDocument';
 import { postDelivery, type CloudEvent, type NotificationSender } from '../orchestration/notificationSender';
 import type { DeliveryOutcome } from '../orchestration/outbox';
-import { slackMessage, teamsMessage, type ChatReply } from './chatMessages';
+import { operationFacts, slackMessage, teamsMessage, type ChatReply } from './chatMessages';
 
 export type ChatPlatform = 'slack' | 'teams';
 
@@ -50,14 +50,9 @@ type EndData = ReturnType<typeof endEventData>;
 
 /** The end as a chat reply: what ended, how, and where to read the rest. */
 export function endReply(data: EndData): ChatReply {
-  const facts: [string, string][] = [
-    ['Operation', data.name],
-    ['Status', data.runtimeStatus],
-  ];
   const output = data.output as { status?: unknown } | null;
-  if (output && typeof output.status === 'number') facts.push(['Upstream answer', `HTTP ${output.status}`]);
-  if (data.failure) facts.push(['Failure', `${data.failure.code}: ${data.failure.message}`]);
-  if (data.endedTime) facts.push(['Ended', data.endedTime]);
+  const { createdTime: _started, ...ended } = data;
+  const facts = operationFacts({ ...ended, upstreamStatus: output && typeof output.status === 'number' ? output.status : undefined });
   return { title: `Operation ${data.id} ${data.runtimeStatus.toLowerCase()}`, facts, lines: [`\`status ${data.id}\` shows it again.`] };
 }
 

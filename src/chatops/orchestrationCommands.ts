@@ -10,7 +10,7 @@ import { grantFor, visibleFilter } from '../http/authorization';
 import { visibleOrchestration, visibleStatus, type Viewer } from '../http/orchestrationVisibility';
 import { waitForEnd } from '../http/gatewayWait';
 import { isActive, type OrchestrationState } from '../orchestration/orchestrationState';
-import type { ChatReply } from './chatMessages';
+import { operationFacts, type ChatReply } from './chatMessages';
 import type { ChatCall } from './chatCall';
 import type { ChatCommand, ListedStatus } from './commandGrammar';
 
@@ -31,17 +31,9 @@ function viewerOf(call: ChatCall): Viewer {
 }
 
 export function stateReply(state: OrchestrationState, note?: string): ChatReply {
-  const facts: [string, string][] = [
-    ['Operation', state.name],
-    ['Status', state.runtimeStatus],
-    ['Started', state.createdTime],
-  ];
-  if (state.endedTime) facts.push(['Ended', state.endedTime]);
-  if (state.output) facts.push(['Upstream answer', `HTTP ${state.output.status}`]);
-  if (state.failure) facts.push(['Failure', `${state.failure.code}: ${state.failure.message}`]);
+  const facts = operationFacts({ ...state, upstreamStatus: state.output?.status });
   return { title: `Operation ${state.id}`, facts, lines: note ? [note] : [] };
 }
-
 
 export async function runOrchestrationCommand(call: ChatCall, command: Extract<ChatCommand, { kind: 'status' | 'wait' | 'terminate' | 'list' }>): Promise<ChatReply> {
   const { services, caller } = call;
