@@ -11,7 +11,7 @@ import { CertificateWatch, type WatchPolicy } from './certificates/certificateWa
 import { DownloadGuard } from './certificates/downloadGuard';
 import { DistributedRateLimiter } from './certificates/rateLimiter';
 import { getConfig, type Config } from './config';
-import { NotificationSender } from './orchestration/notificationSender';
+import { deliveryPool, NotificationSender } from './orchestration/notificationSender';
 import { chatEndOrigins, chatNotifierOf } from './chatops/chatSettings';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
 import { OrchestrationWatches } from './orchestration/orchestrationWaiter';
@@ -157,10 +157,13 @@ function createStoredServices(config: Config, upstreams: Services['upstreams']):
   const certificateContainer = blobService.getContainerClient(config.CERT_CONTAINER);
   const limiter = new DistributedRateLimiter(certificateContainer, config.CERT_RATE_WINDOW_SECONDS * 1000, config.STORAGE_TIMEOUT_MS);
   const certificateStore = new CertificateStore(certificateContainer, blobService.getContainerClient(config.CERT_SECRET_CONTAINER), config.CERT_KEEP_BUNDLES, config.STORAGE_TIMEOUT_MS);
+  // One pool for every end notice, CloudEvent or chat message, rather than one each.
+  const deliveries = deliveryPool();
+  const events = config.NOTIFY_SIGNING_SECRET ? new NotificationSender({ signingSecret: config.NOTIFY_SIGNING_SECRET, timeoutMs: config.NOTIFY_TIMEOUT_MS, dispatcher: deliveries }) : undefined;
   const orchestrations = engineOnContainer(blobService.getContainerClient(config.ORCHESTRATION_CONTAINER), {
     storageTimeoutMs: config.STORAGE_TIMEOUT_MS,
     upstream: upstreams.management,
-    notifier: chatNotifierOf(config, config.NOTIFY_SIGNING_SECRET ? new NotificationSender({ signingSecret: config.NOTIFY_SIGNING_SECRET, timeoutMs: config.NOTIFY_TIMEOUT_MS }) : undefined),
+    notifier: chatNotifierOf(config, events, deliveries),
     settings: orchestrationSettingsOf(config),
     now: Date.now,
     // The engine outlives any one invocation (a start settles in a later poll), so its lines

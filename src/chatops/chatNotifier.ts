@@ -12,7 +12,7 @@
  */
 import { notConfigured } from '../orchestration/notificationDispatcher';
 import { createHash } from 'node:crypto';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { endEventData } from '../orchestration/statusDocument';
 import { postDelivery, type CloudEvent, type NotificationSender } from '../orchestration/notificationSender';
 import type { DeliveryOutcome } from '../orchestration/outbox';
@@ -65,18 +65,17 @@ export interface ChatNotifierOptions {
   maxTracked: number;
   timeoutMs: number;
   now: () => number;
-  dispatcher?: Dispatcher;
+  /** The pool the CloudEvents go out on (deliveryPool): its owner closes it. */
+  dispatcher: Dispatcher;
 }
 
 export class ChatNotifier implements Pick<NotificationSender, 'send'> {
   readonly #options: ChatNotifierOptions;
-  readonly #dispatcher: Dispatcher;
   /** Posts made per response_url, by a hash of it (the URL holds a token). */
   readonly #posts = new Map<string, number>();
 
   constructor(options: ChatNotifierOptions) {
     this.#options = options;
-    this.#dispatcher = options.dispatcher ?? new Agent({ connections: 4, keepAliveTimeout: 10_000 });
   }
 
   async send(target: string, event: CloudEvent): Promise<DeliveryOutcome> {
@@ -107,6 +106,6 @@ export class ChatNotifier implements Pick<NotificationSender, 'send'> {
   }
 
   #post(url: string, message: unknown): Promise<DeliveryOutcome> {
-    return postDelivery(this.#dispatcher, url, { 'content-type': 'application/json; charset=utf-8' }, JSON.stringify(message), this.#options.timeoutMs);
+    return postDelivery(this.#options.dispatcher, url, { 'content-type': 'application/json; charset=utf-8' }, JSON.stringify(message), this.#options.timeoutMs);
   }
 }

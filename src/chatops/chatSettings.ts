@@ -5,6 +5,7 @@
  */
 import type { Config } from '../config';
 import { accessPolicyOf } from '../access/accessPolicy';
+import type { Dispatcher } from 'undici';
 import type { NotificationSender } from '../orchestration/notificationSender';
 import { ChatNotifier, type ChatPlatform } from './chatNotifier';
 
@@ -24,8 +25,8 @@ export function chatEndOrigins(config: Config): string[] {
   ];
 }
 
-/** The engine's notifier: chat ends as chat messages, every other target as before. */
-export function chatNotifierOf(config: Config, events: NotificationSender | undefined): Pick<NotificationSender, 'send'> | undefined {
+/** The engine's notifier: chat ends as chat messages on the CloudEvents' pool, every other target as before. */
+export function chatNotifierOf(config: Config, events: NotificationSender | undefined, deliveries: Dispatcher): Pick<NotificationSender, 'send'> | undefined {
   if (!chatEnabled(config, 'slack') && !chatEnabled(config, 'teams')) return events;
   return new ChatNotifier({
     events,
@@ -34,5 +35,6 @@ export function chatNotifierOf(config: Config, events: NotificationSender | unde
     maxTracked: config.CHATOPS_REPLAY_CACHE_SIZE,
     timeoutMs: config.NOTIFY_TIMEOUT_MS,
     now: Date.now,
+    dispatcher: deliveries,
   });
 }

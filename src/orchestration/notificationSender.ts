@@ -42,6 +42,14 @@ export interface NotificationSenderOptions {
   now?: () => number;
 }
 
+/**
+ * The connection pool end notices go out on, CloudEvents and chat messages alike (src/services.ts
+ * builds one for both): one pool, closed by whoever built it.
+ */
+export function deliveryPool(): Dispatcher {
+  return new Agent({ connections: 8, keepAliveTimeout: 10_000 });
+}
+
 /** Answers worth another attempt: the receiver was busy or failing, not refusing. */
 const retriableStatuses = new Set([408, 429, 500, 502, 503, 504]);
 /** Most bytes of a receiver's answer read: only its status matters. */
@@ -55,7 +63,7 @@ export class NotificationSender {
   constructor(options: NotificationSenderOptions) {
     this.#options = options;
     this.#signer = new Webhook(options.signingSecret);
-    this.#dispatcher = options.dispatcher ?? new Agent({ connections: 8, keepAliveTimeout: 10_000 });
+    this.#dispatcher = options.dispatcher ?? deliveryPool();
   }
 
   /** The headers a receiver verifies, for this event's body at this time. */

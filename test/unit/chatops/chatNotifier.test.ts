@@ -4,18 +4,24 @@
  * posts, and every other target goes to the CloudEvent sender as before.
  */
 import { ChatNotifier, chatTargetOf, chatTargetUrl, responseUrlLifetimeMs } from '../../../src/chatops/chatNotifier';
-import type { CloudEvent } from '../../../src/orchestration/notificationSender';
+import { chatNotifierOf } from '../../../src/chatops/chatSettings';
+import { parseConfig } from '../../../src/config';
+import { deliveryPool, type CloudEvent } from '../../../src/orchestration/notificationSender';
 import { startChatPostReceiver, type ChatPostReceiver } from '../../helpers/chatPostReceiver';
 
 let receiver: ChatPostReceiver;
 let posts: ChatPostReceiver['posts'];
 let origin = '';
+const pool = deliveryPool();
 
 beforeAll(async () => {
   receiver = await startChatPostReceiver((path) => (path.includes('busy') ? 503 : 200));
   ({ posts, origin } = receiver);
 });
-afterAll(() => receiver.close());
+afterAll(async () => {
+  await pool.close();
+  await receiver.close();
+});
 beforeEach(() => posts.splice(0));
 
 const id = '0b5c7e2a-1f3d-4c55-9a6b-2d8e9f001122';
@@ -38,6 +44,7 @@ function notifier(now: number, options: { slackWebhookUrl?: string; maxPosts?: n
     maxTracked: 100,
     timeoutMs: 5000,
     now: () => now,
+    dispatcher: pool,
   });
 }
 
@@ -77,4 +84,22 @@ it('every other target goes to the CloudEvent sender, or is refused when there i
   expect(sent).toEqual([`${origin}/hooks/x`]);
   expect(await notifier(0).send(`${origin}/hooks/x`, event('Completed'))).toMatchObject({ delivered: false, retriable: false });
   expect(posts).toEqual([]);
+});
+
+it("posts on the pool the engine's CloudEvents use, so the app closes one pool, not two", async () => {
+  const teamsUser = 'teams:aaaaaaaa-0000-4000-8000-000000000001/bbbbbbbb-0000-4000-8000-000000000002';
+  const config = parseConfig({
+    MANAGEMENT_BASE_URL: 'https://management.example.com',
+    LIFECYCLE_BASE_URL: 'https://lcs.example.com',
+    TEAMS_WEBHOOK_SECRET: Buffer.from('thirty-two bytes of a teams toke').toString('base64'),
+    ACCESS_POLICY: JSON.stringify([{ callers: [teamsUser], allow: ['read'] }]),
+  });
+  const shared = deliveryPool();
+  const chat = chatNotifierOf(config, undefined, shared)!;
+  const target = chatTargetUrl({ platform: 'teams', url: `${origin}/workflows/shared` });
+  expect(await chat.send(target, event('Completed'))).toEqual({ delivered: true });
+  await shared.close();
+  // Closed with the shared pool: nothing of the notifier's own is left to post (or to leave open).
+  expect(await chat.send(target, event('Completed'))).toMatchObject({ delivered: false });
+  expect(posts).toHaveLength(1);
 });
