@@ -6,6 +6,7 @@ import { app } from '@azure/functions';
 import { z } from 'zod';
 import type { CertificateEnvironment } from '../src/certificates/certificateRefresher';
 import { appRoutes, registrationOf } from '../src/appRoutes';
+import { fetchedCertificate } from '../src/certificates/fetchedCertificate';
 import { getConfig } from '../src/config';
 import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
@@ -58,9 +59,7 @@ export const getCertificate = appHandler(appRoutes.certificatesGet, async (call)
   const params = certificateParams.safeParse(call.request.params);
   if (!params.success) throw new GatewayError('InvalidRequest', 'The certificate path is not valid.', { details: detailsFromParameterIssues(params.error.issues, 'InvalidParameter') });
   const environment = { projectId: Number(params.data.projectId), environmentId: params.data.environmentId.toLowerCase() };
-  const record = await call.services.certificates.store.read(environment.projectId, environment.environmentId);
-  if (!record.current && !record.lastAttempt) throw new GatewayError('NotFound', 'No certificate has been fetched for this environment.');
-  // Metadata only: the secret lives in its own container and is never read here.
+  const record = await fetchedCertificate(call.services.certificates.store, environment.projectId, environment.environmentId);
   return jsonResponse(200, { ...environment, current: record.current ?? null, lastAttempt: record.lastAttempt ?? null, keptThumbprints: record.kept }, call.correlationId);
 });
 

@@ -10,6 +10,7 @@
  */
 import { HttpRequest } from '@azure/functions';
 import { actionOf, appRoutes } from '../appRoutes';
+import { fetchedCertificate } from '../certificates/fetchedCertificate';
 import { grantFor } from '../http/authorization';
 import { prepareCall, refuseRedirect, sendUpstream, startRequestOf, type PreparedCall } from '../http/operationHandler';
 import { failureForLog } from '../http/redaction';
@@ -111,8 +112,8 @@ async function usage(call: ChatCall, command: Extract<ChatCommand, { kind: 'usag
 async function certificate(call: ChatCall, command: Extract<ChatCommand, { kind: 'cert' }>): Promise<ChatReply> {
   const route = appRoutes.certificatesGet;
   grantFor(call.services, call.caller, actionOf(route));
-  const record = await call.services.certificates.store.read(Number(command.projectId), command.environmentId);
-  if (!record.current && !record.lastAttempt) return { title: 'No certificate has been fetched for this environment.' };
+  // None fetched is a 404 there, and here the message the refusal's words make (failureReply).
+  const record = await fetchedCertificate(call.services.certificates.store, Number(command.projectId), command.environmentId);
   const facts: [string, string][] = [];
   if (record.current) facts.push(['Thumbprint', record.current.thumbprint], ['Expires', record.current.expiresAt], ['Subject', record.current.subject]);
   if (record.lastAttempt) facts.push(['Last attempt', `${record.lastAttempt.outcome} at ${record.lastAttempt.at}`]);

@@ -55,6 +55,12 @@ it('two hosts forcing a refresh of one environment at once make one upstream cal
   expect(downloads()).toHaveLength(1);
 });
 
+it('metadata of an environment never fetched: 404 NotFound, saying so (as chat `cert` says it)', async () => {
+  const response = await request(gateway.api(`certificates/88/${randomUUID().toUpperCase()}`), { headers });
+  expect(response.statusCode).toBe(404);
+  expect(await response.body.json()).toMatchObject({ error: { code: 'NotFound', message: 'No certificate has been fetched for this environment.' } });
+});
+
 it('the timer downloads each configured environment that needs it; metadata never shows the secret', async () => {
   // The environment refreshed above is fresh: the timer downloads the other two.
   await runTimer(gateway.app.url);
