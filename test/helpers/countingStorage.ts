@@ -33,11 +33,16 @@ function abortedBy(signal: { aborted: boolean; addEventListener(type: 'abort', l
 }
 
 /**
- * `delayMs` may hold a request back before it is sent (by its `METHOD path` line): how a test
- * puts one write of a start behind another's, to reproduce a race. `stall` may stall one until
- * the call is aborted (see Stall): a transient storage failure with nothing timed.
+ * `delayMs` may hold a request back before it is sent (by its `METHOD path` line), for some
+ * milliseconds or until a promise settles: how a test puts one write behind another's, to
+ * reproduce a race (a promise the test settles reproduces it with nothing timed). `stall` may
+ * stall one until the call is aborted (see Stall): a transient storage failure with nothing timed.
  */
-export function countingStorage(connectionString: string, delayMs: (line: string) => number = () => 0, stall: (line: string) => Stall | undefined = () => undefined): CountingStorage {
+export function countingStorage(
+  connectionString: string,
+  delayMs: (line: string) => number | PromiseLike<unknown> = () => 0,
+  stall: (line: string) => Stall | undefined = () => undefined,
+): CountingStorage {
   const parts = new Map(connectionString.split(';').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)] as const));
   const pipeline = newPipeline(new StorageSharedKeyCredential(parts.get('AccountName')!, parts.get('AccountKey')!));
   const requests: string[] = [];
@@ -57,6 +62,7 @@ export function countingStorage(connectionString: string, delayMs: (line: string
           return nextPolicy.sendRequest(sent).then(() => abortedBy(request.abortSignal));
         }
         const wait = delayMs(line);
+        if (typeof wait !== 'number') return Promise.resolve(wait).then(() => nextPolicy.sendRequest(request));
         return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)).then(() => nextPolicy.sendRequest(request)) : nextPolicy.sendRequest(request);
       },
     }),
