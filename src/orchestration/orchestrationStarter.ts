@@ -13,7 +13,7 @@ import { withStorageAttempts } from '../storage/storageBudget';
 import { isTrustedUrl } from '../upstream/urlGuard';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
 import type { EngineDependencies, StartOutcome, StartRequest } from './engineSettings';
-import { isUnfollowableAccept, pollingModeOf, pollUrlOf, type UpstreamAnswer } from './lroRules';
+import { isUnfollowableAccept, pollingModeOf, pollUrlOf, resultUrlOf, type UpstreamAnswer } from './lroRules';
 import type { KeySchedule } from './orchestrationIndex';
 import type { OrchestrationRecords } from './orchestrationRecords';
 import { isActive, type OrchestrationState } from './orchestrationState';
@@ -127,7 +127,9 @@ export class OrchestrationStarter {
       const failure = { code: 'UpstreamLinkRefused', message: 'The upstream asked to be polled on another origin; the app does not follow it.' };
       return { kind: 'running', state: await this.#recorded(() => this.records.end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag)), response };
     }
-    const plan = { mode, url: pollUrl, resourceUrl: request.resourceUrl, retryAfter: response.headers['retry-after'], deadlineMs: this.deps.settings.deadlineMs[request.name] ?? this.deps.settings.defaultDeadlineMs };
+    // A result on another origin is not read: the status body is then the output, as before.
+    const resultUrl = resultUrlOf(request.method, mode, answer);
+    const plan = { mode, url: pollUrl, resourceUrl: request.resourceUrl, resultUrl: resultUrl && isTrustedUrl(resultUrl, this.deps.upstream.baseUrl) ? resultUrl : undefined, retryAfter: response.headers['retry-after'], deadlineMs: this.deps.settings.deadlineMs[request.name] ?? this.deps.settings.defaultDeadlineMs };
     const started = running(stored.state, plan, initial, this.deps.now(), this.deps.settings.pollInterval);
     // A try whose answer was lost may have landed: the next finds the document Running with
     // this answer already (only this start moves it from Pending) and leaves it as it is.

@@ -52,6 +52,8 @@ export interface FollowPlan {
   mode: PollingMode;
   url: string;
   resourceUrl: string;
+  /** Where a POST's result is read (see resultUrlOf). */
+  resultUrl?: string;
   /** The Retry-After of the first answer. */
   retryAfter?: string;
   deadlineMs: number;
@@ -66,7 +68,7 @@ export function running(state: OrchestrationState, plan: FollowPlan, initial: No
     runtimeStatus: 'Running',
     initial,
     customStatus: { upstreamState: 'InProgress', lastReadStatus: initial.status },
-    poll: { mode: plan.mode, url: plan.url, resourceUrl: plan.resourceUrl, nextPollAt: now + interval, pollCount: 0, failedReads: 0, deadlineAt: now + plan.deadlineMs },
+    poll: { mode: plan.mode, url: plan.url, resourceUrl: plan.resourceUrl, ...(plan.resultUrl ? { resultUrl: plan.resultUrl } : {}), nextPollAt: now + interval, pollCount: 0, failedReads: 0, deadlineAt: now + plan.deadlineMs },
     lastUpdatedTime: iso(now),
   };
 }

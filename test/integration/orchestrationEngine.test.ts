@@ -128,6 +128,23 @@ describe('OrchestrationEngine', () => {
     expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { properties: { platformVersion: 'stv2' } } } });
   });
 
+  it('takes a POST\'s result from its Location when the answer names an Azure-AsyncOperation to follow too (final-state-via: location)', async () => {
+    const service = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim-both`;
+    const statusUrl = `${emulator.url}/subscriptions/${subscription}/providers/Vendor.ApiManagement/locations/westus/operationStatuses/op-both?api-version=2024-05-01`;
+    const resultUrl = `${emulator.url}/${service}/operationresults/op-both?api-version=2024-05-01`;
+    emulator.script({ kind: 'answer', method: 'POST', pathPattern: 'migrateToStv2$', status: 202, headers: { 'azure-asyncoperation': statusUrl, location: resultUrl, 'retry-after': '1' } });
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'operationStatuses/op-both$', status: 200, body: { status: 'InProgress' } });
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'operationStatuses/op-both$', status: 200, body: { status: 'Succeeded' } });
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'operationresults/op-both$', status: 200, body: { name: 'apim-both', properties: { provisioningState: 'Succeeded', platformVersion: 'stv2' } } });
+    const start = request('ApiManagementService_MigrateToStv2', 'POST', `${service}/migrateToStv2`, { mode: 'NewIP' }, '2024-05-01');
+    const outcome = await engine.start(start, sendFor(start));
+    expect(outcome.state.poll).toMatchObject({ mode: 'azure-async-operation', url: statusUrl });
+    const final = await runToEnd(outcome.state.id);
+    expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { name: 'apim-both', properties: { platformVersion: 'stv2' } } } });
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationStatuses/' })).toHaveLength(2);
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationresults/' })).toHaveLength(1);
+  });
+
   it('returns the running orchestration for a repeated start, and the upstream sees one call', async () => {
     const start = groupRequest('twice');
     const first = await engine.start(start, sendFor(start));
