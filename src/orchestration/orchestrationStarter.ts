@@ -75,7 +75,12 @@ export class OrchestrationStarter {
     }
     let keyEtag = claim.value;
     if (keyEtag === undefined) {
-      const taken = await this.#takeKeyOrFindRunning(requestKey, pending.id, schedule);
+      // A start refused here (the key could not be had, storage failed) never reached the
+      // upstream: its document goes, rather than be failed later as interrupted.
+      const taken = await this.#takeKeyOrFindRunning(requestKey, pending.id, schedule).catch(async (error: unknown) => {
+        await store.delete(pending.id).catch(() => undefined);
+        throw error;
+      });
       if ('running' in taken) {
         await store.delete(pending.id);
         return { kind: 'duplicate', state: await this.#joinDuplicate(taken.running, request.notifyTargets) };

@@ -6,9 +6,10 @@
  */
 import { GatewayError, renderErrorBody } from '../../src/errors';
 import { defaultOrchestrationSettings, engineOnContainer, type StartRequest } from '../../src/orchestration/orchestrationEngine';
+import { requestKeyOf } from '../../src/orchestration/orchestrationStarter';
 import type { UpstreamResponse } from '../../src/upstream/upstreamClient';
 import { countingStorage, type CountingStorage, type Stall } from '../helpers/countingStorage';
-import { finishedAtOnce, groupStart, makeEngine, sendFor, token, upstreamOf, useEngineFixture } from '../helpers/engineFixture';
+import { blobNames, finishedAtOnce, groupStart, makeEngine, sendFor, token, upstreamOf, useEngineFixture } from '../helpers/engineFixture';
 
 const fx = useEngineFixture();
 
@@ -61,6 +62,18 @@ it.each([
   const firstOutcome = await first;
   expect(second).toMatchObject({ kind: 'duplicate', state: { id: firstOutcome.state.id } });
   expect(fx.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(1);
+});
+
+it('a start refused while another holds its request key leaves no document behind to be failed as interrupted', async () => {
+  const engine = makeEngine(fx);
+  await engine.store.ensureReady();
+  const start = groupStart(fx, 'key-held');
+  // The key of a start whose instance died between its two first writes, moments ago: not yet to be taken over.
+  const key = fx.storage.service.getContainerClient(fx.container).getBlockBlobClient(`keys/${requestKeyOf(start)}`);
+  await key.upload('died-before-its-document', 'died-before-its-document'.length, { metadata: { id: 'died-before-its-document', startedat: String(fx.clock) } });
+  await expect(engine.start(start, sendFor(fx, start))).rejects.toMatchObject({ code: 'Conflict' });
+  expect(fx.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(0);
+  expect(await blobNames(fx, 'instances/')).toEqual([]);
 });
 
 describe('a storage failure right after the upstream accepted a start', () => {
