@@ -109,7 +109,8 @@ export class OrchestrationStepper {
         const timeoutMs = budgetEndsAt === undefined ? undefined : Math.max(1, budgetEndsAt - this.deps.now());
         const final = await this.#readUpstream(finalRead.mode, finalRead.url, finalRead.method, token, timeoutMs);
         if (final.kind === 'failed') return this.#record(stored, final, token, { keyEtag });
-        if (final.kind !== 'succeeded' || !final.answer) return this.#record(stored, { kind: 'read-failed', status: final.answer?.status ?? 0 }, token, { keyEtag });
+        // With its answer, so a throttled read's Retry-After sets when the next one may come.
+        if (final.kind !== 'succeeded' || !final.answer) return this.#record(stored, { kind: 'read-failed', status: final.answer?.status ?? 0, answer: final.answer }, token, { keyEtag });
         output = { status: final.answer.status, body: redactSecrets(final.answer.body) };
       }
       await this.records.end(stored, { runtimeStatus: 'Completed', output, customStatus: { upstreamState: reading.state, lastReadStatus: reading.answer?.status, lastPolledTime } }, keyEtag);

@@ -185,6 +185,19 @@ describe('OrchestrationEngine', () => {
     expect(final?.runtimeStatus).toBe('Completed');
   });
 
+  it('waits as long as the final read of a PUT\'s resource asks when it is throttled, then completes', async () => {
+    const start = groupRequest('throttled-at-the-end');
+    const outcome = await engine.start(start, sendFor(start));
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'containerGroups/throttled-at-the-end$', status: 429, headers: { 'retry-after': '30' }, body: { error: { code: 'TooManyRequests', message: 'Throttled.' } } });
+    const finalReads = () => emulator.upstreamRequests({ method: 'GET', pathIncludes: '/containerGroups/throttled-at-the-end' }).length;
+    for (let ticks = 0; ticks < 10 && finalReads() === 0; ticks += 1) await tick();
+    expect(finalReads()).toBe(1);
+    // The status said Succeeded, the resource's read was throttled: the next read comes when the upstream asked.
+    expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Running', customStatus: { lastReadStatus: 429 }, poll: { nextPollAt: clock + 30_000 } });
+    const final = await runToEnd(outcome.state.id, 40);
+    expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { name: 'throttled-at-the-end' } } });
+  });
+
   it('fails with DeadlineExceeded once the deadline passes', async () => {
     const start = groupRequest('slow');
     const outcome = await engine.start(start, sendFor(start));
