@@ -198,6 +198,19 @@ describe('OrchestrationEngine', () => {
     expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { name: 'throttled-at-the-end' } } });
   });
 
+  it.each([401, 403])('backs off, as the upstream asks, when it refuses the app\'s own token (%i): no read at every run', async (status) => {
+    const start = groupRequest(`refused-${status}`);
+    const outcome = await engine.start(start, sendFor(start));
+    emulator.script({ kind: 'answer', status, pathPattern: 'operationResults', headers: { 'retry-after': '30' }, body: { error: { code: 'AuthorizationFailed', message: 'No access.' } } });
+    expect(await tick()).toBe(1);
+    expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Running', customStatus: { lastReadStatus: status }, poll: { failedReads: 1, nextPollAt: clock + 30_000 } });
+    // The runs before then read nothing; the one after reads again, and the operation goes on.
+    expect(await tick()).toBe(0);
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(1);
+    const final = await runToEnd(outcome.state.id, 40);
+    expect(final?.runtimeStatus).toBe('Completed');
+  });
+
   it('fails with DeadlineExceeded once the deadline passes', async () => {
     const start = groupRequest('slow');
     const outcome = await engine.start(start, sendFor(start));
