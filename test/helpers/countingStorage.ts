@@ -56,10 +56,10 @@ export function countingStorage(
         const stalled = stall(line);
         if (stalled === 'request') return abortedBy(request.abortSignal);
         if (stalled === 'answer') {
-          // Sent whole whatever the caller's budget does meanwhile: the service has acted.
-          const sent = request.clone();
-          sent.abortSignal = undefined;
-          return nextPolicy.sendRequest(sent).then(() => abortedBy(request.abortSignal));
+          // Sent whole whatever the caller's budget does meanwhile (its signal is held back): the service has acted.
+          const signal = request.abortSignal;
+          request.abortSignal = undefined;
+          return nextPolicy.sendRequest(request).then(() => abortedBy(signal));
         }
         const wait = delayMs(line);
         if (typeof wait !== 'number') return Promise.resolve(wait).then(() => nextPolicy.sendRequest(request));
