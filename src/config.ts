@@ -257,6 +257,9 @@ const settingsSchema = z.object({
   // answer ends and its continuation token reads on.
   ORCHESTRATION_LIST_INPUT_BYTES: integerText(64 * 1024, 256 * 1024 * 1024).default(4 * 1024 * 1024),
   ORCHESTRATION_JANITOR_MINUTES: integerText(1, 7 * 24 * 60).default(60),
+  // Tries of each write recording what the upstream answered a start (each within STORAGE_TIMEOUT_MS):
+  // the upstream has acted, so one transient storage failure must not lose the start.
+  ORCHESTRATION_START_RECORD_ATTEMPTS: integerText(1, 10).default(3),
   // Chat-ops (src/chatops): each platform's route is off until its secret and a rule naming its users exist.
   SLACK_SIGNING_SECRET: chatSecret.optional(),
   // Where Slack's response_url may point: the end of a command is posted there, nowhere else.

@@ -90,9 +90,14 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
     },
     retentionMs: config.ORCHESTRATION_RETENTION_HOURS * 3600_000,
     // A start is judged interrupted only once it cannot still be live: its writes (each within the
-    // storage budget) and its upstream call (within its own) done, with minutes to spare for
-    // clocks that differ between instances.
-    pendingTimeoutMs: Math.max(defaultOrchestrationSettings.pendingTimeoutMs, config.UPSTREAM_TIMEOUT_MS + 3 * config.STORAGE_TIMEOUT_MS + minutes(5)),
+    // storage budget: two before the upstream call, and the record of its answer with its tries)
+    // and its upstream call (within its own) done, with minutes to spare for clocks that differ
+    // between instances.
+    pendingTimeoutMs: Math.max(
+      defaultOrchestrationSettings.pendingTimeoutMs,
+      config.UPSTREAM_TIMEOUT_MS + (2 + config.ORCHESTRATION_START_RECORD_ATTEMPTS) * config.STORAGE_TIMEOUT_MS + minutes(5),
+    ),
+    startRecordAttempts: config.ORCHESTRATION_START_RECORD_ATTEMPTS,
     outbox: { ...defaultOrchestrationSettings.outbox, maxAttempts: config.NOTIFY_MAX_ATTEMPTS },
     originGate: { perOriginConcurrency: config.NOTIFY_ORIGIN_CONCURRENCY, failuresToOpen: config.NOTIFY_CIRCUIT_FAILURES, coolDownMs: config.NOTIFY_CIRCUIT_COOLDOWN_SECONDS * 1000 },
     deliveryWaitMs: config.NOTIFY_RUN_WAIT_MS,

@@ -56,6 +56,9 @@ export interface EnvironmentRecord {
   kept: string[];
 }
 
+/** The blob metadata on a bundle's metadata.json naming the pointer version its save replaces ('' when there was none). */
+const basedOnKey = 'basedon';
+
 export class CertificateStore {
   #ready: Promise<unknown> | undefined;
   readonly #budget: StorageBudget;
@@ -89,11 +92,11 @@ export class CertificateStore {
     return blob && { value: JSON.parse(blob.text) as T, etag: blob.etag };
   }
 
-  /** Writes a JSON record; false when its condition failed. */
-  #writeJson(name: string, value: unknown, conditions?: { ifMatch?: string; ifNoneMatch?: string }): Promise<boolean> {
+  /** Writes a JSON record (with blob metadata, if given); false when its condition failed. */
+  #writeJson(name: string, value: unknown, conditions?: { ifMatch?: string; ifNoneMatch?: string }, metadata?: Record<string, string>): Promise<boolean> {
     const text = JSON.stringify(value, null, 2);
     return this.#budget.conditional('write a record', (abortSignal) =>
-      this.bundles.getBlockBlobClient(name).upload(text, Buffer.byteLength(text), { conditions, abortSignal, blobHTTPHeaders: { blobContentType: 'application/json' } }),
+      this.bundles.getBlockBlobClient(name).upload(text, Buffer.byteLength(text), { conditions, metadata, abortSignal, blobHTTPHeaders: { blobContentType: 'application/json' } }),
     ).then((written) => written !== undefined);
   }
 
@@ -111,18 +114,21 @@ export class CertificateStore {
     return { current: current?.value, lastAttempt: lastAttempt?.value };
   }
 
-  /** Names of the blobs under `prefix`, each listing page within the budget. */
-  async *#blobsUnder(container: ContainerClient, prefix: string) {
-    const pages = this.#budget.pages('list bundles', (abortSignal) => container.listBlobsFlat({ prefix, abortSignal }).byPage({ maxPageSize: 1000 }));
+  /** The blobs under `prefix`, each listing page within the budget. */
+  async *#blobsUnder(container: ContainerClient, prefix: string, options: { includeMetadata?: boolean } = {}) {
+    const pages = this.#budget.pages('list bundles', (abortSignal) => container.listBlobsFlat({ prefix, ...options, abortSignal }).byPage({ maxPageSize: 1000 }));
     for await (const page of pages) yield* page.segment.blobItems;
   }
 
-  /** The bundles stored (their folder, and the thumbprint it starts with), newest first. */
-  async #keptBundles(folder: string): Promise<{ bundle: string; thumbprint: string }[]> {
-    const found: { bundle: string; thumbprint: string; at: number }[] = [];
-    for await (const blob of this.#blobsUnder(this.bundles, `${folder}/`)) {
+  /**
+   * The bundles stored (their folder, the thumbprint it starts with, and the pointer's ETag its
+   * save read: see #pruneOldBundles), newest first.
+   */
+  async #keptBundles(folder: string): Promise<{ bundle: string; thumbprint: string; basedOn?: string }[]> {
+    const found: { bundle: string; thumbprint: string; basedOn?: string; at: number }[] = [];
+    for await (const blob of this.#blobsUnder(this.bundles, `${folder}/`, { includeMetadata: true })) {
       const match = new RegExp(`^${folder}/(([^/-]+)[^/]*)/metadata\\.json$`).exec(blob.name);
-      if (match) found.push({ bundle: match[1]!, thumbprint: match[2]!, at: blob.properties.createdOn?.getTime() ?? 0 });
+      if (match) found.push({ bundle: match[1]!, thumbprint: match[2]!, basedOn: blob.metadata?.[basedOnKey], at: blob.properties.createdOn?.getTime() ?? 0 });
     }
     return found.sort((a, b) => b.at - a.at);
   }
@@ -144,7 +150,8 @@ export class CertificateStore {
       this.bundles.getBlockBlobClient(`${bundleFolder}/${metadata.filename}`).uploadData(zip, { abortSignal, blobHTTPHeaders: { blobContentType: 'application/zip' } }),
     );
     await this.#budget.call(`write the secret${unchanged}`, (abortSignal) => this.secrets.getBlockBlobClient(`${bundleFolder}/secret`).upload(secret, Buffer.byteLength(secret), { abortSignal }));
-    await this.#writeJson(`${bundleFolder}/metadata.json`, metadata);
+    // The pointer's version this save will replace, kept with the bundle for pruning to read.
+    await this.#writeJson(`${bundleFolder}/metadata.json`, metadata, undefined, { [basedOnKey]: previous?.etag ?? '' });
     if (!(await this.#writeJson(`${folder}/current.json`, metadata, previous?.etag ? { ifMatch: previous.etag } : { ifNoneMatch: '*' }))) {
       throw new GatewayError('Conflict', 'Another instance made a certificate current at the same moment; the newer one stays.');
     }
@@ -152,15 +159,27 @@ export class CertificateStore {
   }
 
   /**
-   * Keeps the newest `keepBundles` bundles; the current one is never removed. The pointer is
-   * read again here, after the listing, so that a bundle a concurrent save has just made
-   * current is the one spared.
+   * Keeps the newest `keepBundles` bundles, and never removes the current one nor one that a
+   * save still in flight may yet make current. No clock decides that (a grace period would
+   * trust how long a save takes; creation times, the clocks of storage's servers), only the
+   * pointer's ETag, which never repeats:
+   *
+   * A save makes its bundle current by replacing `current.json` on condition of the ETag it
+   * read before writing the bundle, kept as `basedon` on the bundle's metadata.json. The
+   * listing here is taken first and the pointer read after it, so a listed bundle's save read
+   * the pointer before that read. If its replacement is still to succeed, the pointer has not
+   * changed since the save read it, so the ETag read here is its `basedon`: spared. For any
+   * other listed bundle, the pointer changed after its save read it: that save's condition can
+   * no longer hold (it failed, or will), or it held already and the bundle is current (spared)
+   * or was replaced since. Either way no save can point at it again. A bundle written after the
+   * listing is not in it. Records written before `basedon` have none: they were never pending.
    */
   async #pruneOldBundles(folder: string): Promise<void> {
     const kept = await this.#keptBundles(folder);
-    const current = (await this.#readJson<CertificateMetadata>(`${folder}/current.json`))?.value;
-    const currentBundle = current && bundleFolderOf(current);
-    const surplus = kept.filter(({ bundle }) => bundle !== currentBundle).slice(Math.max(0, this.keepBundles - 1));
+    const pointer = await this.#readJson<CertificateMetadata>(`${folder}/current.json`);
+    const currentBundle = pointer && bundleFolderOf(pointer.value);
+    const mayBecomeCurrent = (basedOn: string | undefined) => basedOn !== undefined && basedOn === (pointer?.etag ?? '');
+    const surplus = kept.filter(({ bundle, basedOn }) => bundle !== currentBundle && !mayBecomeCurrent(basedOn)).slice(Math.max(0, this.keepBundles - 1));
     for (const { bundle } of surplus) {
       for await (const blob of this.#blobsUnder(this.bundles, `${folder}/${bundle}/`)) {
         await this.#budget.call('remove an old bundle', (abortSignal) => this.bundles.deleteBlob(blob.name, { abortSignal }));

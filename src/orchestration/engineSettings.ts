@@ -33,6 +33,11 @@ export interface OrchestrationSettings {
   stateCacheBytes: number;
   /** How long a start's own two first writes may take (a few storage budgets): see orchestrationStarter.ts. */
   startWritesMs: number;
+  /**
+   * Tries of each write that records what the upstream answered a start, on a transient storage
+   * failure (each within the storage budget): see orchestrationStarter.ts.
+   */
+  startRecordAttempts: number;
   /** Most orchestrations whose deliveries one sweep makes. */
   deliveryBatch: number;
   /** Most targets one orchestration tells of its end (a duplicate start may add its own). */
@@ -65,6 +70,7 @@ export const defaultOrchestrationSettings: OrchestrationSettings = {
   pollConcurrency: 16,
   stateCacheBytes: 16 * 1024 * 1024,
   startWritesMs: 30_000,
+  startRecordAttempts: 3,
   deliveryBatch: 100,
   maxNotifyTargets: 10,
   allowedOrigins: [],

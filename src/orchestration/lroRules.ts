@@ -56,6 +56,23 @@ export function pollUrlOf(mode: PollingMode, answer: UpstreamAnswer, resourceUrl
 }
 
 /**
+ * Where a POST's result is read once the Azure-AsyncOperation it follows succeeded: its first
+ * answer's Location, as core-lro reads a POST (ARM's final-state-via: location; the status
+ * body says only that it succeeded). None for other methods: a PUT's result is its resource,
+ * read on its own URL; a DELETE has none.
+ */
+export function resultUrlOf(method: string, mode: PollingMode, answer: UpstreamAnswer): string | undefined {
+  return mode === 'azure-async-operation' && method.toUpperCase() === 'POST' ? answer.headers.location || undefined : undefined;
+}
+
+/** The read that gives the result of an operation whose status read said it succeeded, if that read did not give it. */
+export function finalReadOf(reading: { needsFinalGet: boolean }, poll: { resourceUrl: string; resultUrl?: string }): { mode: PollingMode; url: string; method: string } | undefined {
+  if (reading.needsFinalGet) return { mode: 'resource', url: poll.resourceUrl, method: 'GET' };
+  // Read as a Location status: 202 while the result is not ready yet, 200 or 204 with it.
+  return poll.resultUrl ? { mode: 'location', url: poll.resultUrl, method: 'POST' } : undefined;
+}
+
+/**
  * A first answer the operation cannot be followed from: accepted (202) with neither
  * `Azure-AsyncOperation` nor `Location`, on a method whose result is not the resource itself.
  * The upstream broke the protocol; the operation must not be reported as done.

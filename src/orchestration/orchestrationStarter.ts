@@ -9,10 +9,11 @@ import { GatewayError } from '../errors';
 import { redactSecrets } from '../http/redaction';
 import { currentTraceCarrier } from '../telemetry/hooks';
 import { upstreamIdsOf } from '../telemetry/upstreamIds';
+import { withStorageAttempts } from '../storage/storageBudget';
 import { isTrustedUrl } from '../upstream/urlGuard';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
 import type { EngineDependencies, StartOutcome, StartRequest } from './engineSettings';
-import { isUnfollowableAccept, pollingModeOf, pollUrlOf, type UpstreamAnswer } from './lroRules';
+import { isUnfollowableAccept, pollingModeOf, pollUrlOf, resultUrlOf, type UpstreamAnswer } from './lroRules';
 import type { KeySchedule } from './orchestrationIndex';
 import type { OrchestrationRecords } from './orchestrationRecords';
 import { isActive, type OrchestrationState } from './orchestrationState';
@@ -74,7 +75,12 @@ export class OrchestrationStarter {
     }
     let keyEtag = claim.value;
     if (keyEtag === undefined) {
-      const taken = await this.#takeKeyOrFindRunning(requestKey, pending.id, schedule);
+      // A start refused here (the key could not be had, storage failed) never reached the
+      // upstream: its document goes, rather than be failed later as interrupted.
+      const taken = await this.#takeKeyOrFindRunning(requestKey, pending.id, schedule).catch(async (error: unknown) => {
+        await store.delete(pending.id).catch(() => undefined);
+        throw error;
+      });
       if ('running' in taken) {
         await store.delete(pending.id);
         return { kind: 'duplicate', state: await this.#joinDuplicate(taken.running, request.notifyTargets) };
@@ -94,13 +100,13 @@ export class OrchestrationStarter {
       initial = { status: response.status, body: redactSecrets(answer.body), upstreamIds: upstreamIdsOf(response.headers) };
     } catch (error) {
       const failure = error instanceof GatewayError ? { code: error.code, message: error.message } : { code: 'InternalError', message: 'The start failed.' };
-      await this.records.end(stored, { runtimeStatus: 'Failed', failure }, keyEtag);
+      await this.#recorded(() => this.records.end(stored, { runtimeStatus: 'Failed', failure }, keyEtag));
       throw error;
     }
 
     if (isUnfollowableAccept(request.method, answer)) {
       const failure = { code: 'UpstreamBadResponse', message: 'The upstream accepted the operation (202) without a Location or Azure-AsyncOperation to follow it; its outcome cannot be known.' } as const;
-      await this.records.end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag);
+      await this.#recorded(() => this.records.end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag));
       throw new GatewayError(failure.code, failure.message, { headers: { 'x-orchestration-id': pending.id } });
     }
     let mode = pollingModeOf(request.method, answer);
@@ -112,26 +118,46 @@ export class OrchestrationStarter {
     }
     if (!mode || !pollUrl) {
       const succeeded = response.status < 400;
-      const state = await this.records.end(stored, {
-        runtimeStatus: succeeded ? 'Completed' : 'Failed',
-        initial,
-        output: initial,
-        customStatus: { upstreamState: succeeded ? 'Succeeded' : 'Failed', lastReadStatus: response.status },
-      }, keyEtag);
+      const state = await this.#recorded(() =>
+        this.records.end(stored, {
+          runtimeStatus: succeeded ? 'Completed' : 'Failed',
+          initial,
+          output: initial,
+          customStatus: { upstreamState: succeeded ? 'Succeeded' : 'Failed', lastReadStatus: response.status },
+        }, keyEtag),
+      );
       return { kind: 'final', state, response };
     }
     if (!isTrustedUrl(pollUrl, this.deps.upstream.baseUrl)) {
       const failure = { code: 'UpstreamLinkRefused', message: 'The upstream asked to be polled on another origin; the app does not follow it.' };
-      return { kind: 'running', state: await this.records.end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag), response };
+      return { kind: 'running', state: await this.#recorded(() => this.records.end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag)), response };
     }
-    const plan = { mode, url: pollUrl, resourceUrl: request.resourceUrl, retryAfter: response.headers['retry-after'], deadlineMs: this.deps.settings.deadlineMs[request.name] ?? this.deps.settings.defaultDeadlineMs };
+    // A result on another origin is not read: the status body is then the output, as before.
+    const resultUrl = resultUrlOf(request.method, mode, answer);
+    const plan = { mode, url: pollUrl, resourceUrl: request.resourceUrl, resultUrl: resultUrl && isTrustedUrl(resultUrl, this.deps.upstream.baseUrl) ? resultUrl : undefined, retryAfter: response.headers['retry-after'], deadlineMs: this.deps.settings.deadlineMs[request.name] ?? this.deps.settings.defaultDeadlineMs };
     const started = running(stored.state, plan, initial, this.deps.now(), this.deps.settings.pollInterval);
+    // A try whose answer was lost may have landed: the next finds the document Running with
+    // this answer already (only this start moves it from Pending) and leaves it as it is.
+    const toRunning = (state: OrchestrationState) => (state.runtimeStatus === 'Running' && state.initial ? state : running(state, plan, initial, this.deps.now(), this.deps.settings.pollInterval));
+    const accepted = stored;
     [stored] = await Promise.all([
-      this.records.write(stored, (state) => running(state, plan, initial, this.deps.now(), this.deps.settings.pollInterval)),
-      index.scheduleKey(requestKey, pending.id, scheduleOf(started), keyEtag),
+      this.#recorded(() => this.records.write(accepted, toRunning)),
+      this.#recorded(() => index.scheduleKey(requestKey, pending.id, scheduleOf(started), keyEtag)),
     ]);
     this.records.log({ id: pending.id, name: request.name, step: 'started', mode, nextPollInMs: (stored.state.poll?.nextPollAt ?? now) - now });
     return { kind: 'running', state: stored.state, response };
+  }
+
+  /**
+   * A write of what the upstream answered, tried again on a transient storage failure
+   * (`startRecordAttempts` in all, each within the storage budget): the upstream has acted, so
+   * a lost write would answer the caller 503 while the operation runs, and leave the document
+   * Pending for the janitor to fail as `StartInterrupted`. Every such write is safe to repeat:
+   * conditioned on the document's ETag and idempotent (an ending, or the change to Running,
+   * leaves a document that has it already as it is; the key's schedule re-reads the key).
+   */
+  #recorded<T>(write: () => Promise<T>): Promise<T> {
+    return withStorageAttempts(this.deps.settings.startRecordAttempts, write);
   }
 
   /**

@@ -45,6 +45,8 @@ export interface OrchestrationState {
     url: string;
     /** The resource URL, for a PUT's final GET. */
     resourceUrl: string;
+    /** A POST followed through Azure-AsyncOperation: its first answer's Location, where its result is read (see resultUrlOf). */
+    resultUrl?: string;
     nextPollAt: number;
     /** Until when an instance holds this poll (a claim that lapses if the instance dies). */
     claimedUntil?: number;

@@ -9,7 +9,7 @@ import { GatewayError } from '../errors';
 import { redactSecrets } from '../http/redaction';
 import { isTrustedUrl } from '../upstream/urlGuard';
 import type { EngineDependencies, PollReader } from './engineSettings';
-import { movedPollUrlOf, readPoll, type PollingMode, type PollReading, type UpstreamAnswer } from './lroRules';
+import { finalReadOf, movedPollUrlOf, readPoll, type PollingMode, type PollReading, type UpstreamAnswer } from './lroRules';
 import type { OrchestrationRecords } from './orchestrationRecords';
 import { isActive } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';
@@ -104,12 +104,14 @@ export class OrchestrationStepper {
     const lastPolledTime = this.records.iso();
     if (reading.kind === 'succeeded') {
       let output = { status: reading.answer?.status ?? 200, body: redactSecrets(reading.answer?.body) };
-      if (reading.needsFinalGet && stored.state.poll) {
+      const finalRead = stored.state.poll && finalReadOf(reading, stored.state.poll);
+      if (finalRead) {
         const timeoutMs = budgetEndsAt === undefined ? undefined : Math.max(1, budgetEndsAt - this.deps.now());
-        const final = await this.#readUpstream('resource', stored.state.poll.resourceUrl, 'GET', token, timeoutMs);
+        const final = await this.#readUpstream(finalRead.mode, finalRead.url, finalRead.method, token, timeoutMs);
         if (final.kind === 'failed') return this.#record(stored, final, token, { keyEtag });
-        if (final.kind !== 'succeeded' || !final.answer) return this.#record(stored, { kind: 'read-failed', status: final.answer?.status ?? 0 }, token, { keyEtag });
-        output = { status: 200, body: redactSecrets(final.answer.body) };
+        // With its answer, so a throttled read's Retry-After sets when the next one may come.
+        if (final.kind !== 'succeeded' || !final.answer) return this.#record(stored, { kind: 'read-failed', status: final.answer?.status ?? 0, answer: final.answer }, token, { keyEtag });
+        output = { status: final.answer.status, body: redactSecrets(final.answer.body) };
       }
       await this.records.end(stored, { runtimeStatus: 'Completed', output, customStatus: { upstreamState: reading.state, lastReadStatus: reading.answer?.status, lastPolledTime } }, keyEtag);
       return;

@@ -52,6 +52,8 @@ export interface FollowPlan {
   mode: PollingMode;
   url: string;
   resourceUrl: string;
+  /** Where a POST's result is read (see resultUrlOf). */
+  resultUrl?: string;
   /** The Retry-After of the first answer. */
   retryAfter?: string;
   deadlineMs: number;
@@ -66,7 +68,7 @@ export function running(state: OrchestrationState, plan: FollowPlan, initial: No
     runtimeStatus: 'Running',
     initial,
     customStatus: { upstreamState: 'InProgress', lastReadStatus: initial.status },
-    poll: { mode: plan.mode, url: plan.url, resourceUrl: plan.resourceUrl, nextPollAt: now + interval, pollCount: 0, failedReads: 0, deadlineAt: now + plan.deadlineMs },
+    poll: { mode: plan.mode, url: plan.url, resourceUrl: plan.resourceUrl, ...(plan.resultUrl ? { resultUrl: plan.resultUrl } : {}), nextPollAt: now + interval, pollCount: 0, failedReads: 0, deadlineAt: now + plan.deadlineMs },
     lastUpdatedTime: iso(now),
   };
 }
@@ -78,9 +80,12 @@ export function claimed(state: OrchestrationState, now: number, claimMs: number)
 
 /**
  * After a read that did not end the operation: running (wait as asked, and follow a new URL the
- * answer named), a failed read (wait as asked, or back off: 2, 4, 8 … times the floor), or a
- * read the upstream refused with the reader's own token (401/403: the claim is released and
- * nothing else moves, so a reader with a bad token cannot push the owner's polls back).
+ * answer named), a failed read (wait as asked, or back off: 2, 4, 8 … times the floor), or, in
+ * passthrough mode (an actor), a read the upstream refused with the reader's own token
+ * (401/403: the claim is released and nothing else moves, so a reader with a bad token cannot
+ * push the owner's polls back). Without an actor the app's own token is the only reader: a
+ * refusal is then a failed read like any other, or every poller run would read again at once,
+ * spending the principal's read budget on answers it cannot use.
  */
 export type ReadOutcome = Extract<PollReading, { kind: 'running' | 'read-failed' }> & { retryAfter?: string; movedTo?: string; answerStatus?: number };
 
@@ -88,7 +93,7 @@ export function afterRead(state: OrchestrationState, reading: ReadOutcome, now: 
   if (!isActive(state) || !state.poll) return state;
   const lastPolledTime = iso(now);
   const { claimedUntil: _released, ...poll } = state.poll;
-  if (reading.kind === 'read-failed' && (reading.status === 401 || reading.status === 403)) {
+  if (state.actor !== undefined && reading.kind === 'read-failed' && (reading.status === 401 || reading.status === 403)) {
     return {
       ...state,
       poll,

@@ -81,3 +81,20 @@ export class StorageBudget {
     }
   }
 }
+
+/**
+ * Runs `run` again while it fails with StorageUnavailable, `attempts` times in all, each try
+ * within its own budget (so the whole ends within `attempts` budgets, never a hang): for a
+ * write that must not be lost to one transient failure and is safe to repeat (conditioned on
+ * an ETag, or idempotent). No pause between tries: a failed try has already spent the SDK's
+ * own retries, with their back-off, or the whole budget. Any other error is thrown at once.
+ */
+export async function withStorageAttempts<T>(attempts: number, run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await run();
+    } catch (error) {
+      if (attempt >= attempts || !(error instanceof GatewayError) || error.code !== 'StorageUnavailable') throw error;
+    }
+  }
+}

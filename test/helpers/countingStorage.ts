@@ -17,10 +17,32 @@ export interface CountingStorage {
 }
 
 /**
- * `delayMs` may hold a request back before it is sent (by its `METHOD path` line): how a test
- * puts one write of a start behind another's, to reproduce a race.
+ * How a request stalls, as it does when a storage account hangs: `request`, never sent; `answer`,
+ * sent (the service acts on it) but its answer never arrives. Either lasts until the caller's
+ * budget aborts the call.
  */
-export function countingStorage(connectionString: string, delayMs: (line: string) => number = () => 0): CountingStorage {
+export type Stall = 'request' | 'answer';
+
+/** Fails with the SDK's abort error once `signal` aborts. */
+function abortedBy(signal: { aborted: boolean; addEventListener(type: 'abort', listener: () => void): void } | undefined): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    const fail = () => reject(Object.assign(new Error('The operation was aborted.'), { name: 'AbortError' }));
+    if (signal?.aborted) fail();
+    else signal?.addEventListener('abort', fail);
+  });
+}
+
+/**
+ * `delayMs` may hold a request back before it is sent (by its `METHOD path` line), for some
+ * milliseconds or until a promise settles: how a test puts one write behind another's, to
+ * reproduce a race (a promise the test settles reproduces it with nothing timed). `stall` may
+ * stall one until the call is aborted (see Stall): a transient storage failure with nothing timed.
+ */
+export function countingStorage(
+  connectionString: string,
+  delayMs: (line: string) => number | PromiseLike<unknown> = () => 0,
+  stall: (line: string) => Stall | undefined = () => undefined,
+): CountingStorage {
   const parts = new Map(connectionString.split(';').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)] as const));
   const pipeline = newPipeline(new StorageSharedKeyCredential(parts.get('AccountName')!, parts.get('AccountKey')!));
   const requests: string[] = [];
@@ -31,7 +53,16 @@ export function countingStorage(connectionString: string, delayMs: (line: string
         const comp = url.searchParams.get('comp');
         const line = `${request.method} ${url.pathname.split('/').slice(2).join('/')}${comp ? `?comp=${comp}` : ''}`;
         requests.push(line);
+        const stalled = stall(line);
+        if (stalled === 'request') return abortedBy(request.abortSignal);
+        if (stalled === 'answer') {
+          // Sent whole whatever the caller's budget does meanwhile (its signal is held back): the service has acted.
+          const signal = request.abortSignal;
+          request.abortSignal = undefined;
+          return nextPolicy.sendRequest(request).then(() => abortedBy(signal));
+        }
         const wait = delayMs(line);
+        if (typeof wait !== 'number') return Promise.resolve(wait).then(() => nextPolicy.sendRequest(request));
         return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)).then(() => nextPolicy.sendRequest(request)) : nextPolicy.sendRequest(request);
       },
     }),

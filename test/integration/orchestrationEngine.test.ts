@@ -128,6 +128,23 @@ describe('OrchestrationEngine', () => {
     expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { properties: { platformVersion: 'stv2' } } } });
   });
 
+  it('takes a POST\'s result from its Location when the answer names an Azure-AsyncOperation to follow too (final-state-via: location)', async () => {
+    const service = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim-both`;
+    const statusUrl = `${emulator.url}/subscriptions/${subscription}/providers/Vendor.ApiManagement/locations/westus/operationStatuses/op-both?api-version=2024-05-01`;
+    const resultUrl = `${emulator.url}/${service}/operationresults/op-both?api-version=2024-05-01`;
+    emulator.script({ kind: 'answer', method: 'POST', pathPattern: 'migrateToStv2$', status: 202, headers: { 'azure-asyncoperation': statusUrl, location: resultUrl, 'retry-after': '1' } });
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'operationStatuses/op-both$', status: 200, body: { status: 'InProgress' } });
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'operationStatuses/op-both$', status: 200, body: { status: 'Succeeded' } });
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'operationresults/op-both$', status: 200, body: { name: 'apim-both', properties: { provisioningState: 'Succeeded', platformVersion: 'stv2' } } });
+    const start = request('ApiManagementService_MigrateToStv2', 'POST', `${service}/migrateToStv2`, { mode: 'NewIP' }, '2024-05-01');
+    const outcome = await engine.start(start, sendFor(start));
+    expect(outcome.state.poll).toMatchObject({ mode: 'azure-async-operation', url: statusUrl });
+    const final = await runToEnd(outcome.state.id);
+    expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { name: 'apim-both', properties: { platformVersion: 'stv2' } } } });
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationStatuses/' })).toHaveLength(2);
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationresults/' })).toHaveLength(1);
+  });
+
   it('returns the running orchestration for a repeated start, and the upstream sees one call', async () => {
     const start = groupRequest('twice');
     const first = await engine.start(start, sendFor(start));
@@ -165,6 +182,32 @@ describe('OrchestrationEngine', () => {
     state = await engine.get(outcome.state.id);
     expect(state).toMatchObject({ runtimeStatus: 'Running', poll: { failedReads: 2 } });
     const final = await runToEnd(outcome.state.id, 20);
+    expect(final?.runtimeStatus).toBe('Completed');
+  });
+
+  it('waits as long as the final read of a PUT\'s resource asks when it is throttled, then completes', async () => {
+    const start = groupRequest('throttled-at-the-end');
+    const outcome = await engine.start(start, sendFor(start));
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'containerGroups/throttled-at-the-end$', status: 429, headers: { 'retry-after': '30' }, body: { error: { code: 'TooManyRequests', message: 'Throttled.' } } });
+    const finalReads = () => emulator.upstreamRequests({ method: 'GET', pathIncludes: '/containerGroups/throttled-at-the-end' }).length;
+    for (let ticks = 0; ticks < 10 && finalReads() === 0; ticks += 1) await tick();
+    expect(finalReads()).toBe(1);
+    // The status said Succeeded, the resource's read was throttled: the next read comes when the upstream asked.
+    expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Running', customStatus: { lastReadStatus: 429 }, poll: { nextPollAt: clock + 30_000 } });
+    const final = await runToEnd(outcome.state.id, 40);
+    expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { name: 'throttled-at-the-end' } } });
+  });
+
+  it.each([401, 403])('backs off, as the upstream asks, when it refuses the app\'s own token (%i): no read at every run', async (status) => {
+    const start = groupRequest(`refused-${status}`);
+    const outcome = await engine.start(start, sendFor(start));
+    emulator.script({ kind: 'answer', status, pathPattern: 'operationResults', headers: { 'retry-after': '30' }, body: { error: { code: 'AuthorizationFailed', message: 'No access.' } } });
+    expect(await tick()).toBe(1);
+    expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Running', customStatus: { lastReadStatus: status }, poll: { failedReads: 1, nextPollAt: clock + 30_000 } });
+    // The runs before then read nothing; the one after reads again, and the operation goes on.
+    expect(await tick()).toBe(0);
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(1);
+    const final = await runToEnd(outcome.state.id, 40);
     expect(final?.runtimeStatus).toBe('Completed');
   });
 

@@ -1,11 +1,15 @@
 /**
  * Starting (orchestrationStarter.ts), counted in storage requests: the request key and the
  * document before the upstream call, the poll plan and the key's schedule after it; a start
- * answered final at once ends within five; a repeat while the first still writes joins it.
+ * answered final at once ends within five; a repeat while the first still writes joins it; a
+ * transient storage failure after the upstream answered does not lose the start.
  */
-import { defaultOrchestrationSettings, engineOnContainer } from '../../src/orchestration/orchestrationEngine';
-import { countingStorage, type CountingStorage } from '../helpers/countingStorage';
-import { finishedAtOnce, groupStart, makeEngine, sendFor, upstreamOf, useEngineFixture } from '../helpers/engineFixture';
+import { GatewayError, renderErrorBody } from '../../src/errors';
+import { defaultOrchestrationSettings, engineOnContainer, type StartRequest } from '../../src/orchestration/orchestrationEngine';
+import { requestKeyOf } from '../../src/orchestration/orchestrationStarter';
+import type { UpstreamResponse } from '../../src/upstream/upstreamClient';
+import { countingStorage, type CountingStorage, type Stall } from '../helpers/countingStorage';
+import { blobNames, finishedAtOnce, groupStart, makeEngine, sendFor, token, upstreamOf, useEngineFixture } from '../helpers/engineFixture';
 
 const fx = useEngineFixture();
 
@@ -58,4 +62,82 @@ it.each([
   const firstOutcome = await first;
   expect(second).toMatchObject({ kind: 'duplicate', state: { id: firstOutcome.state.id } });
   expect(fx.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(1);
+});
+
+it('a start refused while another holds its request key leaves no document behind to be failed as interrupted', async () => {
+  const engine = makeEngine(fx);
+  await engine.store.ensureReady();
+  const start = groupStart(fx, 'key-held');
+  // The key of a start whose instance died between its two first writes, moments ago: not yet to be taken over.
+  const key = fx.storage.service.getContainerClient(fx.container).getBlockBlobClient(`keys/${requestKeyOf(start)}`);
+  await key.upload('died-before-its-document', 'died-before-its-document'.length, { metadata: { id: 'died-before-its-document', startedat: String(fx.clock) } });
+  await expect(engine.start(start, sendFor(fx, start))).rejects.toMatchObject({ code: 'Conflict' });
+  expect(fx.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(0);
+  expect(await blobNames(fx, 'instances/')).toEqual([]);
+});
+
+describe('a storage failure right after the upstream accepted a start', () => {
+  /**
+   * An engine whose storage stalls, once the upstream has answered, the writes `stalls` picks
+   * (until the budget aborts them: a transient failure with nothing timed), counting them.
+   */
+  function stallingEngine(stalls: (line: string, stalledSoFar: number) => Stall | undefined) {
+    const seen = { answered: false, stalled: 0 };
+    const storage = countingStorage(fx.azurite.connectionString, undefined, (line) => {
+      const stall = seen.answered ? stalls(line, seen.stalled) : undefined;
+      if (stall) seen.stalled += 1;
+      return stall;
+    });
+    const settings = { ...defaultOrchestrationSettings, pollInterval: { defaultMs: 5000, floorMs: 1000, ceilingMs: 60_000 }, deadlineMs: {}, defaultDeadlineMs: 10 * 60_000 };
+    const engine = engineOnContainer(storage.service.getContainerClient(fx.container), { storageTimeoutMs: 1000, upstream: upstreamOf(fx), settings, now: () => fx.clock, log: () => undefined });
+    const startOn = (start: StartRequest, send: () => Promise<UpstreamResponse> = sendFor(fx, start)) =>
+      engine.start(start, async () => {
+        const response = await send();
+        seen.answered = true;
+        return response;
+      });
+    return { engine, seen, startOn };
+  }
+
+  const documentWrite = (line: string) => line.startsWith('PUT') && line.includes('/instances/');
+  const keySchedule = (line: string) => line.startsWith('PUT') && line.endsWith('?comp=metadata');
+
+  it.each<[string, (line: string) => boolean, Stall]>([
+    ['the document\'s write never sent', documentWrite, 'request'],
+    ['the document written but its answer lost', documentWrite, 'answer'],
+    ['the request key\'s schedule never sent', keySchedule, 'request'],
+  ])('one transient failure (%s): the caller gets the accepted answer and the orchestration ends as the upstream did', async (_title, which, stall) => {
+    const { engine, seen, startOn } = stallingEngine((line, stalledSoFar) => (stalledSoFar === 0 && which(line) ? stall : undefined));
+    const outcome = await startOn(groupStart(fx, 'accepted'));
+    expect(seen.stalled).toBe(1);
+    expect(outcome).toMatchObject({ kind: 'running', response: { status: 201 }, state: { runtimeStatus: 'Running', poll: { mode: 'location' } } });
+    for (let tick = 0; tick < 10 && (await engine.get(outcome.state.id))?.runtimeStatus === 'Running'; tick += 1) {
+      fx.clock += 60_000;
+      await engine.sweep(token);
+    }
+    expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { properties: { provisioningState: 'Succeeded' } } } });
+    expect(fx.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(1);
+  });
+
+  it('one transient failure recording a final answer: the caller gets it and the orchestration is Completed', async () => {
+    const { seen, startOn } = stallingEngine((line, stalledSoFar) => (stalledSoFar === 0 && documentWrite(line) ? 'request' : undefined));
+    const outcome = await startOn(groupStart(fx, 'final'), finishedAtOnce);
+    expect(seen.stalled).toBe(1);
+    expect(outcome).toMatchObject({ kind: 'final', state: { runtimeStatus: 'Completed' } });
+  });
+
+  it('a failure that lasts: 503 StorageUnavailable after the bounded tries, and a repeat joins the operation the upstream runs', async () => {
+    const { engine, seen, startOn } = stallingEngine((line) => (documentWrite(line) ? 'request' : undefined));
+    const start = groupStart(fx, 'lost');
+    const failed = await startOn(start).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(GatewayError);
+    expect(renderErrorBody(failed as GatewayError)).toEqual({ error: { code: 'StorageUnavailable', message: expect.stringMatching(/^Orchestration storage (did not|failed to) update an orchestration/) } });
+    expect((failed as GatewayError).status).toBe(503);
+    expect(seen.stalled).toBe(defaultOrchestrationSettings.startRecordAttempts);
+    expect(fx.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(1);
+    seen.answered = false;
+    // The caller tries again once storage is back: the request key still names the start.
+    expect(await engine.start(start, sendFor(fx, start))).toMatchObject({ kind: 'duplicate' });
+    expect(fx.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(1);
+  });
 });

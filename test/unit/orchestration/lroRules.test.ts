@@ -1,5 +1,5 @@
 /** The ARM polling rules, as scenario tables named like core-lro's (put201Creating, post202Location…). */
-import { isUnfollowableAccept, movedPollUrlOf, pollIntervalMs, pollingModeOf, provisioningStateOf, readPoll, terminalStateOf, type UpstreamAnswer } from '../../../src/orchestration/lroRules';
+import { finalReadOf, isUnfollowableAccept, movedPollUrlOf, pollIntervalMs, pollingModeOf, provisioningStateOf, readPoll, resultUrlOf, terminalStateOf, type UpstreamAnswer } from '../../../src/orchestration/lroRules';
 
 const answer = (status: number, headers: Record<string, string> = {}, body?: unknown): UpstreamAnswer => ({ status, headers, body });
 const resource = (provisioningState?: string) => ({ properties: provisioningState === undefined ? {} : { provisioningState } });
@@ -46,6 +46,23 @@ describe('isUnfollowableAccept', () => {
     ['post200: final', 'POST', answer(200), false],
     ['put202NoHeaders: the resource can be read', 'PUT', answer(202), false],
   ])('%s', (_title, method, initial, expected) => expect(isUnfollowableAccept(method, initial)).toBe(expected));
+});
+
+describe('resultUrlOf and finalReadOf', () => {
+  const both = answer(202, { location: 'https://m/result', 'azure-asyncoperation': 'https://m/st' });
+  it.each<[string, string, Parameters<typeof resultUrlOf>[1], UpstreamAnswer, string | undefined]>([
+    ['post202AsyncAndLocation: the result is read on Location', 'POST', 'azure-async-operation', both, 'https://m/result'],
+    ['post202Location: Location answers the result itself', 'POST', 'location', answer(202, { location: 'https://m/result' }), undefined],
+    ['post202Async: the status body is all there is', 'POST', 'azure-async-operation', answer(202, { 'azure-asyncoperation': 'https://m/st' }), undefined],
+    ['put201BothHeaders: the resource is read on its own URL', 'PUT', 'azure-async-operation', both, undefined],
+    ['delete202BothHeaders: no result', 'DELETE', 'azure-async-operation', both, undefined],
+  ])('%s', (_title, method, mode, initial, expected) => expect(resultUrlOf(method, mode, initial)).toBe(expected));
+
+  it('reads a PUT\'s resource, else a POST\'s result as a Location status, else nothing', () => {
+    expect(finalReadOf({ needsFinalGet: true }, { resourceUrl: 'https://m/r' })).toEqual({ mode: 'resource', url: 'https://m/r', method: 'GET' });
+    expect(finalReadOf({ needsFinalGet: false }, { resourceUrl: 'https://m/r', resultUrl: 'https://m/result' })).toEqual({ mode: 'location', url: 'https://m/result', method: 'POST' });
+    expect(finalReadOf({ needsFinalGet: false }, { resourceUrl: 'https://m/r' })).toBeUndefined();
+  });
 });
 
 describe('movedPollUrlOf', () => {

@@ -14,6 +14,10 @@ it('a start is judged interrupted only after its writes and its upstream call co
   expect(orchestrationSettingsOf(parseConfig(minimal)).pendingTimeoutMs).toBe(defaultOrchestrationSettings.pendingTimeoutMs);
   const slow = parseConfig({ ...minimal, UPSTREAM_TIMEOUT_MS: '600000', STORAGE_TIMEOUT_MS: '60000' });
   expect(orchestrationSettingsOf(slow).pendingTimeoutMs).toBeGreaterThan(600_000 + 3 * 60_000);
+  // Each try of recording the upstream's answer has its own storage budget.
+  const retrying = parseConfig({ ...minimal, UPSTREAM_TIMEOUT_MS: '600000', STORAGE_TIMEOUT_MS: '60000', ORCHESTRATION_START_RECORD_ATTEMPTS: '10' });
+  expect(orchestrationSettingsOf(retrying).pendingTimeoutMs).toBeGreaterThan(600_000 + (2 + 10) * 60_000);
+  expect(orchestrationSettingsOf(retrying).startRecordAttempts).toBe(10);
 });
 
 it('a wait leaves room for two storage reads before the front end\'s 230 s', () => {

@@ -44,10 +44,16 @@ describe('afterRead', () => {
     expect(state.poll).toMatchObject({ nextPollAt: now + 60_000, pollCount: 1, failedReads: 1 });
   });
 
-  it.each([401, 403])('moves nothing after a read refused with the reader\'s token (%i)', (status) => {
-    const claimed = { ...runningState, poll: { ...runningState.poll!, claimedUntil: now + 60_000 } };
+  it.each([401, 403])('passthrough: moves nothing after a read refused with the reader\'s token (%i)', (status) => {
+    const started = { ...runningState, actor: 'actor-a' };
+    const claimed = { ...started, poll: { ...started.poll!, claimedUntil: now + 60_000 } };
     const state = afterRead(claimed, { kind: 'read-failed', status }, now, policy);
-    expect(state.poll).toEqual(runningState.poll);
+    expect(state.poll).toEqual(started.poll);
     expect(state.customStatus).toMatchObject({ lastReadStatus: status });
+  });
+
+  it.each([401, 403])('the app\'s own token refused (%i): backs off as after any failed read, or as long as asked', (status) => {
+    expect(afterRead(runningState, { kind: 'read-failed', status }, now, policy).poll).toMatchObject({ nextPollAt: now + 60_000, failedReads: 1 });
+    expect(afterRead(runningState, { kind: 'read-failed', status, retryAfter: '300' }, now, policy).poll).toMatchObject({ nextPollAt: now + 300_000, failedReads: 1 });
   });
 });
