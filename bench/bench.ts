@@ -9,6 +9,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { cpus, tmpdir, totalmem } from 'node:os';
 import Module from 'node:module';
 import { join, resolve } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { gzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
 import { BlobServiceClient } from '@azure/storage-blob';
@@ -23,7 +25,7 @@ import type { OrchestrationState } from '../src/orchestration/orchestrationState
 import { StorageBudget } from '../src/storage/storageBudget';
 import { UpstreamClient } from '../src/upstream/upstreamClient';
 import { resetConfigForTests } from '../src/config';
-import { flushSpans, startTelemetry, stopTelemetry } from '../src/telemetry/telemetry';
+import { flushSpans, pauseTelemetry, startTelemetry, stopTelemetry } from '../src/telemetry/telemetry';
 import { azuriteConnectionString, startAzurite, type RunningAzurite } from '../tools/embeddedAzurite';
 import { installFunctionsCore } from '../tools/localHost/installCore';
 import { startEmulator } from '../test/emulator/emulatorServer';
@@ -121,39 +123,54 @@ function appEnv(emulatorUrl: string, azurite: Pick<RunningAzurite, 'connectionSt
  * `afterRound`, when given, is timed apart after each round (per call of the round); the first
  * `warmUpRounds` rounds are run and not counted.
  */
-async function handlerCpuPerCall<Request>(direct: () => Promise<void>, build: () => Request, handle: (request: Request) => Promise<void>, options: { warmUpRounds?: number; afterRound?: () => Promise<void> } = {}) {
-  const { warmUpRounds = 0, afterRound } = options;
-  const calls = 2000;
+/** A full collection now (V8's `gc`, exposed to this process once, when first asked for). */
+function collectGarbage(): void {
+  collector ??= (() => {
+    setFlagsFromString('--expose-gc');
+    return runInNewContext('gc') as () => void;
+  })();
+  collector();
+}
+let collector: (() => void) | undefined;
+
+/** CPU microseconds `work` takes, its garbage collected within the count (what the next work would otherwise pay). */
+async function cpuMicrosOf(work: () => Promise<void>): Promise<number> {
+  const before = process.cpuUsage();
+  await work();
+  collectGarbage();
+  const used = process.cpuUsage(before);
+  return used.user + used.system;
+}
+
+const callsARound = 2000;
+
+/**
+ * A round of calls: CPU per call. Each round collects its own garbage before its CPU is read:
+ * otherwise what one round left is collected in whichever round follows (a direct round, which
+ * is subtracted), and figures move by a third from run to run with where collections fall.
+ */
+async function cpuPerCallOfRound(run: (index: number) => Promise<void>): Promise<number> {
+  const micros = await cpuMicrosOf(async () => {
+    for (let index = 0; index < callsARound; index += 1) await run(index);
+  });
+  return micros / callsARound;
+}
+
+async function handlerCpuPerCall<Request>(direct: () => Promise<void>, build: () => Request, handle: (request: Request) => Promise<void>) {
   const rounds = 5;
-  const cpuMicros = async (run: (index: number) => Promise<void>) => {
-    const before = process.cpuUsage();
-    for (let index = 0; index < calls; index += 1) await run(index);
-    const used = process.cpuUsage(before);
-    return (used.user + used.system) / calls;
-  };
   const directRounds: number[] = [];
   const inProcessRounds: number[] = [];
-  const afterRounds: number[] = [];
-  for (let done = 0; done < warmUpRounds + rounds; done += 1) {
-    directRounds.push(await cpuMicros(direct));
-    const requests = Array.from({ length: calls }, build);
-    inProcessRounds.push(await cpuMicros((index) => handle(requests[index]!)));
-    if (afterRound) {
-      // What the round left to do off the calls' path (a batch export), per call of the round.
-      const before = process.cpuUsage();
-      await afterRound();
-      const used = process.cpuUsage(before);
-      afterRounds.push((used.user + used.system) / calls);
-    }
+  for (let done = 0; done < rounds; done += 1) {
+    directRounds.push(await cpuPerCallOfRound(direct));
+    const requests = Array.from({ length: callsARound }, build);
+    inProcessRounds.push(await cpuPerCallOfRound((index) => handle(requests[index]!)));
   }
-  // The warm-up rounds are dropped: the JIT and the heap settle over the first few thousand calls.
-  for (const measured of [directRounds, inProcessRounds, afterRounds]) measured.splice(0, warmUpRounds);
   const directMicros = Math.round(median(directRounds));
   const inProcessMicros = Math.round(median(inProcessRounds));
   // Each round's handler less its own direct calls, made just before: the machine's load moves
   // between rounds more than the handler's cost does.
   const pairedHandlerMicros = Math.round(median(inProcessRounds.map((micros, index) => micros - directRounds[index]!)));
-  return { calls, rounds, directMicros, inProcessMicros, handlerMicros: inProcessMicros - directMicros, pairedHandlerMicros, afterRoundMicros: afterRound ? round(median(afterRounds), 1) : undefined };
+  return { calls: callsARound, rounds, directMicros, inProcessMicros, handlerMicros: inProcessMicros - directMicros, pairedHandlerMicros };
 }
 
 async function addedLatency(emulatorUrl: string, app: AppProcess, azurite: RunningAzurite): Promise<void> {
@@ -255,12 +272,13 @@ async function addedLatency(emulatorUrl: string, app: AppProcess, azurite: Runni
 }
 
 /**
- * What exporting telemetry costs a GET's handler: CPU per call (handlerCpuPerCall) without an
- * exporter, then with traces and metrics exported over OTLP (http/protobuf, every trace kept) to
- * a collector in a process of its own that only answers 200, in the same run. The handler's
- * figure is its work on the call's path; the batch export (encoding the spans and sending them,
- * done by the batch processor on a timer, off any call) is counted too, apart: the batch is held
- * for the round (a queue and a batch large enough, no timer) and sent after it, timed per call.
+ * What exporting telemetry costs a GET's handler: CPU per call, less a direct undici call's,
+ * with traces and metrics exported over OTLP (http/protobuf, every trace kept) to a collector in
+ * a process of its own that only answers 200, against the same calls with telemetry paused, in
+ * rounds alternated in one process (separate processes differ by more than the cost measured).
+ * The handler's figure is its work on the call's path; the batch export (encoding the spans and
+ * sending them, done by the batch processor on a timer, off any call) is counted apart: the
+ * batch is held for the round (a queue and a batch large enough, no timer) and sent after it.
  * Run last: the SDK, once set up, stays for the rest of the process.
  */
 async function telemetryCost(azurite: RunningAzurite): Promise<void> {
@@ -272,7 +290,10 @@ async function telemetryCost(azurite: RunningAzurite): Promise<void> {
   const print = console.log;
   console.log = () => undefined;
   try {
-    Object.assign(process.env, appEnv(emulator.url, azurite));
+    // The batch processor's own settings (read by the SDK): a round's spans (two a call) held
+    // until the round is over, then sent as one batch.
+    const held = String(2 * callsARound + 100);
+    Object.assign(process.env, appEnv(emulator.url, azurite), { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_BSP_MAX_QUEUE_SIZE: held, OTEL_BSP_MAX_EXPORT_BATCH_SIZE: held, OTEL_BSP_SCHEDULE_DELAY: '3600000' });
     resetConfigForTests();
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { operationHandlers } = require('../functions/operations') as typeof import('../functions/operations');
@@ -285,46 +306,64 @@ async function telemetryCost(azurite: RunningAzurite): Promise<void> {
     };
     const build = () => new HttpRequest({ method: 'GET', url: `http://127.0.0.1/api/${usagesPath}`, params: { subscriptionId: subscription, location: 'westus' }, headers: { 'content-type': 'application/json' } });
     const handle = (call: InstanceType<typeof HttpRequest>) => operationHandlers['location-listUsage']!(call, new InvocationContext({ functionName: 'bench', logHandler: () => undefined })).then(() => undefined);
-    // Rounds go on getting cheaper for the first few thousand calls (off and on alike): 3 not counted.
-    const warmUpRounds = 3;
-    const off = await handlerCpuPerCall(direct, build, handle, { warmUpRounds });
-    // The batch processor's own settings (read by the SDK): a round's spans (two a call, 2,000
-    // calls) held until the round is over, then sent as one batch.
-    const held = String(2 * 2000 + 100);
-    Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_BSP_MAX_QUEUE_SIZE: held, OTEL_BSP_MAX_EXPORT_BATCH_SIZE: held, OTEL_BSP_SCHEDULE_DELAY: '3600000' });
-    resetConfigForTests();
     startTelemetry();
-    const on = await handlerCpuPerCall(direct, build, handle, { warmUpRounds, afterRound: flushSpans });
+    // Rounds go on getting cheaper for the first few thousand calls: the first pairs are not counted.
+    const warmUpPairs = 2;
+    const pairs = 9;
+    const rounds = { off: { direct: [] as number[], handler: [] as number[] }, on: { direct: [] as number[], handler: [] as number[] } };
+    const exportMicros: number[] = [];
+    for (let pair = 0; pair < warmUpPairs + pairs; pair += 1) {
+      // Which goes first alternates, so neither is favoured by the heap's growth or the load.
+      for (const exporting of pair % 2 === 0 ? [false, true] : [true, false]) {
+        pauseTelemetry(!exporting);
+        const measured = exporting ? rounds.on : rounds.off;
+        measured.direct.push(await cpuPerCallOfRound(direct));
+        const requests = Array.from({ length: callsARound }, build);
+        measured.handler.push(await cpuPerCallOfRound((index) => handle(requests[index]!)));
+        // What the round left to do off the calls' path (a batch export), per call of the round.
+        if (exporting) exportMicros.push((await cpuMicrosOf(flushSpans)) / callsARound);
+      }
+    }
     await stopTelemetry();
     await dispatcher.close();
-    const growth = round((100 * (on.pairedHandlerMicros - off.pairedHandlerMicros)) / off.pairedHandlerMicros, 1);
-    const exportMicros = on.afterRoundMicros ?? 0;
-    const withExport = round((100 * (on.pairedHandlerMicros + exportMicros - off.pairedHandlerMicros)) / off.pairedHandlerMicros, 1);
+    const counted = (values: number[]) => values.slice(warmUpPairs);
+    // Each round's handler less its own direct calls, made just before it.
+    const handlerOf = (side: { direct: number[]; handler: number[] }) => counted(side.handler).map((micros, index) => micros - counted(side.direct)[index]!);
+    const offHandler = handlerOf(rounds.off);
+    const onHandler = handlerOf(rounds.on);
+    const offMicros = Math.round(median(offHandler));
+    const onMicros = Math.round(median(onHandler));
+    // The growth of each pair, then their median: the pairs' rounds ran side by side.
+    const growth = round(median(onHandler.map((micros, index) => (100 * (micros - offHandler[index]!)) / offHandler[index]!)), 1);
+    const exportPerCall = round(median(counted(exportMicros)), 1);
+    const withExport = round((100 * (onMicros + exportPerCall - offMicros)) / offMicros, 1);
+    const directOff = Math.round(median(counted(rounds.off.direct)));
+    const directOn = Math.round(median(counted(rounds.on.direct)));
     const signed = (value: number) => `${value >= 0 ? '+' : ''}${value}`;
     rows.push(
       {
         section: 'telemetry',
-        metric: `handler CPU per GET list, in-process, OTLP export on (${on.calls} calls a round, each less its round's direct calls, median of ${on.rounds} after ${warmUpRounds} not counted, same run)`,
-        baseline: `${off.pairedHandlerMicros} µs export off`,
-        app: `${on.pairedHandlerMicros} µs export on`,
+        metric: `handler CPU per GET list, in-process, OTLP export on (${callsARound} calls a round, each less its round's direct calls; median of ${pairs} pairs of rounds alternated in one process, after ${warmUpPairs} not counted)`,
+        baseline: `${offMicros} µs export off`,
+        app: `${onMicros} µs export on`,
         difference: `${signed(growth)} %`,
       },
       {
         section: 'telemetry',
         metric: 'the same plus the batch export (encoding, sending), off the calls\' path, per call',
-        baseline: `${off.pairedHandlerMicros} µs export off`,
-        app: `${on.pairedHandlerMicros} + ${exportMicros} µs`,
+        baseline: `${offMicros} µs export off`,
+        app: `${onMicros} + ${exportPerCall} µs`,
         difference: `${signed(withExport)} %`,
       },
       {
         section: 'telemetry',
         metric: 'a direct undici call (subtracted from both), export off and on',
-        baseline: `${off.directMicros} µs export off`,
-        app: `${on.directMicros} µs export on`,
-        difference: `${signed(on.directMicros - off.directMicros)} µs`,
+        baseline: `${directOff} µs export off`,
+        app: `${directOn} µs export on`,
+        difference: `${signed(directOn - directOff)} µs`,
       },
     );
-    results.telemetry = { off, on, handlerCpuGrowthPercent: growth, exportMicrosPerCall: exportMicros, withExportGrowthPercent: withExport };
+    results.telemetry = { calls: callsARound, pairs, offHandlerMicros: offMicros, onHandlerMicros: onMicros, directOffMicros: directOff, directOnMicros: directOn, handlerCpuGrowthPercent: growth, exportMicrosPerCall: exportPerCall, withExportGrowthPercent: withExport };
   } finally {
     console.log = print;
     collector.child.kill('SIGTERM');

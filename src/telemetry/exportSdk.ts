@@ -18,7 +18,6 @@ import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter }
 import {
   BasicTracerProvider,
   BatchSpanProcessor,
-  ParentBasedSampler,
   SamplingDecision,
   TraceIdRatioBasedSampler,
   type ReadableSpan,
@@ -31,8 +30,9 @@ import {
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { recordCertificateExpiry, recordOrchestrationEnd } from './metrics';
 import { traceNotification, tracePoll } from './orchestrationTracing';
+import { GatewayTracer, parentSpanContextOf } from './gatewaySpans';
 import { PooledRandomIds } from './spanIds';
-import { currentTraceCarrier, recordUpstreamIdsOnCall, traceIncoming, traceStorage, traceUpstreamAttempt } from './spans';
+import { currentTraceCarrier, recordUpstreamIdsOnCall, traceIncoming, traceStorage, traceUpstreamAttempt, useTracer } from './spans';
 
 /** What src/telemetry/hooks.ts calls once the SDK is set up. */
 const instrumentation = { traceIncoming, recordUpstreamIdsOnCall, traceUpstreamAttempt, traceStorage, currentTraceCarrier, tracePoll, traceNotification, recordOrchestrationEnd, recordCertificateExpiry };
@@ -55,24 +55,41 @@ export interface RunningExport {
   flushSpans(): Promise<void>;
   /** Sends what is buffered, then stops (the worker stopping). */
   shutdown(): Promise<void>;
+  /**
+   * Lets go of the process's async context, and takes it again (the bench alternates calls with
+   * and without telemetry in one process: on Node 20 and 22 an async context, once used, slows
+   * every promise of the process until it is let go).
+   */
+  releaseContext(): void;
+  takeContext(): void;
 }
 
 /**
+ * Parent-based, with a ratio for a new trace (what the SDK's ParentBasedSampler over its
+ * TraceIdRatioBasedSampler decides, without their checks of the parent's ids on every span).
  * Head sampling decides before an outcome is known; to keep every error, a span the ratio
  * drops is still recorded (not sampled), and `KeepErrors` exports it if it ends in error.
  */
-class RecordWhenDropped implements Sampler {
-  constructor(private readonly inner: Sampler) {}
+class ParentOrRatio implements Sampler {
+  readonly #ratio: Sampler;
+
+  constructor(ratio: number) {
+    this.#ratio = new TraceIdRatioBasedSampler(ratio);
+  }
 
   shouldSample(parent: Context, traceId: string, name: string, kind: SpanKind, attributes: Attributes, links: Link[]): SamplingResult {
-    const result = this.inner.shouldSample(parent, traceId, name, kind, attributes, links);
-    return result.decision === SamplingDecision.NOT_RECORD ? { ...result, decision: SamplingDecision.RECORD } : result;
+    const parentSpanContext = parentSpanContextOf(parent);
+    if (parentSpanContext) return parentSpanContext.traceFlags & TraceFlags.SAMPLED ? sampled : recordedOnly;
+    const root = this.#ratio.shouldSample(parent, traceId, name, kind, attributes, links);
+    return root.decision === SamplingDecision.NOT_RECORD ? recordedOnly : root;
   }
 
   toString(): string {
-    return `RecordWhenDropped{${this.inner.toString()}}`;
+    return `ParentOrRatio{${this.#ratio.toString()}}`;
   }
 }
+const sampled: SamplingResult = { decision: SamplingDecision.RECORD_AND_SAMPLED };
+const recordedOnly: SamplingResult = { decision: SamplingDecision.RECORD };
 
 /** Passes sampled spans on, and recorded-only ones that ended in error, marked sampled. */
 class KeepErrors implements SpanProcessor {
@@ -125,23 +142,30 @@ export function startExport(settings: ExportSettings): RunningExport {
   // An instance id per process: a trace whose polls ran on several instances shows which.
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings.serviceName, [ATTR_SERVICE_VERSION]: settings.serviceVersion, 'service.instance.id': randomUUID() });
   const exporters = exportersOf(settings);
-  const tracerProvider = new BasicTracerProvider({
-    resource,
-    idGenerator: new PooledRandomIds(),
-    sampler: new RecordWhenDropped(new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) })),
-    spanProcessors: exporters.spans.map((exporter) => new KeepErrors(new BatchSpanProcessor(exporter))),
-  });
+  const ids = new PooledRandomIds();
+  const sampler = new ParentOrRatio(settings.samplingRatio);
+  const processors = exporters.spans.map((exporter) => new KeepErrors(new BatchSpanProcessor(exporter)));
+  // The app's spans are its own objects (src/telemetry/gatewaySpans.ts) with the same sampler,
+  // ids and processors; the SDK's provider, registered globally, serves any other library's
+  // spans and flushes and stops the processors.
+  const tracerProvider = new BasicTracerProvider({ resource, idGenerator: ids, sampler, spanProcessors: processors });
+  useTracer(new GatewayTracer({ resource, scope: { name: 'management-gateway', version: settings.serviceVersion }, sampler, ids, processors }));
   const meterProvider = new MeterProvider({
     resource,
     readers: exporters.metrics.map((exporter) => new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: settings.metricIntervalMs, exportTimeoutMillis: Math.min(30_000, settings.metricIntervalMs) })),
   });
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  // One manager taken and let go again: each new one would add a key to every async context.
+  const contextManager = new AsyncLocalStorageContextManager();
+  const takeContext = () => context.setGlobalContextManager(contextManager.enable());
+  takeContext();
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(tracerProvider);
   metrics.setGlobalMeterProvider(meterProvider);
   return {
     instrumentation,
     flushSpans: () => tracerProvider.forceFlush(),
+    releaseContext: () => context.disable(),
+    takeContext,
     // A collector that cannot be reached as the worker stops loses what was buffered; it never
     // fails the stop (an exporter's failed last send would otherwise be an unhandled rejection).
     shutdown: async () => {

@@ -8,12 +8,18 @@
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span } from '@opentelemetry/api';
+import { traceparentOf, type GatewayTracer } from './gatewaySpans';
 import { recordCallerRefusal, recordUpstreamAttempt } from './metrics';
 import { safeUpstreamId } from './upstreamIds';
 import type { AttemptFacts } from './hooks';
 import type { TraceCarrier } from './traceCarrier';
 
-const tracer = trace.getTracer('management-gateway');
+let tracer: GatewayTracer;
+
+/** The tracer the spans below are made by; set when export starts (src/telemetry/exportSdk.ts). */
+export function useTracer(made: GatewayTracer): void {
+  tracer = made;
+}
 /** The operation a piece of work is done for (the upstream call metric's `operation`). */
 const operationKey = createContextKey('gateway.operation');
 
@@ -42,9 +48,9 @@ function failSpan(span: Span, error: unknown): void {
  * rather than awaited: on Node 20 every promise an async wrapper adds is seen by the context's
  * async hooks, on every call.
  */
-export function inSpan<T>(name: string, options: { kind: SpanKind; attributes?: Attributes; links?: Link[]; parent?: Context }, work: (span: Span) => Promise<T>): Promise<T> {
+export function inSpan<T>(name: string, options: { kind: SpanKind; attributes?: Attributes; links?: Link[]; parent?: Context }, work: (span: Span) => Promise<T>, recordResult?: (span: Span, result: T) => void): Promise<T> {
   const parent = options.parent ?? context.active();
-  const span = tracer.startSpan(name, { kind: options.kind, attributes: options.attributes, links: options.links }, parent);
+  const span = tracer.startSpan(name, options.kind, parent, options.attributes ?? {}, options.links);
   let working: Promise<T>;
   try {
     working = context.with(trace.setSpan(parent, span), work, undefined, span);
@@ -53,6 +59,7 @@ export function inSpan<T>(name: string, options: { kind: SpanKind; attributes?: 
   }
   return working.then(
     (result) => {
+      recordResult?.(span, result);
       span.end();
       return result;
     },
@@ -94,19 +101,17 @@ export function traceIncoming<Rest extends unknown[]>(operation: string, handler
     const parent = traceparent ? propagation.extract(ROOT_CONTEXT, carrierOf(traceparent, invocation.traceContext?.traceState ?? request.headers.get('tracestate'))).setValue(operationKey, operation) : withoutParent;
     const method = request.method;
     const attributes = { 'http.request.method': method, 'url.path': pathOf(request.url), 'http.route': operation, 'gateway.operation': operation };
-    return inSpan((names[method] ??= `${method} ${operation}`), { kind: SpanKind.SERVER, attributes, parent }, (span) =>
-      handler(request, invocation, ...rest).then((response) => {
-        const status = response.status ?? 200;
-        const headers = (response.headers ?? {}) as Record<string, string>;
-        span.setAttribute('http.response.status_code', status);
-        const correlationId = headers['x-correlation-id'];
-        if (correlationId) span.setAttribute('gateway.correlation_id', correlationId);
-        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-        if (status === 403 || status === 429) recordCallerRefusal(operation, response);
-        return response;
-      }),
-    );
+    return inSpan((names[method] ??= `${method} ${operation}`), { kind: SpanKind.SERVER, attributes, parent }, () => handler(request, invocation, ...rest), recordResponse);
   };
+
+  function recordResponse(span: Span, response: HttpResponseInit): void {
+    const status = response.status ?? 200;
+    span.setAttribute('http.response.status_code', status);
+    const correlationId = (response.headers as Record<string, string> | undefined)?.['x-correlation-id'];
+    if (correlationId) span.setAttribute('gateway.correlation_id', correlationId);
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    if (status === 403 || status === 429) recordCallerRefusal(operation, response);
+  }
 }
 
 function carrierOf(traceparent: string, tracestate: string | null | undefined): TraceCarrier {
@@ -161,9 +166,10 @@ export function traceUpstreamAttempt<T extends { status: number; headers: Record
   if (facts.waitedMs > 0) attributes['gateway.retry.waited_ms'] = facts.waitedMs;
   // A leaf: nothing runs within it but the request, so its context is passed to the headers
   // only, not made active (entering a context costs more than the rest of the span on Node 20).
-  const span = tracer.startSpan(facts.method, { kind: SpanKind.CLIENT, attributes }, parent);
-  const sent = { ...headers };
-  propagation.inject(trace.setSpan(parent, span), sent);
+  const span = tracer.startSpan(facts.method, SpanKind.CLIENT, parent, attributes);
+  const sent: Record<string, string> = { ...headers, traceparent: traceparentOf(span.spanContext()) };
+  const tracestate = span.spanContext().traceState?.serialize();
+  if (tracestate) sent.tracestate = tracestate;
   let sending: Promise<T>;
   try {
     sending = send(sent);
@@ -197,9 +203,10 @@ export function traceUpstreamAttempt<T extends { status: number; headers: Record
  */
 export async function traceStorage<T>(area: string, operation: string, run: () => Promise<T>): Promise<T> {
   if (!trace.getActiveSpan()) return run();
-  const span = tracer.startSpan(`storage ${operation}`, { kind: SpanKind.CLIENT, attributes: { 'gateway.storage.area': area, 'gateway.storage.operation': operation } });
+  const parent = context.active();
+  const span = tracer.startSpan(`storage ${operation}`, SpanKind.CLIENT, parent, { 'gateway.storage.area': area, 'gateway.storage.operation': operation });
   try {
-    const result = await context.with(trace.setSpan(context.active(), span), run);
+    const result = await context.with(trace.setSpan(parent, span), run);
     // The storage SDK's answers carry their HTTP status (`_response.status`); a page of a listing does not.
     const status = (result as { _response?: { status?: unknown } } | undefined)?._response?.status;
     if (typeof status === 'number') span.setAttribute('http.response.status_code', status);
