@@ -52,9 +52,6 @@ export class GatewaySpan implements Span, ReadableSpan {
   events = noEvents;
   status = unset;
   ended = false;
-  readonly droppedAttributesCount = 0;
-  readonly droppedEventsCount = 0;
-  readonly droppedLinksCount = 0;
   // Plain fields, not #private: the error-keeping processor hands on Object.create(span), whose
   // getters below run against it.
   private readonly startEpochMs = Date.now();
@@ -69,11 +66,31 @@ export class GatewaySpan implements Span, ReadableSpan {
     links: Link[] | undefined,
     private readonly context: SpanContext,
     readonly parentSpanContext: SpanContext | undefined,
-    readonly resource: Resource,
-    readonly instrumentationScope: InstrumentationScope,
-    private readonly processors: SpanProcessor[],
+    private readonly parts: TracerParts,
   ) {
     if (links && links.length > 0) this.links = links;
+  }
+
+  // What every span of the tracer shares is read from it, not held by each span.
+  get resource(): Resource {
+    return this.parts.resource;
+  }
+
+  get instrumentationScope(): InstrumentationScope {
+    return this.parts.scope;
+  }
+
+  // Nothing is dropped: the app's spans have no limits to meet.
+  get droppedAttributesCount(): number {
+    return 0;
+  }
+
+  get droppedEventsCount(): number {
+    return 0;
+  }
+
+  get droppedLinksCount(): number {
+    return 0;
   }
 
   get startTime(): HrTime {
@@ -146,7 +163,7 @@ export class GatewaySpan implements Span, ReadableSpan {
     if (this.ended) return;
     this.endEpochMs = endTime === undefined ? this.startEpochMs + (performance.now() - this.startMonotonicMs) : Math.max(this.startEpochMs, epochMsOf(endTime));
     this.ended = true;
-    for (const processor of this.processors) processor.onEnd(this);
+    for (const processor of this.parts.processors) processor.onEnd(this);
   }
 }
 
@@ -166,7 +183,7 @@ export class GatewayTracer {
     // Not recorded: its context is still propagated (a child, a `traceparent`), as the SDK does.
     if (sampling.decision === SamplingDecision.NOT_RECORD) return trace.wrapSpanContext(spanContext);
     if (sampling.attributes) Object.assign(attributes, sampling.attributes);
-    const span = new GatewaySpan(name, kind, attributes, links, spanContext, parentSpanContext, this.parts.resource, this.parts.scope, processors);
+    const span = new GatewaySpan(name, kind, attributes, links, spanContext, parentSpanContext, this.parts);
     for (const processor of processors) processor.onStart(span, parent);
     return span;
   }

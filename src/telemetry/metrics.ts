@@ -27,6 +27,8 @@ const budgetNames = Object.keys(budgetHeaders) as BudgetName[];
  * dearest metric step. As many entries as the counter would have series.
  */
 const upstreamCallCounts = new Map<string, { attributes: Attributes; count: number }>();
+/** The header of each budget, looked up once rather than by name on every answer. */
+const budgetHeaderOf = budgetNames.map((name) => [name, budgetHeaders[name]] as const);
 const certificateExpiry = new Map<string, { projectId: number; environmentId: string; expiresAtMs: number }>();
 const dayMs = 24 * 3600_000;
 
@@ -78,8 +80,10 @@ export function recordUpstreamAttempt(operation: string, attempt: number, answer
   else upstreamCallCounts.set(key, { attributes: { 'gateway.operation': operation, 'http.response.status_class': statusClass, 'gateway.retry': attempt }, count: 1 });
   if (!answer) return;
   if (answer.status === 429) upstreamThrottled.add(1, { 'gateway.operation': operation });
-  for (const name of budgetNames) {
-    const count = remainingCountOf(answer.headers[budgetHeaders[name]]);
+  for (const [name, header] of budgetHeaderOf) {
+    const text = answer.headers[header];
+    if (text === undefined) continue;
+    const count = remainingCountOf(text);
     if (count !== undefined) lastRemaining.set(name, count);
   }
 }

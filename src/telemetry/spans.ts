@@ -8,6 +8,7 @@
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span } from '@opentelemetry/api';
+import { ChainedContext } from './chainedContext';
 import { traceparentOf, type GatewayTracer } from './gatewaySpans';
 import { recordCallerRefusal, recordUpstreamAttempt } from './metrics';
 import { safeUpstreamId } from './upstreamIds';
@@ -71,11 +72,25 @@ export function inSpan<T>(name: string, options: { kind: SpanKind; attributes?: 
   );
 }
 
-/** Marks a span with the upstream's request ids, when the answer has them (no object made per call). */
+/**
+ * The upstream's request ids of an answer's headers. The same answer marks the attempt's span
+ * and then the incoming call's: the last headers read are remembered, so their ids are
+ * checked once.
+ */
+function upstreamIdsOf(headers: Record<string, string>): readonly [string | undefined, string | undefined] {
+  if (headers !== lastIdHeaders) {
+    lastIdHeaders = headers;
+    lastIds = [safeUpstreamId(headers['x-ms-request-id']), safeUpstreamId(headers['x-ms-correlation-request-id'])];
+  }
+  return lastIds;
+}
+let lastIdHeaders: Record<string, string> | undefined;
+let lastIds: readonly [string | undefined, string | undefined] = [undefined, undefined];
+
+/** Marks a span with the upstream's request ids, when the answer has them. */
 function setUpstreamIds(span: Span, headers: Record<string, string>): void {
-  const requestId = safeUpstreamId(headers['x-ms-request-id']);
+  const [requestId, correlationRequestId] = upstreamIdsOf(headers);
   if (requestId) span.setAttribute('az.service_request_id', requestId);
-  const correlationRequestId = safeUpstreamId(headers['x-ms-correlation-request-id']);
   if (correlationRequestId) span.setAttribute('gateway.upstream.correlation_request_id', correlationRequestId);
 }
 
@@ -94,11 +109,11 @@ type Handler<Rest extends unknown[]> = (request: HttpRequest, context: Invocatio
  */
 export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>): Handler<Rest> {
   // What is the same on every call is made once: the context of a call without a parent, the span's name by method.
-  const withoutParent = ROOT_CONTEXT.setValue(operationKey, operation);
+  const withoutParent = new ChainedContext(ROOT_CONTEXT, operationKey, operation);
   const names: Record<string, string> = {};
   return (request, invocation, ...rest) => {
     const traceparent = invocation.traceContext?.traceParent ?? request.headers.get('traceparent') ?? undefined;
-    const parent = traceparent ? propagation.extract(ROOT_CONTEXT, carrierOf(traceparent, invocation.traceContext?.traceState ?? request.headers.get('tracestate'))).setValue(operationKey, operation) : withoutParent;
+    const parent = traceparent ? new ChainedContext(propagation.extract(ROOT_CONTEXT, carrierOf(traceparent, invocation.traceContext?.traceState ?? request.headers.get('tracestate'))), operationKey, operation) : withoutParent;
     const method = request.method;
     const attributes = { 'http.request.method': method, 'url.path': pathOf(request.url), 'http.route': operation, 'gateway.operation': operation };
     return inSpan((names[method] ??= `${method} ${operation}`), { kind: SpanKind.SERVER, attributes, parent }, () => handler(request, invocation, ...rest), recordResponse);
