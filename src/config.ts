@@ -248,6 +248,9 @@ const settingsSchema = z.object({
   ORCHESTRATION_PURGE_BATCH: integerText(1, 10_000).default(500),
   // Steps one poller run makes at once: the upstream's read budget, not storage, is what bounds it.
   ORCHESTRATION_POLL_CONCURRENCY: integerText(1, 256).default(16),
+  // A poll's answer is a status, or the resource at the end: a runaway one must not be held, by
+  // as many polls as run at once.
+  ORCHESTRATION_POLL_MAX_BYTES: integerText(64 * 1024, 256 * 1024 * 1024).default(8 * 1024 * 1024),
   // How long one poller run begins due steps (a backlog is worked off past the schedule's next
   // run, which waits); well within the Functions timeout (5 minutes by default on Consumption).
   ORCHESTRATION_RUN_MAX_SECONDS: integerText(1, 600).default(60),

@@ -107,6 +107,7 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
     allowedOrigins: [...config.NOTIFY_ALLOWED_ORIGINS, ...chatEndOrigins(config)],
     purgeBatch: config.ORCHESTRATION_PURGE_BATCH,
     pollConcurrency: config.ORCHESTRATION_POLL_CONCURRENCY,
+    pollMaxBytes: config.ORCHESTRATION_POLL_MAX_BYTES,
     stateCacheBytes: config.ORCHESTRATION_CACHE_MB * 1024 * 1024,
     janitorIntervalMs: minutes(config.ORCHESTRATION_JANITOR_MINUTES),
   };

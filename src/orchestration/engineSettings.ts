@@ -29,6 +29,8 @@ export interface OrchestrationSettings {
    * matters (ARM: about 12,000 reads an hour per principal, 250 in a burst), not storage's.
    */
   pollConcurrency: number;
+  /** Most bytes of one poll's answer (a status, or the resource read at the end); more is a failed read. */
+  pollMaxBytes: number;
   /** Bytes of documents one instance keeps of what it last wrote, so its next poll of one needs no read (see StateCache). */
   stateCacheBytes: number;
   /** How long a start's own two first writes may take (a few storage budgets): see orchestrationStarter.ts. */
@@ -68,6 +70,7 @@ export const defaultOrchestrationSettings: OrchestrationSettings = {
   pendingTimeoutMs: 10 * 60_000,
   concurrency: 8,
   pollConcurrency: 16,
+  pollMaxBytes: 8 * 1024 * 1024,
   stateCacheBytes: 16 * 1024 * 1024,
   startWritesMs: 30_000,
   startRecordAttempts: 3,

@@ -85,7 +85,7 @@ export class OrchestrationStepper {
   async #readUpstream(mode: PollingMode, url: string, method: string, token: string, timeoutMs?: number): Promise<PollReading & { answer?: UpstreamAnswer }> {
     try {
       // A status is small; a runaway answer must not be held (`pollConcurrency` polls run at once).
-      const response = await this.deps.upstream.send({ method: 'GET', url, token, maxResponseBytes: 8 * 1024 * 1024, timeoutMs });
+      const response = await this.deps.upstream.send({ method: 'GET', url, token, maxResponseBytes: this.deps.settings.pollMaxBytes, timeoutMs });
       const answer = answerOf(response);
       return { ...readPoll(mode, method, answer), answer };
     } catch (error) {

@@ -135,3 +135,13 @@ describe('a poll\'s claim', () => {
     expect(during!.poll!.claimedUntil).toBeGreaterThan(fx.clock);
   }, 30_000);
 });
+
+it('holds a poll\'s answer to its byte bound: a larger one is a failed read, tried again, not the operation\'s end', async () => {
+  const engine = makeEngine(fx, () => fx.clock, { pollMaxBytes: 64 * 1024 });
+  const outcome = await engine.start(groupStart(fx, 'runaway-status'), sendFor(fx, groupStart(fx, 'runaway-status')));
+  fx.clock += 6000;
+  fx.emulator.script({ kind: 'answer', method: 'GET', status: 200, body: { properties: { provisioningState: 'Succeeded', padding: 'x'.repeat(100 * 1024) } } });
+  expect(await engine.advance(outcome.state.id, { token })).toBe(true);
+  // Cut as the upstream client cuts any answer past its bound (502), and read again at the next poll.
+  expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Running', customStatus: { lastReadStatus: 502 }, poll: { failedReads: 1 } });
+}, 30_000);
