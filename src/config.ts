@@ -201,6 +201,9 @@ const settingsSchema = z.object({
   UPSTREAM_TIMEOUT_MS: integerText(100, 600_000).default(60_000),
   /** Deepest JSON nesting of an upstream answer the app reads (its walks recurse): a deeper one is a 502. */
   UPSTREAM_MAX_JSON_DEPTH: integerText(16, 1000).default(128),
+  // One management answer (a page of a list, a resource) is held whole before it is checked and
+  // passed on: a runaway one must not exhaust memory, as many times as calls run at once.
+  UPSTREAM_MAX_RESPONSE_BYTES: integerText(64 * 1024, 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   UPSTREAM_MAX_RETRIES: integerText(0, 10).default(3),
   MAX_REQUEST_BODY_BYTES: integerText(1024, 100 * 1024 * 1024).default(4 * 1024 * 1024),
   MAX_PAGES: integerText(1, 100_000).default(1000),

@@ -208,7 +208,7 @@ export function createServices(config: Config): Services {
   const client = (baseUrl: string, maxRetries: number, options: Pick<UpstreamClientOptions, 'maxResponseBytes' | 'observe' | 'clientRequestIds'> = {}) =>
     new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy: { ...retryPolicy, maxRetries }, maxJsonDepth: config.UPSTREAM_MAX_JSON_DEPTH, ...options });
   const upstreams = {
-    management: client(config.MANAGEMENT_BASE_URL, config.UPSTREAM_MAX_RETRIES, { observe: (response) => upstreamBudget.observe(response.headers), clientRequestIds: true }),
+    management: client(config.MANAGEMENT_BASE_URL, config.UPSTREAM_MAX_RETRIES, { maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES, observe: (response) => upstreamBudget.observe(response.headers), clientRequestIds: true }),
     // One download per environment per minute: a repeated call could only earn a 429. Its answer
     // carries one bundle in base64 (4/3 of the zip, which is at most about the bundle's size).
     lifecycle: client(config.LIFECYCLE_BASE_URL, 0, { maxResponseBytes: 2 * config.CERT_MAX_BUNDLE_BYTES + 64 * 1024 }),

@@ -12,6 +12,8 @@ import { startInProcessGateway, storageBehind, type InProcessGateway } from '../
 const subscription = '00000000-0000-0000-0000-000000000000';
 const usagesPath = `subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages`;
 const mergedBytesLimit = 4 * 1024 * 1024;
+/** A single page of the lists below stays under it (about 1.6 MB at most). */
+const answerBytesLimit = 3 * 1024 * 1024;
 
 const listInputBytes = 1024 * 1024;
 
@@ -19,7 +21,7 @@ let gateway: InProcessGateway;
 let storage: CountingStorageProxy;
 beforeAll(async () => {
   gateway = await startInProcessGateway(
-    { MAX_MERGED_BYTES: String(mergedBytesLimit), MAX_MERGED_ITEMS: '50000', ORCHESTRATION_LIST_INPUT_BYTES: String(listInputBytes) },
+    { MAX_MERGED_BYTES: String(mergedBytesLimit), MAX_MERGED_ITEMS: '50000', ORCHESTRATION_LIST_INPUT_BYTES: String(listInputBytes), UPSTREAM_MAX_RESPONSE_BYTES: String(answerBytesLimit) },
     {},
     {
       storageConnection: storageBehind(startCountingStorageProxy, (started) => (storage = started)),
@@ -39,6 +41,13 @@ function endlessPage(items: number, itemBytes: number) {
   const value = Array.from({ length: items }, (_, index) => ({ name: { value: `u${index}`, localizedValue: 'x'.repeat(itemBytes) }, unit: 'Count', currentValue: 1, limit: 2 }));
   return { value, nextLink: `${gateway.emulator.url}/${usagesPath}?api-version=2026-07-01&$skipToken=again` };
 }
+
+it('refuses a management answer past UPSTREAM_MAX_RESPONSE_BYTES with a 502 in the error shape, not held whole', async () => {
+  gateway.emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'usages$', status: 200, body: { value: [{ name: { value: 'u', localizedValue: 'x'.repeat(answerBytesLimit) } }] } });
+  const response = await request(api(`${usagesPath}?api-version=2026-07-01`));
+  expect(response.statusCode).toBe(502);
+  expect(await response.body.json()).toMatchObject({ error: { code: 'UpstreamBadResponse', message: expect.stringContaining(`exceeded ${answerBytesLimit} bytes`) } });
+});
 
 describe('gateway-pages against a list that never ends', () => {
   it('stops at MAX_MERGED_BYTES and answers the merged part with a nextLink, not a 500', async () => {
