@@ -66,10 +66,21 @@ export function resultUrlOf(method: string, mode: PollingMode, answer: UpstreamA
 }
 
 /** The read that gives the result of an operation whose status read said it succeeded, if that read did not give it. */
-export function finalReadOf(reading: { needsFinalGet: boolean }, poll: { resourceUrl: string; resultUrl?: string }): { mode: PollingMode; url: string; method: string } | undefined {
+export function finalReadOf(reading: { needsFinalGet: boolean }, poll: { mode: PollingMode; resourceUrl: string; resultUrl?: string }): { mode: PollingMode; url: string; method: string } | undefined {
   if (reading.needsFinalGet) return { mode: 'resource', url: poll.resourceUrl, method: 'GET' };
-  // Read as a Location status: 202 while the result is not ready yet, 200 or 204 with it.
-  return poll.resultUrl ? { mode: 'location', url: poll.resultUrl, method: 'POST' } : undefined;
+  // Read as a Location status: 202 while the result is not ready yet, 200 or 204 with it. A poll
+  // that reads the result already (see readsResultOf) got it with this very read.
+  return poll.resultUrl && !readsResultOf(poll) ? { mode: 'location', url: poll.resultUrl, method: 'POST' } : undefined;
+}
+
+/**
+ * Whether a poll reads a POST's result: its status said Succeeded, but the read of the result
+ * did not give it (202, not ready yet, or a failed read), so the poll moved to the result URL
+ * as a Location status and the status URL is not read again. Its 202s then tell of a result
+ * still being made, not of an operation still running.
+ */
+export function readsResultOf(poll: { mode: PollingMode; resultUrl?: string }): boolean {
+  return poll.mode === 'location' && poll.resultUrl !== undefined;
 }
 
 /**

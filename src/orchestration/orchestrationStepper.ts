@@ -9,7 +9,7 @@ import { GatewayError } from '../errors';
 import { redactSecrets } from '../http/redaction';
 import { isTrustedUrl } from '../upstream/urlGuard';
 import type { EngineDependencies, PollReader } from './engineSettings';
-import { finalReadOf, movedPollUrlOf, readPoll, type PollingMode, type PollReading, type UpstreamAnswer } from './lroRules';
+import { finalReadOf, movedPollUrlOf, readPoll, readsResultOf, type PollingMode, type PollReading, type UpstreamAnswer } from './lroRules';
 import type { OrchestrationRecords } from './orchestrationRecords';
 import { isActive } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';
@@ -26,6 +26,9 @@ export interface StepContext {
   budgetEndsAt?: number;
   keyEtag?: string;
 }
+
+/** A read that did not end the operation, with the answer it read. */
+type UnendedReading = Extract<PollReading, { kind: 'running' | 'read-failed' }> & { answer?: UpstreamAnswer };
 
 export class OrchestrationStepper {
   constructor(
@@ -109,6 +112,9 @@ export class OrchestrationStepper {
         const timeoutMs = budgetEndsAt === undefined ? undefined : Math.max(1, budgetEndsAt - this.deps.now());
         const final = await this.#readUpstream(finalRead.mode, finalRead.url, finalRead.method, token, timeoutMs);
         if (final.kind === 'failed') return this.#record(stored, final, token, { keyEtag });
+        // A POST's result this read did not give (202, not ready yet, or a failed read): the poll
+        // moves to its URL, so the status, which said Succeeded already, is not read again.
+        if (final.kind !== 'succeeded' && finalRead.mode === 'location') return this.#recordNext(stored, this.#resultOutcome(final, finalRead.url), keyEtag);
         // With its answer, so a throttled read's Retry-After sets when the next one may come.
         if (final.kind !== 'succeeded' || !final.answer) return this.#record(stored, { kind: 'read-failed', status: final.answer?.status ?? 0, answer: final.answer }, token, { keyEtag });
         output = { status: final.answer.status, body: redactSecrets(final.answer.body) };
@@ -125,13 +131,24 @@ export class OrchestrationStepper {
       }, keyEtag);
       return;
     }
+    const poll = stored.state.poll;
+    await this.#recordNext(stored, poll && readsResultOf(poll) ? this.#resultOutcome(reading, poll.url) : this.#outcomeOf(reading, poll?.mode), keyEtag);
+  }
+
+  /** What a read that did not end the operation tells of the next: when, and where (a running answer may name a new URL of its mode). */
+  #outcomeOf(reading: UnendedReading, mode: PollingMode | undefined): ReadOutcome {
     const answer = reading.answer;
-    const outcome: ReadOutcome = {
-      ...reading,
-      retryAfter: answer?.headers['retry-after'],
-      answerStatus: answer?.status,
-      movedTo: reading.kind === 'running' && answer && stored.state.poll ? this.#movedPollUrl(stored.state.poll.mode, answer) : undefined,
-    };
+    return { ...reading, retryAfter: answer?.headers['retry-after'], answerStatus: answer?.status, movedTo: reading.kind === 'running' && answer && mode ? this.#movedPollUrl(mode, answer) : undefined };
+  }
+
+  /** A read of a POST's result that did not give it: the poll reads the result at `url` (or the newer Location a 202 names) from now on. */
+  #resultOutcome(reading: UnendedReading, url: string): ReadOutcome {
+    const outcome = this.#outcomeOf(reading, 'location');
+    return { ...outcome, movedTo: outcome.movedTo ?? url, readsResult: true };
+  }
+
+  /** Records the next poll: the document, then the key's schedule. */
+  async #recordNext(stored: StoredState, outcome: ReadOutcome, keyEtag: string | undefined): Promise<void> {
     // Recorded only while the claim is this step's: once it lapsed, another instance may hold a
     // claim of its own, which this late record must not release.
     const claimedUntil = stored.state.poll?.claimedUntil;

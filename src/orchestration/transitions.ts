@@ -87,17 +87,28 @@ export function claimed(state: OrchestrationState, now: number, claimMs: number)
  * refusal is then a failed read like any other, or every poller run would read again at once,
  * spending the principal's read budget on answers it cannot use.
  */
-export type ReadOutcome = Extract<PollReading, { kind: 'running' | 'read-failed' }> & { retryAfter?: string; movedTo?: string; answerStatus?: number };
+export type ReadOutcome = Extract<PollReading, { kind: 'running' | 'read-failed' }> & {
+  retryAfter?: string;
+  movedTo?: string;
+  answerStatus?: number;
+  /**
+   * The read was of a POST's result, its status having said Succeeded (see readsResultOf): the
+   * poll reads `movedTo` as a Location status from now on, and a 202 there is the result not
+   * ready yet, a running read.
+   */
+  readsResult?: boolean;
+};
 
 export function afterRead(state: OrchestrationState, reading: ReadOutcome, now: number, policy: PollIntervalPolicy): OrchestrationState {
   if (!isActive(state) || !state.poll) return state;
   const lastPolledTime = iso(now);
   const { claimedUntil: _released, ...poll } = state.poll;
+  const read = reading.readsResult ? 'result' : 'status';
   if (state.actor !== undefined && reading.kind === 'read-failed' && (reading.status === 401 || reading.status === 403)) {
     return {
       ...state,
       poll,
-      customStatus: { upstreamState: state.customStatus?.upstreamState ?? 'InProgress', lastReadStatus: reading.status, lastPolledTime, message: `The status read was refused (${reading.status}) for the reader's token; the next read with a valid one goes on.` },
+      customStatus: { upstreamState: state.customStatus?.upstreamState ?? 'InProgress', lastReadStatus: reading.status, lastPolledTime, message: `The ${read} read was refused (${reading.status}) for the reader's token; the next read with a valid one goes on.` },
       lastUpdatedTime: lastPolledTime,
     };
   }
@@ -105,15 +116,20 @@ export function afterRead(state: OrchestrationState, reading: ReadOutcome, now: 
   const failedReads = failedRead ? poll.failedReads + 1 : 0;
   const backoff = failedRead ? Math.min(policy.ceilingMs, policy.floorMs * 2 ** failedReads) : 0;
   const wait = Math.max(pollIntervalMs(reading.retryAfter, policy), backoff);
+  // Once the status said Succeeded, the operation's state is that, whatever the result's reads answer.
+  const upstreamState = reading.readsResult ? 'Succeeded' : reading.kind === 'running' ? reading.state : (state.customStatus?.upstreamState ?? 'InProgress');
+  const message = reading.kind === 'read-failed'
+    ? `The ${read} read failed (${reading.status || 'no answer'}); retrying.`
+    : reading.readsResult ? `The operation succeeded upstream; its result is not ready yet (${reading.answerStatus ?? 202}); reading it again.` : undefined;
   return {
     ...state,
     customStatus: {
-      upstreamState: reading.kind === 'running' ? reading.state : (state.customStatus?.upstreamState ?? 'InProgress'),
+      upstreamState,
       lastReadStatus: reading.kind === 'read-failed' ? reading.status : reading.answerStatus,
       lastPolledTime,
-      ...(reading.kind === 'read-failed' ? { message: `The status read failed (${reading.status || 'no answer'}); retrying.` } : {}),
+      ...(message ? { message } : {}),
     },
-    poll: { ...poll, url: reading.movedTo ?? poll.url, nextPollAt: now + wait, pollCount: poll.pollCount + 1, failedReads },
+    poll: { ...poll, ...(reading.readsResult ? { mode: 'location' as const } : {}), url: reading.movedTo ?? poll.url, nextPollAt: now + wait, pollCount: poll.pollCount + 1, failedReads },
     lastUpdatedTime: lastPolledTime,
   };
 }

@@ -85,6 +85,21 @@ async function runToEnd(id: string, maxTicks = 10) {
   return engine.get(id);
 }
 
+/**
+ * A migration whose first answer names both Azure-AsyncOperation and Location, its status
+ * answering each of `statuses` in turn; what its Location (`resultPath`) answers is
+ * scripted by the test.
+ */
+function migrationFollowingBoth(name: string, statuses: string[]) {
+  const service = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim-${name}`;
+  const statusUrl = `${emulator.url}/subscriptions/${subscription}/providers/Vendor.ApiManagement/locations/westus/operationStatuses/op-${name}?api-version=2024-05-01`;
+  const resultUrl = `${emulator.url}/${service}/operationresults/op-${name}?api-version=2024-05-01`;
+  emulator.script({ kind: 'answer', method: 'POST', pathPattern: 'migrateToStv2$', status: 202, headers: { 'azure-asyncoperation': statusUrl, location: resultUrl, 'retry-after': '1' } });
+  for (const status of statuses) emulator.script({ kind: 'answer', method: 'GET', pathPattern: `operationStatuses/op-${name}$`, status: 200, body: { status } });
+  const start = request('ApiManagementService_MigrateToStv2', 'POST', `${service}/migrateToStv2`, { mode: 'NewIP' }, '2024-05-01');
+  return { statusUrl, resultUrl, resultPath: `operationresults/op-${name}$`, start };
+}
+
 describe('OrchestrationEngine', () => {
   it('follows a container group create through Location to Completed, with the resource as output', async () => {
     const start = groupRequest();
@@ -129,20 +144,51 @@ describe('OrchestrationEngine', () => {
   });
 
   it('takes a POST\'s result from its Location when the answer names an Azure-AsyncOperation to follow too (final-state-via: location)', async () => {
-    const service = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim-both`;
-    const statusUrl = `${emulator.url}/subscriptions/${subscription}/providers/Vendor.ApiManagement/locations/westus/operationStatuses/op-both?api-version=2024-05-01`;
-    const resultUrl = `${emulator.url}/${service}/operationresults/op-both?api-version=2024-05-01`;
-    emulator.script({ kind: 'answer', method: 'POST', pathPattern: 'migrateToStv2$', status: 202, headers: { 'azure-asyncoperation': statusUrl, location: resultUrl, 'retry-after': '1' } });
-    emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'operationStatuses/op-both$', status: 200, body: { status: 'InProgress' } });
-    emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'operationStatuses/op-both$', status: 200, body: { status: 'Succeeded' } });
-    emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'operationresults/op-both$', status: 200, body: { name: 'apim-both', properties: { provisioningState: 'Succeeded', platformVersion: 'stv2' } } });
-    const start = request('ApiManagementService_MigrateToStv2', 'POST', `${service}/migrateToStv2`, { mode: 'NewIP' }, '2024-05-01');
+    const { statusUrl, resultPath, start } = migrationFollowingBoth('both', ['InProgress', 'Succeeded']);
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: resultPath, status: 200, body: { name: 'apim-both', properties: { provisioningState: 'Succeeded', platformVersion: 'stv2' } } });
     const outcome = await engine.start(start, sendFor(start));
     expect(outcome.state.poll).toMatchObject({ mode: 'azure-async-operation', url: statusUrl });
     const final = await runToEnd(outcome.state.id);
     expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { name: 'apim-both', properties: { platformVersion: 'stv2' } } } });
     expect(emulator.upstreamRequests({ pathIncludes: '/operationStatuses/' })).toHaveLength(2);
     expect(emulator.upstreamRequests({ pathIncludes: '/operationresults/' })).toHaveLength(1);
+  });
+
+  it('reads a POST\'s result again on its Location while it answers 202 after the status said Succeeded, as a running read that waits as asked', async () => {
+    const { resultUrl, resultPath, start } = migrationFollowingBoth('late', ['Succeeded']);
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: resultPath, status: 202, headers: { 'retry-after': '7' } });
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: resultPath, status: 202, headers: { 'retry-after': '3' } });
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: resultPath, status: 200, body: { name: 'apim-late', properties: { platformVersion: 'stv2' } } });
+    const outcome = await engine.start(start, sendFor(start));
+    const notReady = { runtimeStatus: 'Running', customStatus: { upstreamState: 'Succeeded', lastReadStatus: 202, message: 'The operation succeeded upstream; its result is not ready yet (202); reading it again.' } };
+
+    expect(await tick()).toBe(1);
+    expect(await engine.get(outcome.state.id)).toMatchObject({ ...notReady, poll: { mode: 'location', url: resultUrl, failedReads: 0, pollCount: 1, nextPollAt: clock + 7000 } });
+    expect(await tick(engine, 7000)).toBe(1);
+    expect(await engine.get(outcome.state.id)).toMatchObject({ ...notReady, poll: { mode: 'location', url: resultUrl, failedReads: 0, pollCount: 2, nextPollAt: clock + 3000 } });
+    expect(await tick(engine, 3000)).toBe(1);
+    expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { name: 'apim-late', properties: { platformVersion: 'stv2' } } }, customStatus: { upstreamState: 'Succeeded' } });
+    // The status was read once: once it said Succeeded, only the result is read.
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationStatuses/' })).toHaveLength(1);
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationresults/' })).toHaveLength(3);
+  });
+
+  it('reads a POST\'s result, not its status again, after a failed read of the result once the status said Succeeded', async () => {
+    const { resultUrl, resultPath, start } = migrationFollowingBoth('busy', ['Succeeded']);
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: resultPath, status: 503, body: { error: { code: 'ServiceUnavailable', message: 'Try again.' } } });
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: resultPath, status: 200, body: { name: 'apim-busy', properties: { platformVersion: 'stv2' } } });
+    const outcome = await engine.start(start, sendFor(start));
+
+    await tick();
+    expect(await engine.get(outcome.state.id)).toMatchObject({
+      runtimeStatus: 'Running',
+      customStatus: { upstreamState: 'Succeeded', lastReadStatus: 503, message: 'The result read failed (503); retrying.' },
+      poll: { mode: 'location', url: resultUrl, failedReads: 1 },
+    });
+    const final = await runToEnd(outcome.state.id);
+    expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { name: 'apim-busy' } } });
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationStatuses/' })).toHaveLength(1);
+    expect(emulator.upstreamRequests({ pathIncludes: '/operationresults/' })).toHaveLength(2);
   });
 
   it('returns the running orchestration for a repeated start, and the upstream sees one call', async () => {

@@ -1,5 +1,5 @@
 /** The ARM polling rules, as scenario tables named like core-lro's (put201Creating, post202Location…). */
-import { finalReadOf, isUnfollowableAccept, movedPollUrlOf, pollIntervalMs, pollingModeOf, provisioningStateOf, readPoll, resultUrlOf, terminalStateOf, type UpstreamAnswer } from '../../../src/orchestration/lroRules';
+import { finalReadOf, isUnfollowableAccept, movedPollUrlOf, pollIntervalMs, pollingModeOf, provisioningStateOf, readPoll, readsResultOf, resultUrlOf, terminalStateOf, type UpstreamAnswer } from '../../../src/orchestration/lroRules';
 
 const answer = (status: number, headers: Record<string, string> = {}, body?: unknown): UpstreamAnswer => ({ status, headers, body });
 const resource = (provisioningState?: string) => ({ properties: provisioningState === undefined ? {} : { provisioningState } });
@@ -59,9 +59,17 @@ describe('resultUrlOf and finalReadOf', () => {
   ])('%s', (_title, method, mode, initial, expected) => expect(resultUrlOf(method, mode, initial)).toBe(expected));
 
   it('reads a PUT\'s resource, else a POST\'s result as a Location status, else nothing', () => {
-    expect(finalReadOf({ needsFinalGet: true }, { resourceUrl: 'https://m/r' })).toEqual({ mode: 'resource', url: 'https://m/r', method: 'GET' });
-    expect(finalReadOf({ needsFinalGet: false }, { resourceUrl: 'https://m/r', resultUrl: 'https://m/result' })).toEqual({ mode: 'location', url: 'https://m/result', method: 'POST' });
-    expect(finalReadOf({ needsFinalGet: false }, { resourceUrl: 'https://m/r' })).toBeUndefined();
+    expect(finalReadOf({ needsFinalGet: true }, { mode: 'azure-async-operation', resourceUrl: 'https://m/r' })).toEqual({ mode: 'resource', url: 'https://m/r', method: 'GET' });
+    expect(finalReadOf({ needsFinalGet: false }, { mode: 'azure-async-operation', resourceUrl: 'https://m/r', resultUrl: 'https://m/result' })).toEqual({ mode: 'location', url: 'https://m/result', method: 'POST' });
+    expect(finalReadOf({ needsFinalGet: false }, { mode: 'azure-async-operation', resourceUrl: 'https://m/r' })).toBeUndefined();
+  });
+
+  it('post202AsyncAndLocationResultNotReady: a poll moved to the result reads it as a Location status, and nothing after', () => {
+    const movedToResult = { mode: 'location', resourceUrl: 'https://m/r', resultUrl: 'https://m/result' } as const;
+    expect(readsResultOf(movedToResult)).toBe(true);
+    expect(readsResultOf({ mode: 'azure-async-operation', resultUrl: 'https://m/result' })).toBe(false);
+    expect(readsResultOf({ mode: 'location' })).toBe(false);
+    expect(finalReadOf({ needsFinalGet: false }, movedToResult)).toBeUndefined();
   });
 });
 

@@ -39,6 +39,16 @@ describe('afterRead', () => {
     expect(state.poll).toMatchObject({ url: 'https://m/op2', nextPollAt: now + 7000, pollCount: 1, failedReads: 0 });
   });
 
+  it('a POST\'s result not ready yet: a running read of the result URL, which the poll reads from now on, the operation Succeeded', () => {
+    const following = running(pending, { ...plan, mode: 'azure-async-operation', url: 'https://m/st', resultUrl: 'https://m/result' }, { status: 202 }, now, policy);
+    const state = afterRead(following, { kind: 'running', state: 'InProgress', retryAfter: '7', movedTo: 'https://m/result', answerStatus: 202, readsResult: true }, now, policy);
+    expect(state.poll).toMatchObject({ mode: 'location', url: 'https://m/result', resultUrl: 'https://m/result', nextPollAt: now + 7000, pollCount: 1, failedReads: 0 });
+    expect(state.customStatus).toEqual({ upstreamState: 'Succeeded', lastReadStatus: 202, lastPolledTime: new Date(now).toISOString(), message: 'The operation succeeded upstream; its result is not ready yet (202); reading it again.' });
+    const failed = afterRead(state, { kind: 'read-failed', status: 503, movedTo: 'https://m/result', readsResult: true }, now, policy);
+    expect(failed.customStatus).toMatchObject({ upstreamState: 'Succeeded', lastReadStatus: 503, message: 'The result read failed (503); retrying.' });
+    expect(failed.poll).toMatchObject({ mode: 'location', url: 'https://m/result', failedReads: 1 });
+  });
+
   it('backs off after a failed read', () => {
     const state = afterRead(runningState, { kind: 'read-failed', status: 503 }, now, policy);
     expect(state.poll).toMatchObject({ nextPollAt: now + 60_000, pollCount: 1, failedReads: 1 });
