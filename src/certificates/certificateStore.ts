@@ -1,13 +1,13 @@
 /**
  * Certificate bundles in blob storage. A bundle is written completely
- * under `{projectId}/{environmentId}/{thumbprint}-{fetchId}/` (zip and metadata in one private
+ * under `{projectId}/{environmentId}/{thumbprint}-{fetchId}/` (metadata and zip in one private
  * container, the secret in another), and only then made current by replacing the
  * environment's `current.json`. A failure at any step leaves the current certificate as it was.
  */
 import { randomBytes } from 'node:crypto';
 import type { ContainerClient } from '@azure/storage-blob';
 import { GatewayError } from '../errors';
-import { downloadText } from '../storage/blobText';
+import { downloadText, statusCodeOf } from '../storage/blobText';
 import { StorageBudget } from '../storage/storageBudget';
 
 export interface CertificateMetadata {
@@ -58,6 +58,12 @@ export interface EnvironmentRecord {
 
 /** The blob metadata on a bundle's metadata.json naming the pointer version its save replaces ('' when there was none). */
 const basedOnKey = 'basedon';
+
+/** A delete of what is already gone has nothing left to do. */
+function ignoreMissing(error: unknown): undefined {
+  if (statusCodeOf(error) === 404) return undefined;
+  throw error;
+}
 
 export class CertificateStore {
   #ready: Promise<unknown> | undefined;
@@ -121,48 +127,62 @@ export class CertificateStore {
   }
 
   /**
-   * The bundles stored (their folder, the thumbprint it starts with, and the pointer's ETag its
-   * save read: see #pruneOldBundles), newest first.
+   * The bundles stored (their folder, the thumbprint it starts with, the pointer's ETag its
+   * save read: see #pruneOldBundles, and whether its zip is written: see save), newest first.
    */
-  async #keptBundles(folder: string): Promise<{ bundle: string; thumbprint: string; basedOn?: string }[]> {
-    const found: { bundle: string; thumbprint: string; basedOn?: string; at: number }[] = [];
+  async #keptBundles(folder: string): Promise<{ bundle: string; thumbprint: string; basedOn?: string; complete: boolean }[]> {
+    const found = new Map<string, { bundle: string; thumbprint: string; basedOn?: string; at: number; complete: boolean }>();
+    const zipped = new Set<string>();
     for await (const blob of this.#blobsUnder(this.bundles, `${folder}/`, { includeMetadata: true })) {
-      const match = new RegExp(`^${folder}/(([^/-]+)[^/]*)/metadata\\.json$`).exec(blob.name);
-      if (match) found.push({ bundle: match[1]!, thumbprint: match[2]!, basedOn: blob.metadata?.[basedOnKey], at: blob.properties.createdOn?.getTime() ?? 0 });
+      const match = new RegExp(`^${folder}/(([^/-]+)[^/]*)/(.+)$`).exec(blob.name);
+      if (!match) continue;
+      if (match[3] !== 'metadata.json') zipped.add(match[1]!);
+      else found.set(match[1]!, { bundle: match[1]!, thumbprint: match[2]!, basedOn: blob.metadata?.[basedOnKey], at: blob.properties.createdOn?.getTime() ?? 0, complete: false });
     }
-    return found.sort((a, b) => b.at - a.at);
+    return [...found.values()].map((bundle) => ({ ...bundle, complete: zipped.has(bundle.bundle) })).sort((a, b) => b.at - a.at);
   }
 
   /**
-   * Writes the bundle, its secret and its metadata, then points `current.json` at it. The
+   * Writes the bundle's metadata, its secret and its zip, then points `current.json` at it. The
    * pointer is replaced with the ETag it was read with, so a concurrent save cannot be lost.
    * Each save writes a folder of its own, never the current one, even for the same certificate.
+   *
+   * metadata.json goes first so that every bundle begun is listed, and pruning removes whatever
+   * of it a failed save left (a secret above all); the zip goes after the secret, so a bundle
+   * whose zip is listed is complete; the pointer goes last, so no reader sees a bundle as
+   * current before its zip and secret exist.
    */
   async save(fetched: CertificateMetadata, zip: Buffer, secret: string): Promise<void> {
     await this.#ensureReady();
     // Thumbprints are alphanumeric (the refresher checks), so the first '-' ends the thumbprint.
-    const metadata: CertificateMetadata = { ...fetched, bundle: `${fetched.thumbprint}-${randomBytes(6).toString('hex')}` };
+    const bundle = `${fetched.thumbprint}-${randomBytes(6).toString('hex')}`;
+    const metadata: CertificateMetadata = { ...fetched, bundle };
     const folder = this.#folder(metadata.projectId, metadata.environmentId);
-    const bundleFolder = `${folder}/${metadata.bundle}`;
+    const bundleFolder = `${folder}/${bundle}`;
     const previous = await this.#readJson<CertificateMetadata>(`${folder}/current.json`);
     const unchanged = ' (the current certificate is unchanged)';
+    // The pointer's version this save will replace, kept with the bundle for pruning to read.
+    await this.#writeJson(`${bundleFolder}/metadata.json`, metadata, undefined, { [basedOnKey]: previous?.etag ?? '' });
+    await this.#budget.call(`write the secret${unchanged}`, (abortSignal) => this.secrets.getBlockBlobClient(`${bundleFolder}/secret`).upload(secret, Buffer.byteLength(secret), { abortSignal }));
     await this.#budget.call(`write the bundle${unchanged}`, (abortSignal) =>
       this.bundles.getBlockBlobClient(`${bundleFolder}/${metadata.filename}`).uploadData(zip, { abortSignal, blobHTTPHeaders: { blobContentType: 'application/zip' } }),
     );
-    await this.#budget.call(`write the secret${unchanged}`, (abortSignal) => this.secrets.getBlockBlobClient(`${bundleFolder}/secret`).upload(secret, Buffer.byteLength(secret), { abortSignal }));
-    // The pointer's version this save will replace, kept with the bundle for pruning to read.
-    await this.#writeJson(`${bundleFolder}/metadata.json`, metadata, undefined, { [basedOnKey]: previous?.etag ?? '' });
     if (!(await this.#writeJson(`${folder}/current.json`, metadata, previous?.etag ? { ifMatch: previous.etag } : { ifNoneMatch: '*' }))) {
+      // This bundle can never become current. A concurrent pruning may have removed its
+      // metadata.json already (its save had replaced the pointer), so nothing else would
+      // remove what this save wrote after; if this removal fails, metadata.json (removed
+      // last) still lists it for the next pruning.
+      await this.#removeBundle(folder, bundle).catch(() => undefined);
       throw new GatewayError('Conflict', 'Another instance made a certificate current at the same moment; the newer one stays.');
     }
-    await this.#pruneOldBundles(folder);
+    await this.#pruneOldBundles(folder, bundle);
   }
 
   /**
-   * Keeps the newest `keepBundles` bundles, and never removes the current one nor one that a
-   * save still in flight may yet make current. No clock decides that (a grace period would
-   * trust how long a save takes; creation times, the clocks of storage's servers), only the
-   * pointer's ETag, which never repeats:
+   * Keeps the newest `keepBundles` complete bundles, and never removes the current one, the one
+   * this save (`ownBundle`) just made current, nor one that a save still in flight may yet make
+   * current. No clock decides that (a grace period would trust how long a save takes; creation
+   * times, the clocks of storage's servers), only the pointer's ETag, which never repeats:
    *
    * A save makes its bundle current by replacing `current.json` on condition of the ETag it
    * read before writing the bundle, kept as `basedon` on the bundle's metadata.json. The
@@ -171,20 +191,37 @@ export class CertificateStore {
    * changed since the save read it, so the ETag read here is its `basedon`: spared. For any
    * other listed bundle, the pointer changed after its save read it: that save's condition can
    * no longer hold (it failed, or will), or it held already and the bundle is current (spared)
-   * or was replaced since. Either way no save can point at it again. A bundle written after the
-   * listing is not in it. Records written before `basedon` have none: they were never pending.
+   * or was replaced since. Either way no save can point at it again, so one left incomplete (no
+   * zip: its save failed) is removed whatever the count. A bundle written after the listing is
+   * not in it. Records written before `basedon` have none: they were never pending.
+   *
+   * If the pointer this save has just written reads as missing (or without an ETag), storage
+   * cannot be trusted at this moment to say what is current: nothing is pruned; the next save prunes.
    */
-  async #pruneOldBundles(folder: string): Promise<void> {
+  async #pruneOldBundles(folder: string, ownBundle: string): Promise<void> {
     const kept = await this.#keptBundles(folder);
     const pointer = await this.#readJson<CertificateMetadata>(`${folder}/current.json`);
-    const currentBundle = pointer && bundleFolderOf(pointer.value);
-    const mayBecomeCurrent = (basedOn: string | undefined) => basedOn !== undefined && basedOn === (pointer?.etag ?? '');
-    const surplus = kept.filter(({ bundle, basedOn }) => bundle !== currentBundle && !mayBecomeCurrent(basedOn)).slice(Math.max(0, this.keepBundles - 1));
-    for (const { bundle } of surplus) {
-      for await (const blob of this.#blobsUnder(this.bundles, `${folder}/${bundle}/`)) {
-        await this.#budget.call('remove an old bundle', (abortSignal) => this.bundles.deleteBlob(blob.name, { abortSignal }));
-      }
-      await this.#budget.call('remove an old secret', (abortSignal) => this.secrets.deleteBlob(`${folder}/${bundle}/secret`, { abortSignal })).catch(() => undefined);
+    if (!pointer?.etag) return;
+    const currentBundle = bundleFolderOf(pointer.value);
+    const removable = kept.filter(({ bundle, basedOn }) => bundle !== currentBundle && bundle !== ownBundle && basedOn !== pointer.etag);
+    const incomplete = removable.filter(({ complete }) => !complete);
+    const surplus = removable.filter(({ complete }) => complete).slice(Math.max(0, this.keepBundles - 1));
+    for (const { bundle } of [...incomplete, ...surplus]) await this.#removeBundle(folder, bundle);
+  }
+
+  /**
+   * Removes a bundle: its secret first, then its zip, and its metadata.json last, so that a
+   * failure (which propagates, ending the removal) leaves it listed for the next pruning to
+   * finish. What is already gone (a failed save never wrote it, a concurrent pruning removed it) is skipped.
+   */
+  async #removeBundle(folder: string, bundle: string): Promise<void> {
+    const bundleFolder = `${folder}/${bundle}`;
+    await this.#budget.call('remove an old secret', (abortSignal) => this.secrets.deleteBlob(`${bundleFolder}/secret`, { abortSignal }).catch(ignoreMissing));
+    const names: string[] = [];
+    for await (const blob of this.#blobsUnder(this.bundles, `${bundleFolder}/`)) names.push(blob.name);
+    const metadataName = `${bundleFolder}/metadata.json`;
+    for (const name of [...names.filter((name) => name !== metadataName), metadataName]) {
+      await this.#budget.call('remove an old bundle', (abortSignal) => this.bundles.deleteBlob(name, { abortSignal }).catch(ignoreMissing));
     }
   }
 
