@@ -175,7 +175,10 @@ export class CertificateStore {
       await this.#removeBundle(folder, bundle).catch(() => undefined);
       throw new GatewayError('Conflict', 'Another instance made a certificate current at the same moment; the newer one stays.');
     }
-    await this.#pruneOldBundles(folder, bundle);
+    // The new bundle is current: the save has done what it is for, and a pruning that fails is
+    // left to the next save (metadata.json, removed last, still lists what it did not finish).
+    // Failing the save here would tell the refresher its certificate was not stored.
+    await this.#pruneOldBundles(folder, bundle).catch(() => undefined);
   }
 
   /**
