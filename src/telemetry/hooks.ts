@@ -7,7 +7,7 @@
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import type { Instrumentation } from './exportSdk';
-import type { TraceCarrier } from './traceCarrier';
+import { carrierOf, type TraceCarrier } from './traceCarrier';
 import { instrumentation } from './telemetry';
 
 type Handler<Rest extends unknown[]> = (request: HttpRequest, context: InvocationContext, ...rest: Rest) => Promise<HttpResponseInit>;
@@ -88,5 +88,5 @@ export function recordCertificateExpiry(environment: { projectId: number; enviro
 export function cloudEventTracing(state: { traceContext?: TraceCarrier }): Partial<TraceCarrier> {
   const carrier = state.traceContext;
   if (!carrier) return {};
-  return carrier.tracestate ? { traceparent: carrier.traceparent, tracestate: carrier.tracestate } : { traceparent: carrier.traceparent };
+  return carrierOf(carrier.traceparent, carrier.tracestate);
 }

@@ -11,9 +11,9 @@ import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanSta
 import { ChainedContext } from './chainedContext';
 import { traceparentOf, type GatewayTracer } from './gatewaySpans';
 import { recordCallerRefusal, recordUpstreamAttempt } from './metrics';
-import { safeUpstreamId } from './upstreamIds';
+import { upstreamIdsOf, type UpstreamIds } from './upstreamIds';
 import type { AttemptFacts } from './hooks';
-import type { TraceCarrier } from './traceCarrier';
+import { carrierOf, type TraceCarrier } from './traceCarrier';
 
 let tracer: GatewayTracer;
 
@@ -73,25 +73,24 @@ export function inSpan<T>(name: string, options: { kind: SpanKind; attributes?: 
 }
 
 /**
- * The upstream's request ids of an answer's headers. The same answer marks the attempt's span
- * and then the incoming call's: the last headers read are remembered, so their ids are
- * checked once.
+ * The same answer marks the attempt's span and then the incoming call's: the last headers read
+ * are remembered with their ids (src/telemetry/upstreamIds.ts), so they are checked once.
  */
-function upstreamIdsOf(headers: Record<string, string>): readonly [string | undefined, string | undefined] {
+function idsOfAnswer(headers: Record<string, string>): UpstreamIds | undefined {
   if (headers !== lastIdHeaders) {
     lastIdHeaders = headers;
-    lastIds = [safeUpstreamId(headers['x-ms-request-id']), safeUpstreamId(headers['x-ms-correlation-request-id'])];
+    lastIds = upstreamIdsOf(headers);
   }
   return lastIds;
 }
 let lastIdHeaders: Record<string, string> | undefined;
-let lastIds: readonly [string | undefined, string | undefined] = [undefined, undefined];
+let lastIds: UpstreamIds | undefined;
 
 /** Marks a span with the upstream's request ids, when the answer has them. */
 function setUpstreamIds(span: Span, headers: Record<string, string>): void {
-  const [requestId, correlationRequestId] = upstreamIdsOf(headers);
-  if (requestId) span.setAttribute('az.service_request_id', requestId);
-  if (correlationRequestId) span.setAttribute('gateway.upstream.correlation_request_id', correlationRequestId);
+  const ids = idsOfAnswer(headers);
+  if (ids?.requestId) span.setAttribute('az.service_request_id', ids.requestId);
+  if (ids?.correlationRequestId) span.setAttribute('gateway.upstream.correlation_request_id', ids.correlationRequestId);
 }
 
 /** Marks the active span with the upstream's request ids (the incoming call that made it). */
@@ -127,10 +126,6 @@ export function traceIncoming<Rest extends unknown[]>(operation: string, handler
     if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     if (status === 403 || status === 429) recordCallerRefusal(operation, response);
   }
-}
-
-function carrierOf(traceparent: string, tracestate: string | null | undefined): TraceCarrier {
-  return tracestate ? { traceparent, tracestate } : { traceparent };
 }
 
 /** Runs `work` as an orchestration step for `operation` (a poll): its upstream calls are counted under it. */

@@ -3,3 +3,8 @@ export interface TraceCarrier {
   traceparent: string;
   tracestate?: string;
 }
+
+/** A carrier of `traceparent`, with `tracestate` only when there is one. */
+export function carrierOf(traceparent: string, tracestate: string | null | undefined): TraceCarrier {
+  return tracestate ? { traceparent, tracestate } : { traceparent };
+}
