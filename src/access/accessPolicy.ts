@@ -55,7 +55,7 @@ export interface Grant {
 }
 
 /** Selectors compare case-insensitively for keys, principals and Teams users (hex, GUIDs); app roles and Slack ids as written. */
-export function normalizeSelector(selector: string): string {
+function normalizeSelector(selector: string): string {
   return /^(key|principal|teams):/i.test(selector) ? selector.toLowerCase() : selector;
 }
 
@@ -71,12 +71,14 @@ function loosest(values: (number | undefined)[]): number | undefined {
 
 export class AccessPolicy {
   readonly #rules: readonly AccessRule[] | undefined;
-  /** Every selector a rule names, normalized. */
+  /** Every selector a rule names, normalized, and the kinds of them (`slack:`, `key:`, ...). */
   readonly #named: ReadonlySet<string>;
+  readonly #namedKinds: ReadonlySet<string>;
 
   constructor(rules: readonly AccessRule[] | undefined) {
     this.#rules = rules?.map((rule) => ({ ...rule, callers: rule.callers.map(normalizeSelector) }));
     this.#named = new Set((this.#rules ?? []).flatMap((rule) => rule.callers));
+    this.#namedKinds = new Set([...this.#named].map((selector) => selector.slice(0, selector.indexOf(':') + 1)));
   }
 
   /** Whether a rule names `selector` itself (not through `*` or a role). */
@@ -89,7 +91,7 @@ export class AccessPolicy {
    * ACCESS_POLICY schema requires them, so a kind is named exactly when a caller of it can be.
    */
   namesKind(kind: `${string}:`): boolean {
-    return [...this.#named].some((selector) => selector.startsWith(kind));
+    return this.#namedKinds.has(kind);
   }
 
   /** Whether a policy is set at all (unset: every caller may do everything). */

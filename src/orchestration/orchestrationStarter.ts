@@ -19,7 +19,7 @@ import type { OrchestrationRecords } from './orchestrationRecords';
 import { isActive, type OrchestrationState } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';
 import { answerOf } from './upstreamAnswer';
-import { running, scheduleOf } from './transitions';
+import { running, scheduleOf, type Ending } from './transitions';
 
 export function requestKeyOf(request: Pick<StartRequest, 'method' | 'path' | 'query' | 'bodyText' | 'actor' | 'startedBy' | 'duplicatesPerCaller'>): string {
   const query = [...request.query].sort(([a], [b]) => a.localeCompare(b));
@@ -100,13 +100,13 @@ export class OrchestrationStarter {
       initial = { status: response.status, body: redactSecrets(answer.body), upstreamIds: upstreamIdsOf(response.headers) };
     } catch (error) {
       const failure = error instanceof GatewayError ? { code: error.code, message: error.message } : { code: 'InternalError', message: 'The start failed.' };
-      await this.#recorded(() => this.records.end(stored, { runtimeStatus: 'Failed', failure }, keyEtag));
+      await this.#end(stored, { runtimeStatus: 'Failed', failure }, keyEtag);
       throw error;
     }
 
     if (isUnfollowableAccept(request.method, answer)) {
       const failure = { code: 'UpstreamBadResponse', message: 'The upstream accepted the operation (202) without a Location or Azure-AsyncOperation to follow it; its outcome cannot be known.' } as const;
-      await this.#recorded(() => this.records.end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag));
+      await this.#end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag);
       throw new GatewayError(failure.code, failure.message, { headers: { 'x-orchestration-id': pending.id } });
     }
     let mode = pollingModeOf(request.method, answer);
@@ -118,19 +118,17 @@ export class OrchestrationStarter {
     }
     if (!mode || !pollUrl) {
       const succeeded = response.status < 400;
-      const state = await this.#recorded(() =>
-        this.records.end(stored, {
-          runtimeStatus: succeeded ? 'Completed' : 'Failed',
-          initial,
-          output: initial,
-          customStatus: { upstreamState: succeeded ? 'Succeeded' : 'Failed', lastReadStatus: response.status },
-        }, keyEtag),
-      );
+      const state = await this.#end(stored, {
+        runtimeStatus: succeeded ? 'Completed' : 'Failed',
+        initial,
+        output: initial,
+        customStatus: { upstreamState: succeeded ? 'Succeeded' : 'Failed', lastReadStatus: response.status },
+      }, keyEtag);
       return { kind: 'final', state, response };
     }
     if (!isTrustedUrl(pollUrl, this.deps.upstream.baseUrl)) {
       const failure = { code: 'UpstreamLinkRefused', message: 'The upstream asked to be polled on another origin; the app does not follow it.' };
-      return { kind: 'running', state: await this.#recorded(() => this.records.end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag)), response };
+      return { kind: 'running', state: await this.#end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag), response };
     }
     // A result on another origin is not read: the status body is then the output, as before.
     const resultUrl = resultUrlOf(request.method, mode, answer);
@@ -146,6 +144,11 @@ export class OrchestrationStarter {
     ]);
     this.records.log({ id: pending.id, name: request.name, step: 'started', mode, nextPollInMs: (stored.state.poll?.nextPollAt ?? now) - now });
     return { kind: 'running', state: stored.state, response };
+  }
+
+  /** Ends the start's orchestration with what the upstream answered, tried again as any record of it. */
+  #end(stored: StoredState, ending: Ending, keyEtag: string | undefined): Promise<OrchestrationState> {
+    return this.#recorded(() => this.records.end(stored, ending, keyEtag));
   }
 
   /**
