@@ -109,7 +109,8 @@ export class CertificateStore {
   async read(projectId: number, environmentId: string): Promise<EnvironmentRecord> {
     await this.#ensureReady();
     const [status, kept] = await Promise.all([this.readStatus(projectId, environmentId), this.#keptBundles(this.#folder(projectId, environmentId))]);
-    return { ...status, kept: kept.map((bundle) => bundle.thumbprint) };
+    // A bundle without its zip is a save in flight or one that failed: not kept.
+    return { ...status, kept: kept.filter((bundle) => bundle.complete).map((bundle) => bundle.thumbprint) };
   }
 
   /** The current certificate and the last attempt only: two reads, no listing (what `health` needs). */

@@ -189,6 +189,16 @@ it.each(failedSaves)('a save that failed writing %s (%s stalled) leaves nothing 
   expect(await stored(bundles, secrets)).toEqual(await onlyTheCurrentBundle(bundles));
 }, 30_000);
 
+it('lists as kept only whole bundles, not one a failed save left without its zip', async () => {
+  const { bundles, secrets } = containers();
+  const { store, failing } = storeFailingWhen(bundles, secrets, 1, (line) => (line.startsWith(`PUT ${bundles}/`) && line.endsWith('.zip') ? 'request' : undefined));
+  await store.save(...round(1));
+  failing.now = true;
+  await expect(store.save(...round(2))).rejects.toMatchObject({ code: 'StorageUnavailable' });
+  failing.now = false;
+  expect((await store.read(7, 'env-a')).kept).toHaveLength(1);
+}, 30_000);
+
 it('a save that loses the race to the pointer after a pruning removed its listing removes what it wrote', async () => {
   const { bundles, secrets } = containers();
   // S is held before it writes its secret, its metadata.json written; T saves whole meanwhile.
