@@ -121,26 +121,31 @@ export class CertificateStore {
     return { current: current?.value, lastAttempt: lastAttempt?.value };
   }
 
-  /** The blobs under `prefix`, each listing page within the budget. */
-  async *#blobsUnder(container: ContainerClient, prefix: string, options: { includeMetadata?: boolean } = {}) {
-    const pages = this.#budget.pages('list bundles', (abortSignal) => container.listBlobsFlat({ prefix, ...options, abortSignal }).byPage({ maxPageSize: 1000 }));
+  /** The bundles' blobs under `prefix`, with their metadata, each listing page within the budget. */
+  async *#blobsUnder(prefix: string) {
+    const pages = this.#budget.pages('list bundles', (abortSignal) => this.bundles.listBlobsFlat({ prefix, includeMetadata: true, abortSignal }).byPage({ maxPageSize: 1000 }));
     for await (const page of pages) yield* page.segment.blobItems;
   }
 
   /**
    * The bundles stored (their folder, the thumbprint it starts with, the pointer's ETag its
-   * save read: see #pruneOldBundles, and whether its zip is written: see save), newest first.
+   * save read: see #pruneOldBundles, and its files besides metadata.json: with its zip it is
+   * complete, see save), newest first.
    */
-  async #keptBundles(folder: string): Promise<{ bundle: string; thumbprint: string; basedOn?: string; complete: boolean }[]> {
-    const found = new Map<string, { bundle: string; thumbprint: string; basedOn?: string; at: number; complete: boolean }>();
-    const zipped = new Set<string>();
-    for await (const blob of this.#blobsUnder(this.bundles, `${folder}/`, { includeMetadata: true })) {
+  async #keptBundles(folder: string): Promise<{ bundle: string; thumbprint: string; basedOn?: string; files: string[]; complete: boolean }[]> {
+    const found = new Map<string, { bundle: string; thumbprint: string; basedOn?: string; at: number }>();
+    const filesOf = new Map<string, string[]>();
+    for await (const blob of this.#blobsUnder(`${folder}/`)) {
       const match = new RegExp(`^${folder}/(([^/-]+)[^/]*)/(.+)$`).exec(blob.name);
       if (!match) continue;
-      if (match[3] !== 'metadata.json') zipped.add(match[1]!);
-      else found.set(match[1]!, { bundle: match[1]!, thumbprint: match[2]!, basedOn: blob.metadata?.[basedOnKey], at: blob.properties.createdOn?.getTime() ?? 0, complete: false });
+      const [, bundle, thumbprint, file] = match as unknown as [string, string, string, string];
+      if (file === 'metadata.json') found.set(bundle, { bundle, thumbprint, basedOn: blob.metadata?.[basedOnKey], at: blob.properties.createdOn?.getTime() ?? 0 });
+      else filesOf.set(bundle, [...(filesOf.get(bundle) ?? []), file]);
     }
-    return [...found.values()].map((bundle) => ({ ...bundle, complete: zipped.has(bundle.bundle) })).sort((a, b) => b.at - a.at);
+    return [...found.values()].map((bundle) => {
+      const files = filesOf.get(bundle.bundle) ?? [];
+      return { ...bundle, files, complete: files.length > 0 };
+    }).sort((a, b) => b.at - a.at);
   }
 
   /**
@@ -173,7 +178,7 @@ export class CertificateStore {
       // metadata.json already (its save had replaced the pointer), so nothing else would
       // remove what this save wrote after; if this removal fails, metadata.json (removed
       // last) still lists it for the next pruning.
-      await this.#removeBundle(folder, bundle).catch(() => undefined);
+      await this.#removeBundle(folder, bundle, [metadata.filename]).catch(() => undefined);
       throw new GatewayError('Conflict', 'Another instance made a certificate current at the same moment; the newer one stays.');
     }
     // The new bundle is current: the save has done what it is for, and a pruning that fails is
@@ -210,22 +215,21 @@ export class CertificateStore {
     const removable = kept.filter(({ bundle, basedOn }) => bundle !== currentBundle && bundle !== ownBundle && basedOn !== pointer.etag);
     const incomplete = removable.filter(({ complete }) => !complete);
     const surplus = removable.filter(({ complete }) => complete).slice(Math.max(0, this.keepBundles - 1));
-    for (const { bundle } of [...incomplete, ...surplus]) await this.#removeBundle(folder, bundle);
+    for (const { bundle, files } of [...incomplete, ...surplus]) await this.#removeBundle(folder, bundle, files);
   }
 
   /**
    * Removes a bundle: its secret first, then its zip, and its metadata.json last, so that a
    * failure (which propagates, ending the removal) leaves it listed for the next pruning to
    * finish. What is already gone (a failed save never wrote it, a concurrent pruning removed it) is skipped.
+   * `files` are its files besides metadata.json, as listed by the pruning or known to its own save:
+   * a save whose bundle is doomed while it writes removes what it wrote itself (see save).
    */
-  async #removeBundle(folder: string, bundle: string): Promise<void> {
+  async #removeBundle(folder: string, bundle: string, files: readonly string[]): Promise<void> {
     const bundleFolder = `${folder}/${bundle}`;
     await this.#budget.call('remove an old secret', (abortSignal) => this.secrets.deleteBlob(`${bundleFolder}/secret`, { abortSignal }).catch(ignoreMissing));
-    const names: string[] = [];
-    for await (const blob of this.#blobsUnder(this.bundles, `${bundleFolder}/`)) names.push(blob.name);
-    const metadataName = `${bundleFolder}/metadata.json`;
-    for (const name of [...names.filter((name) => name !== metadataName), metadataName]) {
-      await this.#budget.call('remove an old bundle', (abortSignal) => this.bundles.deleteBlob(name, { abortSignal }).catch(ignoreMissing));
+    for (const file of [...files, 'metadata.json']) {
+      await this.#budget.call('remove an old bundle', (abortSignal) => this.bundles.deleteBlob(`${bundleFolder}/${file}`, { abortSignal }).catch(ignoreMissing));
     }
   }
 
