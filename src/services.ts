@@ -20,6 +20,7 @@ import { HealthMonitor, upstreamProbeDetail, type HealthChecks, type HealthMonit
 import { accessPolicyOf, type AccessPolicy } from './access/accessPolicy';
 import { CallerRateLimiter } from './access/callerRateLimiter';
 import { UpstreamBudget } from './upstream/upstreamBudget';
+import { watchUpstreamBudget } from './telemetry/telemetry';
 import { storageBlobPackage } from './lazyPackages';
 import { StorageBudget } from './storage/storageBudget';
 import { appVersion } from './version';
@@ -205,6 +206,7 @@ export function createServices(config: Config): Services {
   const dispatcher = createUpstreamAgent();
   const retryPolicy = { ...defaultRetryPolicy, maxRetries: config.UPSTREAM_MAX_RETRIES };
   const upstreamBudget = new UpstreamBudget();
+  watchUpstreamBudget(() => upstreamBudget.snapshot());
   const client = (baseUrl: string, maxRetries: number, options: Pick<UpstreamClientOptions, 'maxResponseBytes' | 'observe' | 'clientRequestIds'> = {}) =>
     new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy: { ...retryPolicy, maxRetries }, maxJsonDepth: config.UPSTREAM_MAX_JSON_DEPTH, ...options });
   const upstreams = {

@@ -28,7 +28,7 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import { recordCertificateExpiry, recordOrchestrationEnd } from './metrics';
+import { recordCertificateExpiry, recordOrchestrationEnd, startMetrics, type UpstreamBudgetReader } from './metrics';
 import { traceNotification, tracePoll } from './orchestrationTracing';
 import { GatewayTracer, parentSpanContextOf } from './gatewaySpans';
 import { PooledRandomIds } from './spanIds';
@@ -47,6 +47,8 @@ export interface ExportSettings {
   serviceVersion: string;
   samplingRatio: number;
   metricIntervalMs: number;
+  /** The management service's remaining budgets as the app last saw them (none: the gauge reports nothing). */
+  upstreamBudget?: UpstreamBudgetReader;
 }
 
 export interface RunningExport {
@@ -161,6 +163,7 @@ export function startExport(settings: ExportSettings): RunningExport {
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(tracerProvider);
   metrics.setGlobalMeterProvider(meterProvider);
+  startMetrics(settings.upstreamBudget);
   return {
     instrumentation,
     flushSpans: () => tracerProvider.forceFlush(),

@@ -6,7 +6,7 @@
 import type { HttpResponseInit } from '@azure/functions';
 import { metrics, ValueType, type Attributes, type Counter, type Histogram } from '@opentelemetry/api';
 import { errorCodeOf } from '../http/callLog';
-import { budgetHeaders, remainingCountOf, type BudgetName } from '../upstream/upstreamBudget';
+import { budgetHeaders, type BudgetName } from '../upstream/upstreamBudget';
 
 interface Instruments {
   upstreamThrottled: Counter;
@@ -18,17 +18,33 @@ interface Instruments {
   notificationFailures: Counter;
 }
 
-/** What observable instruments read when the reader collects. */
-const lastRemaining = new Map<BudgetName, number>();
-const budgetNames = Object.keys(budgetHeaders) as BudgetName[];
+/** The management service's remaining budgets as the app last saw them (src/upstream/upstreamBudget.ts). */
+export type UpstreamBudgetReader = () => Partial<Record<BudgetName, { remaining: number }>>;
+let readUpstreamBudget: UpstreamBudgetReader = () => ({});
+
 /**
- * Upstream attempts, counted here by attribute set and read as a cumulative counter: adding to
- * an SDK counter hashes its attributes (sorted, serialized) on every call, the attempt's
- * dearest metric step. As many entries as the counter would have series.
+ * Makes the instruments, once the SDK's meter provider is registered; `reader` is where the
+ * remaining-budget gauge reads: the app parses each answer's budget headers once, for its
+ * health report too.
  */
-const upstreamCallCounts = new Map<string, { attributes: Attributes; count: number }>();
-/** The header of each budget, looked up once rather than by name on every answer. */
-const budgetHeaderOf = budgetNames.map((name) => [name, budgetHeaders[name]] as const);
+export function startMetrics(reader: UpstreamBudgetReader | undefined): void {
+  if (reader) readUpstreamBudget = reader;
+  instruments();
+}
+
+/**
+ * Upstream attempts, counted here and read as a cumulative counter: adding to an SDK counter
+ * hashes its attributes (sorted, serialized) on every call, and so would a key made of them.
+ * By operation (the same string on every call, whose hash V8 keeps), then by status class and
+ * retry number as one index. As many entries as the counter would have series.
+ */
+const upstreamCallCounts = new Map<string, UpstreamCallCount[]>();
+interface UpstreamCallCount {
+  attributes: Attributes;
+  count: number;
+}
+/** Status classes 1xx to 5xx, then anything else an answer says, then no answer at all. */
+const statusClasses = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx', 'other', 'error'];
 const certificateExpiry = new Map<string, { projectId: number; environmentId: string; expiresAtMs: number }>();
 const dayMs = 24 * 3600_000;
 
@@ -40,7 +56,7 @@ function instruments(): Instruments {
   meter
     .createObservableGauge('gateway.upstream.ratelimit.remaining', { description: "Requests left in the management service's throttling window (x-ms-ratelimit-remaining-*), as last answered", valueType: ValueType.INT })
     .addCallback((result) => {
-      for (const [name, value] of lastRemaining) result.observe(value, { 'gateway.ratelimit.budget': budgetHeaders[name] });
+      for (const [name, seen] of Object.entries(readUpstreamBudget()) as [BudgetName, { remaining: number }][]) result.observe(seen.remaining, { 'gateway.ratelimit.budget': budgetHeaders[name] });
     });
   meter
     .createObservableGauge('gateway.certificate.days_to_expiry', { description: 'Days until the stored certificate of an environment expires', unit: 'd' })
@@ -52,7 +68,7 @@ function instruments(): Instruments {
   meter
     .createObservableCounter('gateway.upstream.calls', { description: 'Upstream attempts, by operation, status class and retry number' })
     .addCallback((result) => {
-      for (const entry of upstreamCallCounts.values()) result.observe(entry.count, entry.attributes);
+      for (const counts of upstreamCallCounts.values()) for (const entry of counts) if (entry) result.observe(entry.count, entry.attributes);
     });
   made = {
     upstreamThrottled: meter.createCounter('gateway.upstream.throttled', { description: 'Upstream answers 429 (the management service throttling the app)' }),
@@ -66,26 +82,22 @@ function instruments(): Instruments {
   return made;
 }
 
-function statusClassOf(status: number | undefined): string {
-  return status === undefined ? 'error' : `${Math.floor(status / 100)}xx`;
+/** The index in statusClasses of an answer's status (undefined: no answer). */
+function statusClassIndexOf(status: number | undefined): number {
+  if (status === undefined) return 7;
+  return status >= 100 && status < 600 ? Math.floor(status / 100) : 6;
 }
 
-/** One upstream attempt; `answer` undefined when it got no answer (timeout, connection). */
-export function recordUpstreamAttempt(operation: string, attempt: number, answer: { status: number; headers: Record<string, string> } | undefined): void {
-  const { upstreamThrottled } = instruments();
-  const statusClass = statusClassOf(answer?.status);
-  const key = `${operation}\n${statusClass}\n${attempt}`;
-  const counted = upstreamCallCounts.get(key);
+/** One upstream attempt; `status` undefined when it got no answer (timeout, connection). */
+export function recordUpstreamAttempt(operation: string, attempt: number, status: number | undefined): void {
+  const classIndex = statusClassIndexOf(status);
+  const index = attempt * statusClasses.length + classIndex;
+  let counts = upstreamCallCounts.get(operation);
+  if (!counts) upstreamCallCounts.set(operation, (counts = []));
+  const counted = counts[index];
   if (counted) counted.count += 1;
-  else upstreamCallCounts.set(key, { attributes: { 'gateway.operation': operation, 'http.response.status_class': statusClass, 'gateway.retry': attempt }, count: 1 });
-  if (!answer) return;
-  if (answer.status === 429) upstreamThrottled.add(1, { 'gateway.operation': operation });
-  for (const [name, header] of budgetHeaderOf) {
-    const text = answer.headers[header];
-    if (text === undefined) continue;
-    const count = remainingCountOf(text);
-    if (count !== undefined) lastRemaining.set(name, count);
-  }
+  else counts[index] = { attributes: { 'gateway.operation': operation, 'http.response.status_class': statusClasses[classIndex]!, 'gateway.retry': attempt }, count: 1 };
+  if (status === 429) instruments().upstreamThrottled.add(1, { 'gateway.operation': operation });
 }
 
 /** A 403 or 429 the app answered a caller. */

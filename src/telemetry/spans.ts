@@ -193,7 +193,7 @@ export function traceUpstreamAttempt<T extends { status: number; headers: Record
       setUpstreamIds(span, response.headers);
       if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
-      recordUpstreamAttempt(operation, facts.attempt, response);
+      recordUpstreamAttempt(operation, facts.attempt, response.status);
       return response;
     },
     (error: unknown) => {

@@ -9,9 +9,16 @@ import { ConfigError, getConfig, type Config } from '../config';
 import { telemetrySdkPackage } from '../lazyPackages';
 import { appVersion } from '../version';
 import type { Instrumentation, RunningExport } from './exportSdk';
+import type { UpstreamBudgetReader } from './metrics';
 
 let running: RunningExport | undefined;
 let paused = false;
+let upstreamBudget: UpstreamBudgetReader = () => ({});
+
+/** Where the remaining-budget gauge reads (the app's own record of the management service's answers). */
+export function watchUpstreamBudget(reader: UpstreamBudgetReader): void {
+  upstreamBudget = reader;
+}
 
 /** The spans and metrics, once an exporter is set up; undefined when nothing is exported (or paused). */
 export function instrumentation(): Instrumentation | undefined {
@@ -41,6 +48,8 @@ export function exportSettingsOf(config: Config) {
     serviceVersion: appVersion,
     samplingRatio: config.TELEMETRY_SAMPLING_RATIO,
     metricIntervalMs: config.OTEL_METRIC_EXPORT_INTERVAL,
+    // Read through this module: the app's services may be made again after export starts.
+    upstreamBudget: () => upstreamBudget(),
   };
 }
 

@@ -138,6 +138,8 @@ describe('telemetry exported over OTLP', () => {
     const gets = gateway.emulator.upstreamRequests({ method: 'GET' }).length;
     await until('the last upstream calls counted', () => latestTotal(points, 'gateway.upstream.calls', { 'gateway.operation': operation }) === gets + 1);
     expect(latestTotal(points, 'gateway.upstream.calls', { 'gateway.operation': operation, 'gateway.retry': 0 })).toBe(gets + 1);
+    // All answered 2xx (the create 201, the reads 200).
+    expect(latestTotal(points, 'gateway.upstream.calls', { 'gateway.operation': operation, 'http.response.status_class': '2xx' })).toBe(gets + 1);
     expect(latestTotal(points, 'gateway.upstream.calls', { 'http.response.status_class': '5xx' })).toBe(0);
     await until('the notification counted', () => latestTotal(points, 'gateway.notification.attempts') === 1);
     expect(latestTotal(points, 'gateway.notification.failures')).toBe(0);
