@@ -1,7 +1,7 @@
 /**
- * The app's metrics. Instruments are made on first use, after the SDK registered its meter
- * provider (the API hands out no-op meters before that, and they stay no-op). Part of the
- * SDK's file, called through src/telemetry/hooks.ts.
+ * The app's metrics. Instruments are made when export starts (startMetrics), after the SDK
+ * registered its meter provider: the API hands out no-op meters before that, and they stay
+ * no-op. Part of the SDK's file, called through src/telemetry/hooks.ts.
  */
 import type { HttpResponseInit } from '@azure/functions';
 import { metrics, ValueType, type Attributes, type Counter, type Histogram } from '@opentelemetry/api';
@@ -43,8 +43,8 @@ interface UpstreamCallCount {
   attributes: Attributes;
   count: number;
 }
-/** Status classes 1xx to 5xx, then anything else an answer says, then no answer at all. */
-const statusClasses = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx', 'other', 'error'];
+/** By the status's hundreds (1xx to 5xx; none is below 100), then any other status, then no answer at all. */
+const statusClasses = ['', '1xx', '2xx', '3xx', '4xx', '5xx', 'other', 'error'];
 const certificateExpiry = new Map<string, { projectId: number; environmentId: string; expiresAtMs: number }>();
 const dayMs = 24 * 3600_000;
 
