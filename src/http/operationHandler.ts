@@ -28,7 +28,7 @@ import { bodyBytesOf } from './requestBody';
 import { failureForLog } from './redaction';
 import { errorResponse, upstreamResponse } from './responses';
 import { assertScopeAllowed } from './scopeGuard';
-import { recordUpstreamIdsOnCall, traceIncoming } from '../telemetry/hooks';
+import { callTraceOf, inCallTrace, recordUpstreamIdsOnCall, traceIncoming, type CallTrace } from '../telemetry/hooks';
 import { upstreamIdsOf } from '../telemetry/upstreamIds';
 
 /** Caller headers that carry meaning for the upstream and are forwarded as they are. */
@@ -53,11 +53,14 @@ export interface PreparedCall {
   caller: CallerIdentity;
   /** Takes one more upstream read from the caller's share (ACCESS_POLICY), or throws 429. */
   takeRead: () => void;
+  /** The incoming call's trace, handed to its upstream requests. */
+  callTrace?: CallTrace;
 }
 
 export function createOperationHandler(operation: OperationSpec, getServices: () => Services): OperationHandler {
   return traceIncoming(operation.operationId, async (request, context, params = request.params) => {
     const services = getServices();
+    const callTrace = callTraceOf(context);
     const startedMs = services.now();
     const correlationId = correlationIdOf(request.headers);
     // Parsed once: its query (as sent, see requestQuery.ts) holds the caller's key and the call's
@@ -71,7 +74,7 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
     let response: HttpResponseInit;
     let upstream = undefined as UpstreamResponse | undefined;
     try {
-      const prepared = await prepareCall(operation, request, params, services, { correlationId, caller, query, known });
+      const prepared = await prepareCall(operation, request, params, services, { correlationId, caller, query, known, callTrace });
       decision = 'allowed';
       const appBase = appBaseOf(requestUrl, prepared.targetPath, services.config.APP_PUBLIC_URL);
       // Only the certificate download reads the guard, and with it storage (built on first use).
@@ -82,18 +85,23 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
         await downloadGuard?.observe(prepared.call.params, upstream);
         return refuseRedirect(upstream);
       };
+      // Upstream requests take the call's trace by hand; what also calls storage (a start and its
+      // wait, the download guard) runs within it, for the storage calls' spans.
       if (operation.longRunning) {
         // A held wait is counted before the upstream is called: a refused one sends nothing.
         const { waitSeconds } = prepared.call;
         const releaseWait = waitSeconds ? takeWaitSlot(services, caller, startedMs + waitSeconds * 1000) : undefined;
         try {
-          const outcome = await services.orchestrations.start(startRequestOf(prepared, services, appBase), send);
-          response = await answerStart(outcome, prepared, request, services, { appBase, correlationId, startedMs });
+          response = await inCallTrace(callTrace, async () => {
+            const outcome = await services.orchestrations.start(startRequestOf(prepared, services, appBase), send);
+            return answerStart(outcome, prepared, request, services, { appBase, correlationId, startedMs });
+          });
         } finally {
           releaseWait?.();
         }
       } else {
-        response = await shapeResponse(prepared, await send(), appBase);
+        const answer = downloadGuard ? await inCallTrace(callTrace, send) : await send();
+        response = await shapeResponse(prepared, answer, appBase);
       }
     } catch (thrown) {
       const error = toGatewayError(thrown);
@@ -121,9 +129,9 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
         errorCode: errorCodeOf(response),
       }),
     );
-    recordUpstreamIdsOnCall(upstream?.headers);
+    recordUpstreamIdsOnCall(upstream?.headers, callTrace);
     return response;
-  });
+  }, true);
 }
 
 /** The orchestration start a prepared long-running call stands for. */
@@ -179,7 +187,7 @@ function callKindOf(operation: OperationSpec): CallKind {
 
 /** Sends a prepared call as it was prepared: its method, URL, headers, body and token. */
 export function sendUpstream(prepared: PreparedCall): Promise<UpstreamResponse> {
-  return prepared.client.send({ method: prepared.operation.method, url: prepared.url, headers: prepared.headers, body: prepared.call.body?.text, token: prepared.token });
+  return prepared.client.send({ method: prepared.operation.method, url: prepared.url, headers: prepared.headers, body: prepared.call.body?.text, token: prepared.token, callTrace: prepared.callTrace });
 }
 
 /**
@@ -200,7 +208,7 @@ export async function prepareCall(
   request: HttpRequest,
   params: Record<string, string>,
   services: Services,
-  { correlationId, caller, query, known = {} }: { correlationId: string; caller: CallerIdentity; query: URLSearchParams; known?: { targetPath?: string } },
+  { correlationId, caller, query, known = {}, callTrace }: { correlationId: string; caller: CallerIdentity; query: URLSearchParams; known?: { targetPath?: string }; callTrace?: CallTrace },
 ): Promise<PreparedCall> {
   const { config } = services;
   const grant = grantFor(services, caller, { names: [operation.operationId, operation.name], access: operation.access, unscoped: operation.upstream !== 'management' });
@@ -241,7 +249,7 @@ export async function prepareCall(
   }
   const limits = { deadlineAt: services.now() + config.UPSTREAM_TIMEOUT_MS, maxItems: config.MAX_MERGED_ITEMS, maxBytes: config.MAX_MERGED_BYTES };
   const takeRead = () => takeCallerRate(services, caller, grant, 'reads');
-  return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId, limits, notifyTargets, caller, takeRead };
+  return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId, limits, notifyTargets, caller, takeRead, callTrace };
 }
 
 async function shapeResponse(prepared: PreparedCall, response: UpstreamResponse, appBase: string): Promise<HttpResponseInit> {
@@ -268,7 +276,7 @@ function mergePages(prepared: PreparedCall, first: ListPage, firstBytes: number,
     // Each later page is one more upstream read of the caller's share; an empty share ends the merge like a bound.
     prepared.takeRead();
     // The client refuses a nextLink off the upstream's origin before the token leaves.
-    const response = await prepared.client.send({ method: 'GET', url: nextLink, headers: prepared.headers, token: prepared.token, timeoutMs: deadlineAt - Date.now() });
+    const response = await prepared.client.send({ method: 'GET', url: nextLink, headers: prepared.headers, token: prepared.token, timeoutMs: deadlineAt - Date.now(), callTrace: prepared.callTrace });
     if (response.status !== 200) {
       throw new GatewayError('UpstreamBadResponse', `A later page of the list answered ${response.status}.`, { target: 'nextLink' });
     }

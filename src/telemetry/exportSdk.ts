@@ -32,10 +32,10 @@ import { recordCertificateExpiry, recordOrchestrationEnd, startMetrics, type Ups
 import { traceNotification, tracePoll } from './orchestrationTracing';
 import { GatewayTracer, parentSpanContextOf } from './gatewaySpans';
 import { PooledRandomIds } from './spanIds';
-import { currentTraceCarrier, recordUpstreamIdsOnCall, traceIncoming, traceStorage, traceUpstreamAttempt, useTracer } from './spans';
+import { callTraceOf, currentTraceCarrier, inCallTrace, recordUpstreamIdsOnCall, traceIncoming, traceStorage, traceUpstreamAttempt, useTracer } from './spans';
 
 /** What src/telemetry/hooks.ts calls once the SDK is set up. */
-const instrumentation = { traceIncoming, recordUpstreamIdsOnCall, traceUpstreamAttempt, traceStorage, currentTraceCarrier, tracePoll, traceNotification, recordOrchestrationEnd, recordCertificateExpiry };
+const instrumentation = { traceIncoming, callTraceOf, inCallTrace, recordUpstreamIdsOnCall, traceUpstreamAttempt, traceStorage, currentTraceCarrier, tracePoll, traceNotification, recordOrchestrationEnd, recordCertificateExpiry };
 export type Instrumentation = typeof instrumentation;
 
 export interface ExportSettings {

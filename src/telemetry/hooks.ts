@@ -12,8 +12,13 @@ import { instrumentation } from './telemetry';
 
 type Handler<Rest extends unknown[]> = (request: HttpRequest, context: InvocationContext, ...rest: Rest) => Promise<HttpResponseInit>;
 
-/** The span of an incoming call, its parent the host's `context.traceContext`. */
-export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>): Handler<Rest> {
+/**
+ * The span of an incoming call, its parent the host's `context.traceContext`. With `passTrace`,
+ * the span's context is not made the async context: the handler takes it with `callTraceOf` and
+ * hands it to its upstream requests (UpstreamRequest.callTrace), and runs what cannot take it
+ * by hand (storage calls) within `inCallTrace`.
+ */
+export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>, passTrace = false): Handler<Rest> {
   // Wrapped once per instrumentation, not per call: the wrapper holds what is the same on every call.
   let tracedBy: Instrumentation | undefined;
   let traced: Handler<Rest> = handler;
@@ -21,16 +26,30 @@ export function traceIncoming<Rest extends unknown[]>(operation: string, handler
     const current = instrumentation();
     if (!current) return handler(request, context, ...rest);
     if (tracedBy !== current) {
-      traced = current.traceIncoming(operation, handler);
+      traced = current.traceIncoming(operation, handler, passTrace);
       tracedBy = current;
     }
     return traced(request, context, ...rest);
   };
 }
 
-/** The upstream's request ids on the incoming call's span. */
-export function recordUpstreamIdsOnCall(headers: Record<string, string> | undefined): void {
-  instrumentation()?.recordUpstreamIdsOnCall(headers);
+/** The upstream's request ids on the incoming call's span (`callTrace`'s, else the active one). */
+export function recordUpstreamIdsOnCall(headers: Record<string, string> | undefined, callTrace?: CallTrace): void {
+  instrumentation()?.recordUpstreamIdsOnCall(headers, callTrace);
+}
+
+/** An incoming call's trace, as the SDK's file keeps it: nothing outside it looks inside. */
+export type CallTrace = object;
+
+/** The trace of an incoming call traced with `passTrace`; undefined when nothing is exported. */
+export function callTraceOf(invocation: InvocationContext): CallTrace | undefined {
+  return instrumentation()?.callTraceOf(invocation);
+}
+
+/** Runs `work` within an incoming call's trace (its storage calls' spans are the call's children). */
+export function inCallTrace<T>(callTrace: CallTrace | undefined, work: () => Promise<T>): Promise<T> {
+  const traced = instrumentation();
+  return traced && callTrace ? traced.inCallTrace(callTrace, work) : work();
 }
 
 export interface AttemptFacts {
@@ -41,6 +60,8 @@ export interface AttemptFacts {
   attempt: number;
   /** How long the client waited before this attempt (its back-off). */
   waitedMs: number;
+  /** The incoming call's trace, when handed on by hand (else the async context's is the parent). */
+  callTrace?: CallTrace;
 }
 
 /** One upstream attempt: `send` gets the headers to send (with `traceparent` when exported). */

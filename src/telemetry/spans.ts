@@ -12,7 +12,7 @@ import { ChainedContext } from './chainedContext';
 import { traceparentOf, type GatewayTracer } from './gatewaySpans';
 import { recordCallerRefusal, recordUpstreamAttempt } from './metrics';
 import { upstreamIdsOf, type UpstreamIds } from './upstreamIds';
-import type { AttemptFacts } from './hooks';
+import type { AttemptFacts, CallTrace } from './hooks';
 import { carrierOf, type TraceCarrier } from './traceCarrier';
 
 let tracer: GatewayTracer;
@@ -49,12 +49,19 @@ function failSpan(span: Span, error: unknown): void {
  * rather than awaited: on Node 20 every promise an async wrapper adds is seen by the context's
  * async hooks, on every call.
  */
-export function inSpan<T>(name: string, options: { kind: SpanKind; attributes?: Attributes; links?: Link[]; parent?: Context }, work: (span: Span) => Promise<T>, recordResult?: (span: Span, result: T) => void): Promise<T> {
+export function inSpan<T>(
+  name: string,
+  options: { kind: SpanKind; attributes?: Attributes; links?: Link[]; parent?: Context; passed?: boolean },
+  work: (span: Span, spanContext: Context) => Promise<T>,
+  recordResult?: (span: Span, result: T) => void,
+): Promise<T> {
   const parent = options.parent ?? context.active();
   const span = tracer.startSpan(name, options.kind, parent, options.attributes ?? {}, options.links);
+  const spanContext = trace.setSpan(parent, span);
   let working: Promise<T>;
   try {
-    working = context.with(trace.setSpan(parent, span), work, undefined, span);
+    // `passed`: the work hands the span's context on itself, so it is not made the async context's.
+    working = options.passed ? work(span, spanContext) : context.with(spanContext, work, undefined, span, spanContext);
   } catch (error) {
     working = Promise.reject(error as Error);
   }
@@ -93,11 +100,29 @@ function setUpstreamIds(span: Span, headers: Record<string, string>): void {
   if (ids?.correlationRequestId) span.setAttribute('gateway.upstream.correlation_request_id', ids.correlationRequestId);
 }
 
-/** Marks the active span with the upstream's request ids (the incoming call that made it). */
-export function recordUpstreamIdsOnCall(headers: Record<string, string> | undefined): void {
+/** Marks the incoming call's span (`callTrace`'s, else the active one) with the upstream's request ids. */
+export function recordUpstreamIdsOnCall(headers: Record<string, string> | undefined, callTrace?: CallTrace): void {
   if (!headers) return;
-  const span = trace.getActiveSpan();
+  const span = callTrace ? trace.getSpan(callTrace as Context) : trace.getActiveSpan();
   if (span) setUpstreamIds(span, headers);
+}
+
+/**
+ * The incoming calls whose handlers take their trace by hand (`callTraceOf`) rather than from
+ * the async context: on Node 20 and 22 an async context, once entered, runs a hook for every
+ * promise of the process (and turns off V8's fast `await`), which cost a GET more than all its
+ * spans. Each call's context is kept with its invocation, and goes with it.
+ */
+const callTraces = new WeakMap<InvocationContext, Context>();
+
+/** The trace of an incoming call made with `passTrace`, to hand to its upstream requests. */
+export function callTraceOf(invocation: InvocationContext): CallTrace | undefined {
+  return callTraces.get(invocation);
+}
+
+/** Runs `work` with `callTrace` as the async context: for work that cannot take it by hand (storage calls). */
+export function inCallTrace<T>(callTrace: CallTrace, work: () => Promise<T>): Promise<T> {
+  return context.with(callTrace as Context, work);
 }
 
 type Handler<Rest extends unknown[]> = (request: HttpRequest, context: InvocationContext, ...rest: Rest) => Promise<HttpResponseInit>;
@@ -106,7 +131,7 @@ type Handler<Rest extends unknown[]> = (request: HttpRequest, context: Invocatio
  * The span of an incoming call. Its parent is the trace context the Functions host hands the
  * invocation (`context.traceContext`, from the caller's `traceparent`), else the request's own.
  */
-export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>): Handler<Rest> {
+export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>, passTrace = false): Handler<Rest> {
   // What is the same on every call is made once: the context of a call without a parent, the span's name by method.
   const withoutParent = new ChainedContext(ROOT_CONTEXT, operationKey, operation);
   const names: Record<string, string> = {};
@@ -115,7 +140,10 @@ export function traceIncoming<Rest extends unknown[]>(operation: string, handler
     const parent = traceparent ? new ChainedContext(propagation.extract(ROOT_CONTEXT, carrierOf(traceparent, invocation.traceContext?.traceState ?? request.headers.get('tracestate'))), operationKey, operation) : withoutParent;
     const method = request.method;
     const attributes = { 'http.request.method': method, 'url.path': pathOf(request.url), 'http.route': operation, 'gateway.operation': operation };
-    return inSpan((names[method] ??= `${method} ${operation}`), { kind: SpanKind.SERVER, attributes, parent }, () => handler(request, invocation, ...rest), recordResponse);
+    return inSpan((names[method] ??= `${method} ${operation}`), { kind: SpanKind.SERVER, attributes, parent, passed: passTrace }, (_span, spanContext) => {
+      if (passTrace) callTraces.set(invocation, spanContext);
+      return handler(request, invocation, ...rest);
+    }, recordResponse);
   };
 
   function recordResponse(span: Span, response: HttpResponseInit): void {
@@ -164,7 +192,7 @@ export function traceUpstreamAttempt<T extends { status: number; headers: Record
   headers: Record<string, string>,
   send: (headers: Record<string, string>) => Promise<T>,
 ): Promise<T> {
-  const parent = context.active();
+  const parent = (facts.callTrace as Context | undefined) ?? context.active();
   const operation = String(parent.getValue(operationKey) ?? 'unknown');
   const attributes: Attributes = {
     'http.request.method': facts.method,

@@ -11,7 +11,7 @@ import { GatewayError } from '../errors';
 import { nestingDepth } from '../http/jsonBody';
 import { retryDelayMs, type RetryPolicy } from './retryStrategy';
 import { trustedUrlOf } from './urlGuard';
-import { traceUpstreamAttempt } from '../telemetry/hooks';
+import { traceUpstreamAttempt, type CallTrace } from '../telemetry/hooks';
 
 export interface UpstreamRequest {
   method: string;
@@ -24,6 +24,8 @@ export interface UpstreamRequest {
   timeoutMs?: number;
   /** A bound on the answer's size smaller than the client's own (a status read, say). */
   maxResponseBytes?: number;
+  /** The incoming call's trace, handed on by hand (src/telemetry/hooks.ts callTraceOf). */
+  callTrace?: CallTrace;
 }
 
 export interface UpstreamResponse {
@@ -121,7 +123,7 @@ export class UpstreamClient {
       let outcome: UpstreamResponse | { errorCode: string | undefined; error: unknown };
       try {
         // Each attempt is a span of its own, its traceparent in its own copy of the headers.
-        const facts = { method: request.method, origin: target.origin, path: target.path, attempt, waitedMs };
+        const facts = { method: request.method, origin: target.origin, path: target.path, attempt, waitedMs, callTrace: request.callTrace };
         outcome = await traceUpstreamAttempt(facts, headers, (sent) => this.#attempt(request, target, sent, remainingMs, signal));
         outcome.attempts = attempt + 1;
         this.#options.observe?.(outcome);

@@ -19,6 +19,7 @@ const subscription = '00000000-0000-0000-0000-000000000000';
 const groupPath = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/traced?api-version=2025-09-01`;
 const groupBody = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
 const operation = 'ContainerGroups_CreateOrUpdate';
+const usagesPath = `subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
 /** The caller's own trace: the app's span of its call is a child of this one. */
 const callerTraceId = randomBytes(16).toString('hex');
 const callerSpanId = randomBytes(8).toString('hex');
@@ -150,6 +151,23 @@ describe('telemetry exported over OTLP', () => {
     expect(writesLeft.at(-1)?.value).toBe(gateway.emulator.context.management.remaining.writes);
   }, 60_000);
 
+  it('makes a plain read one trace too: its span, the upstream GET under it, the ids on both', async () => {
+    // A call that starts nothing hands its trace to its upstream request by hand (no async context).
+    const traceId = randomBytes(16).toString('hex');
+    // The first instance was stopped mid-operation: the one started after it answers.
+    const answer = await request(`${restarted!.url}/api/${usagesPath}`, { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
+    await answer.body.text();
+    expect(answer.statusCode).toBe(200);
+    const incoming = await until('the read\'s span', () => collector.spans.find((span) => span.kind === 2 && span.traceId === traceId));
+    const attempt = await until('its upstream GET', () => collector.spans.find((span) => span.kind === 3 && span.traceId === traceId));
+    expect(incoming.name).toMatch(/^GET /);
+    expect(attempt.parentSpanId).toBe(incoming.spanId);
+    const received = gateway.emulator.upstreamRequests({ method: 'GET' }).find((sent) => sent.headers.traceparent?.includes(traceId));
+    expect(received?.headers.traceparent).toBe(`00-${traceId}-${attempt.spanId}-01`);
+    expect(attempt.attributes['az.service_request_id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(incoming.attributes['az.service_request_id']).toBe(attempt.attributes['az.service_request_id']);
+  }, 60_000);
+
   it('puts no secret in any exported payload', async () => {
     expect(collector.payloads.length).toBeGreaterThan(0);
     const findings = await scanForSecrets({ lines: [], payloads: collector.payloads, connectionString: gateway.azurite.connectionString, secrets: [emulatorToken, secret], allowedContainers: ['gateway-certificate-secrets'] });
@@ -162,10 +180,10 @@ describe('telemetry exported over OTLP', () => {
     plain = await startApp(withoutExport);
     gateway.others.push(plain);
     const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
-    const answer = await request(`${plain.url}/api/subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`, { headers: { traceparent } });
+    const answer = await request(`${plain.url}/api/${usagesPath}`, { headers: { traceparent } });
     await answer.body.text();
     expect(answer.statusCode).toBe(200);
-    const [listed] = gateway.emulator.upstreamRequests({ method: 'GET', pathIncludes: '/usages' });
+    const listed = gateway.emulator.upstreamRequests({ method: 'GET', pathIncludes: '/usages' }).at(-1);
     expect(listed).toBeDefined();
     expect(listed!.headers.traceparent).toBeUndefined();
     await plain.stop();

@@ -12,6 +12,7 @@ const refusal = (status: number, code: string) => ({ status, body: JSON.stringif
 
 let collector: OtlpReceiver;
 const callerTrace = randomBytes(16).toString('hex');
+const handedTrace = randomBytes(16).toString('hex');
 beforeAll(async () => {
   collector = await startOtlpReceiver();
   const answers = { ok: { status: 200 }, failed: refusal(500, 'InternalError'), notAllowed: refusal(403, 'OperationNotAllowed'), outOfScope: refusal(403, 'ScopeNotAllowed'), limited: refusal(429, 'CallerRateLimited') };
@@ -21,6 +22,17 @@ beforeAll(async () => {
     await call('dropped', answers.ok);
     await call('failed', answers.failed);
     await call('followed', answers.ok, '00-${callerTrace}-00f067aa0ba902b7-01');
+    // A handler given its trace by hand: it runs outside any async context (it answers 500 if
+    // not), hands the trace to its upstream attempt, and enters it only for work that must.
+    const { instrumentation } = running;
+    await instrumentation.traceIncoming('handed', async (request, invocation) => {
+      const handed = instrumentation.callTraceOf(invocation);
+      const outside = instrumentation.currentTraceCarrier();
+      const within = await instrumentation.inCallTrace(handed, async () => instrumentation.currentTraceCarrier());
+      await instrumentation.traceUpstreamAttempt({ method: 'GET', origin: 'https://upstream.example', path: '/handed?api-version=1', attempt: 0, waitedMs: 0, callTrace: handed }, {}, async () => ({ status: 200, headers: {} }));
+      const enteredOnlyWithin = outside === undefined && within?.traceparent.startsWith('00-${handedTrace}-') && !within.traceparent.includes('00f067aa0ba902b7');
+      return { status: enteredOnlyWithin ? 200 : 500 };
+    }, true)({ method: 'GET', url: 'http://127.0.0.1/api/handed', headers: new Headers() }, { traceContext: { traceParent: '00-${handedTrace}-00f067aa0ba902b7-01' } });
     await call('refused', answers.notAllowed);
     await call('refused', answers.outOfScope);
     await call('limited', answers.limited);
@@ -50,6 +62,13 @@ describe('exporting over http/protobuf', () => {
     expect(names).not.toContain('GET dropped');
     expect(collector.spans.find((span) => span.name === 'GET followed')?.traceId).toBe(callerTrace);
     expect(collector.spans.find((span) => span.name === 'GET failed')).toMatchObject({ status: { code: 2 }, attributes: { 'http.response.status_code': 500 } });
+  });
+
+  it('hands a call\'s trace to its upstream attempt without entering the async context', () => {
+    const incoming = collector.spans.find((span) => span.name === 'GET handed');
+    const attempt = collector.spans.find((span) => span.attributes['url.full'] === 'https://upstream.example/handed?api-version=1');
+    expect(incoming).toMatchObject({ traceId: handedTrace, attributes: { 'http.response.status_code': 200 } });
+    expect(attempt).toMatchObject({ traceId: handedTrace, parentSpanId: incoming?.spanId });
   });
 
   it('keeps the spans of a handler that threw and of an attempt that got no answer, marked failed', () => {
