@@ -11,7 +11,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { context, metrics, propagation, trace, TraceFlags, type Attributes, type Context, type Link, type SpanKind } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
@@ -30,6 +29,7 @@ import {
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { recordCertificateExpiry, recordOrchestrationEnd, startMetrics, type UpstreamBudgetReader } from './metrics';
 import { traceNotification, tracePoll } from './orchestrationTracing';
+import { CountedContextManager } from './countedContext';
 import { GatewayTracer, parentSpanContextOf } from './gatewaySpans';
 import { PooledRandomIds } from './spanIds';
 import { callTraceOf, currentTraceCarrier, inCallTrace, recordUpstreamIdsOnCall, traceIncoming, traceStorage, traceUpstreamAttempt, useTracer } from './spans';
@@ -157,7 +157,7 @@ export function startExport(settings: ExportSettings): RunningExport {
     readers: exporters.metrics.map((exporter) => new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: settings.metricIntervalMs, exportTimeoutMillis: Math.min(30_000, settings.metricIntervalMs) })),
   });
   // One manager taken and let go again: each new one would add a key to every async context.
-  const contextManager = new AsyncLocalStorageContextManager();
+  const contextManager = new CountedContextManager();
   const takeContext = () => context.setGlobalContextManager(contextManager.enable());
   takeContext();
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
