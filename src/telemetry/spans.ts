@@ -111,13 +111,15 @@ export function recordUpstreamIdsOnCall(headers: Record<string, string> | undefi
  * The incoming calls whose handlers take their trace by hand (`callTraceOf`) rather than from
  * the async context: on Node 20 and 22 an async context, once entered, runs a hook for every
  * promise of the process (and turns off V8's fast `await`), which cost a GET more than all its
- * spans. Each call's context is kept with its invocation, and goes with it.
+ * spans. Each call's context is kept on its invocation, under a key of this file's: a WeakMap
+ * entry cost ten times as much to set and read (0.2–0.4 µs against 0.02), and more to collect.
  */
-const callTraces = new WeakMap<InvocationContext, Context>();
+const callTraceKey = Symbol('gateway.callTrace');
+type WithCallTrace = InvocationContext & { [callTraceKey]?: Context };
 
 /** The trace of an incoming call made with `passTrace`, to hand to its upstream requests. */
 export function callTraceOf(invocation: InvocationContext): CallTrace | undefined {
-  return callTraces.get(invocation);
+  return (invocation as WithCallTrace)[callTraceKey];
 }
 
 /** Runs `work` with `callTrace` as the async context: for work that cannot take it by hand (storage calls). */
@@ -141,7 +143,7 @@ export function traceIncoming<Rest extends unknown[]>(operation: string, handler
     const method = request.method;
     const attributes = { 'http.request.method': method, 'url.path': pathOf(request.url), 'http.route': operation, 'gateway.operation': operation };
     return inSpan((names[method] ??= `${method} ${operation}`), { kind: SpanKind.SERVER, attributes, parent, passed: passTrace }, (_span, spanContext) => {
-      if (passTrace) callTraces.set(invocation, spanContext);
+      if (passTrace) (invocation as WithCallTrace)[callTraceKey] = spanContext;
       return handler(request, invocation, ...rest);
     }, recordResponse);
   };
