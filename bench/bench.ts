@@ -329,7 +329,7 @@ async function telemetryCost(azurite: RunningAzurite): Promise<void> {
     startTelemetry();
     // Rounds go on getting cheaper for the first few thousand calls: the first pairs are not counted.
     const warmUpPairs = 2;
-    const pairs = 9;
+    const pairs = 15;
     const rounds = { off: { direct: [] as number[], handler: [] as number[] }, on: { direct: [] as number[], handler: [] as number[] } };
     // The batch processor sends 512 spans at a time by default (OTEL_BSP_MAX_EXPORT_BATCH_SIZE),
     // two a call: the spans are held that long, no longer. Held for a whole round, every span
