@@ -8,6 +8,11 @@
  * poll, a start's storage calls, the batch processor's export): counted here, and the storage
  * disabled when the last of them settles. A later `with` enables it again. On Node 24 the
  * context is a frame each promise carries at no cost, and nothing is counted.
+ *
+ * Not covered: work started within a scope and left to run after it settled (`void work()`).
+ * Once nothing counted is in flight it sees no context: its upstream attempts start traces of
+ * their own and its storage calls make no spans. The shared orchestration watch is such work;
+ * the calls that wait on it keep their own spans.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context } from '@opentelemetry/api';
@@ -36,11 +41,23 @@ export class CountedContextManager extends AsyncLocalStorageContextManager {
       throw error;
     }
     const pending = result as { then?: unknown } | undefined;
-    // The work within runs on after `with` returns until its promise settles; the caller still
-    // sees the promise's own outcome (this handler only counts).
-    if (typeof pending?.then === 'function') (result as PromiseLike<unknown>).then(this.#settled, this.#settled);
-    else this.#settled();
-    return result;
+    if (typeof pending?.then !== 'function') {
+      this.#settled();
+      return result;
+    }
+    // The work within runs on after `with` returns, until its promise settles. The caller gets a
+    // promise of the same outcome: a handler on the work's own would count its rejection as
+    // handled, and one nobody awaits would no longer be reported.
+    return (result as PromiseLike<unknown>).then(
+      (value) => {
+        this.#settled();
+        return value;
+      },
+      (error: unknown) => {
+        this.#settled();
+        throw error;
+      },
+    ) as ReturnType<F>;
   }
 
   /** Work within the context that is still in flight (for tests). */

@@ -3,7 +3,11 @@
  * for every promise): the work still sees its context, nested work keeps it held, and a failure
  * is the caller's as it was.
  */
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { createContextKey, ROOT_CONTEXT } from '@opentelemetry/api';
+import { build } from 'esbuild';
 import { contextRunsHooks, CountedContextManager } from '../../../src/telemetry/countedContext';
 
 const key = createContextKey('test');
@@ -65,6 +69,19 @@ it('counts work that returns at once, throws or rejects, and leaves the failure 
   await tick();
   expect(counted.open).toBe(0);
   expect(disabled()).toBe(3);
+});
+
+it('leaves a rejection nobody awaits reported as unhandled', async () => {
+  // In a process of its own: jest takes unhandled rejections for itself.
+  const { outputFiles } = await build({ entryPoints: [resolve(__dirname, '../../../src/telemetry/countedContext.ts')], bundle: true, platform: 'node', format: 'cjs', write: false });
+  const program = `${outputFiles[0]!.text}
+const counted = new module.exports.CountedContextManager(true);
+counted.enable();
+process.on('unhandledRejection', (reason) => { console.log('reported: ' + reason.message + ', open: ' + counted.open); process.exit(0); });
+void counted.with(require('@opentelemetry/api').ROOT_CONTEXT, async () => { await null; throw new Error('nobody awaits this'); });
+setTimeout(() => console.log('not reported'), 2000);`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['-e', program], { cwd: resolve(__dirname, '../../..'), timeout: 30_000 });
+  expect(stdout.trim()).toBe('reported: nobody awaits this, open: 0');
 });
 
 it('counts nothing where the context costs nothing to hold', async () => {
