@@ -131,7 +131,7 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
     );
     recordUpstreamIdsOnCall(upstream?.headers, callTrace);
     return response;
-  }, true);
+  }, { passTrace: true });
 }
 
 /** The orchestration start a prepared long-running call stands for. */

@@ -18,7 +18,7 @@ type Handler<Rest extends unknown[]> = (request: HttpRequest, context: Invocatio
  * hands it to its upstream requests (UpstreamRequest.callTrace), and runs what cannot take it
  * by hand (storage calls) within `inCallTrace`.
  */
-export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>, passTrace = false): Handler<Rest> {
+export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>, options: { passTrace?: boolean } = {}): Handler<Rest> {
   // Wrapped once per instrumentation, not per call: the wrapper holds what is the same on every call.
   let tracedBy: Instrumentation | undefined;
   let traced: Handler<Rest> = handler;
@@ -26,7 +26,7 @@ export function traceIncoming<Rest extends unknown[]>(operation: string, handler
     const current = instrumentation();
     if (!current) return handler(request, context, ...rest);
     if (tracedBy !== current) {
-      traced = current.traceIncoming(operation, handler, passTrace);
+      traced = current.traceIncoming(operation, handler, options);
       tracedBy = current;
     }
     return traced(request, context, ...rest);

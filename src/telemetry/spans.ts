@@ -133,7 +133,7 @@ type Handler<Rest extends unknown[]> = (request: HttpRequest, context: Invocatio
  * The span of an incoming call. Its parent is the trace context the Functions host hands the
  * invocation (`context.traceContext`, from the caller's `traceparent`), else the request's own.
  */
-export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>, passTrace = false): Handler<Rest> {
+export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>, { passTrace = false }: { passTrace?: boolean } = {}): Handler<Rest> {
   // What is the same on every call is made once: the context of a call without a parent, the span's name by method.
   const withoutParent = new ChainedContext(ROOT_CONTEXT, operationKey, operation);
   const names: Record<string, string> = {};

@@ -32,7 +32,7 @@ beforeAll(async () => {
       await instrumentation.traceUpstreamAttempt({ method: 'GET', origin: 'https://upstream.example', path: '/handed?api-version=1', attempt: 0, waitedMs: 0, callTrace: handed }, {}, async () => ({ status: 200, headers: {} }));
       const enteredOnlyWithin = outside === undefined && within?.traceparent.startsWith('00-${handedTrace}-') && !within.traceparent.includes('00f067aa0ba902b7');
       return { status: enteredOnlyWithin ? 200 : 500 };
-    }, true)({ method: 'GET', url: 'http://127.0.0.1/api/handed', headers: new Headers() }, { traceContext: { traceParent: '00-${handedTrace}-00f067aa0ba902b7-01' } });
+    }, { passTrace: true })({ method: 'GET', url: 'http://127.0.0.1/api/handed', headers: new Headers() }, { traceContext: { traceParent: '00-${handedTrace}-00f067aa0ba902b7-01' } });
     await call('refused', answers.notAllowed);
     await call('refused', answers.outOfScope);
     await call('limited', answers.limited);
