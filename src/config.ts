@@ -8,6 +8,7 @@ import { appRoutes } from './appRoutes';
 import { operations } from './spec/catalogue';
 import { crossSettingRules, describeIssue } from './settingRules';
 import { parseTimerSchedule } from './timerSchedule';
+import { storageTargetOf, type StorageTarget } from './storage/storageTarget';
 
 /** Why `text` is not a plain absolute http(s) base URL, or undefined when it is one. */
 export function baseUrlProblem(text: string): string | undefined {
@@ -184,6 +185,8 @@ const settingsSchema = z.object({
   WEBSITE_AUTH_ENABLED: z.stringbool().default(false),
   ALLOWED_SCOPES: jsonText(z.array(scopePrefix), '["/subscriptions/<id>"]').optional(),
   ACCESS_POLICY: jsonText(z.array(accessRule).max(200), '[{"callers":["key:0123456789ab"],"allow":["read"]}]').optional(),
+  // Storage: a connection string, or the identity-based settings the Functions host reads
+  // (src/storage/storageTarget.ts); none outside Azure is development storage (Azurite).
   AzureWebJobsStorage: z
     .string()
     .min(1)
@@ -191,7 +194,21 @@ const settingsSchema = z.object({
       const problem = storageConnectionProblem(value);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     })
-    .default('UseDevelopmentStorage=true'),
+    .optional(),
+  AzureWebJobsStorage__accountName: z.string().regex(/^[a-z0-9]{3,24}$/, 'must be a storage account name: 3 to 24 lowercase letters and digits').optional(),
+  // A bearer token is never sent over plain HTTP (the storage SDK refuses to), so only https.
+  AzureWebJobsStorage__blobServiceUri: httpUrlText
+    .refine((value) => value.startsWith('https://'), 'must be an https URL (a token is never sent over plain HTTP), e.g. https://<account>.blob.core.windows.net')
+    .transform((value) => value.replace(/\/+$/, ''))
+    .optional(),
+  AzureWebJobsStorage__credential: z
+    .string()
+    .transform((value) => value.toLowerCase())
+    .pipe(z.literal('managedidentity', 'must be managedidentity, the one value the Functions host takes'))
+    .optional(),
+  AzureWebJobsStorage__clientId: z.guid('must be the client id (a GUID) of the user-assigned identity').optional(),
+  /** Set by the platform on each instance in Azure: there, development storage is never a fallback. */
+  WEBSITE_INSTANCE_ID: z.string().min(1).optional(),
   STORAGE_TIMEOUT_MS: integerText(100, 120_000).default(10_000),
   CERT_ENVIRONMENTS: jsonText(z.array(certificateEnvironment), '[{"projectId":1,"environmentId":"<guid>"}]').default([]),
   CERT_REFRESH_SCHEDULE: timerSchedule.default('0 0 */6 * * *'),
@@ -291,6 +308,18 @@ const settingsSchema = z.object({
   OTEL_SERVICE_NAME: z.string().min(1).max(256).default('management-gateway'),
   OTEL_METRIC_EXPORT_INTERVAL: integerText(1000, 3_600_000).default(60_000),
   APPLICATIONINSIGHTS_CONNECTION_STRING: z.string().regex(/InstrumentationKey=/i, 'must be an Application Insights connection string (InstrumentationKey=...;IngestionEndpoint=...)').optional(),
+  // How the host (and so the app's exporter) signs in to an Application Insights with local auth
+  // off: Microsoft Entra ID, with the system-assigned identity or the user-assigned one named.
+  APPLICATIONINSIGHTS_AUTHENTICATION_STRING: z.string().transform((text, ctx) => {
+    const parts = new Map(text.split(';').filter(Boolean).map((pair) => [pair.slice(0, Math.max(0, pair.indexOf('='))).trim().toLowerCase(), pair.slice(pair.indexOf('=') + 1).trim()]));
+    const clientId = parts.get('clientid');
+    const known = [...parts.keys()].every((key) => key === 'authorization' || key === 'clientid');
+    if (!known || parts.get('authorization')?.toUpperCase() !== 'AAD' || (clientId !== undefined && !z.guid().safeParse(clientId).success)) {
+      ctx.addIssue({ code: 'custom', message: 'must be Authorization=AAD (the system-assigned identity) or Authorization=AAD;ClientId=<client id of a user-assigned identity>' });
+      return z.NEVER;
+    }
+    return { clientId };
+  }).optional(),
   TELEMETRY_SAMPLING_RATIO: numberText(0, 1).default(1),
   ORCHESTRATION_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-orchestrations'),
 });
@@ -302,6 +331,8 @@ export const settingNames = Object.keys(settingsSchema.shape);
 
 export interface Config extends Omit<Settings, 'GATEWAY_PROPERTY_PREFIX' | 'ALLOWED_SCOPES'> {
   GATEWAY_PROPERTY_PREFIX: string;
+  /** The storage every storage use of the app reaches, and how it signs in. */
+  storage: StorageTarget;
   ALLOWED_SCOPES: string[] | undefined;
   managementTokenScope: string;
   lifecycleTokenScope: string;
@@ -349,6 +380,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const settings = parsed as Settings;
   return {
     ...settings,
+    storage: storageTargetOf(settings),
     GATEWAY_PROPERTY_PREFIX:
       settings.GATEWAY_PROPERTY_PREFIX ?? `${settings.PROVIDER_NAMESPACE}.WindowsAzure.ApiManagement.Gateway`,
     ALLOWED_SCOPES: settings.ALLOWED_SCOPES,

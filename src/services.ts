@@ -21,8 +21,8 @@ import { accessPolicyOf, type AccessPolicy } from './access/accessPolicy';
 import { CallerRateLimiter } from './access/callerRateLimiter';
 import { UpstreamBudget } from './upstream/upstreamBudget';
 import { watchUpstreamBudget } from './telemetry/telemetry';
-import { storageBlobPackage } from './lazyPackages';
 import { StorageBudget } from './storage/storageBudget';
+import { blobServiceOf } from './storage/storageTarget';
 import { appVersion } from './version';
 import { defaultRetryPolicy } from './upstream/retryStrategy';
 import { credentialOnFirstUse } from './upstream/credentialOnFirstUse';
@@ -129,9 +129,14 @@ function healthChecks(config: Config, blobService: () => BlobServiceClient): Hea
   };
   const storageBudget = new StorageBudget(timeoutMs, 'Storage');
   return {
+    // The orchestration container's properties, not the account's: Get Blob Service Properties
+    // needs Microsoft.Storage/storageAccounts/blobServices/read, which the data roles the app is
+    // given (Storage Blob Data Owner or Contributor) do not hold, while a container's read they do.
+    // A container not made yet (404) is reachable storage all the same: the first start makes it.
     storage: async () => {
-      await storageBudget.call('answer', (abortSignal) => blobService().getProperties({ abortSignal }));
-      return 'reachable';
+      const container = blobService().getContainerClient(config.ORCHESTRATION_CONTAINER);
+      const exists = await storageBudget.call('answer', (abortSignal) => container.exists({ abortSignal }));
+      return exists ? 'reachable' : 'reachable (its containers are made at first use)';
     },
     management: upstreamCheck(config.MANAGEMENT_BASE_URL),
     lifecycle: upstreamCheck(config.LIFECYCLE_BASE_URL),
@@ -160,7 +165,7 @@ interface StoredServices {
 }
 
 function createStoredServices(config: Config, upstreams: Services['upstreams']): StoredServices {
-  const blobService = storageBlobPackage().BlobServiceClient.fromConnectionString(config.AzureWebJobsStorage);
+  const blobService = blobServiceOf(config.storage);
   const certificateContainer = blobService.getContainerClient(config.CERT_CONTAINER);
   const limiter = new DistributedRateLimiter(certificateContainer, config.CERT_RATE_WINDOW_SECONDS * 1000, config.STORAGE_TIMEOUT_MS);
   const certificateStore = new CertificateStore(certificateContainer, blobService.getContainerClient(config.CERT_SECRET_CONTAINER), config.CERT_KEEP_BUNDLES, config.STORAGE_TIMEOUT_MS);

@@ -5,6 +5,7 @@
  * per setting and across settings, instead of showing the second kind only once the first is fixed.
  */
 import type { z } from 'zod';
+import { storageProblems, type StorageSettings } from './storage/storageTarget';
 
 /** A rule over some settings; `check` sees them parsed, and runs only when each of them parsed. */
 export interface CrossSettingRule<S> {
@@ -14,7 +15,7 @@ export interface CrossSettingRule<S> {
 
 const userCredential = ['LIFECYCLE_TENANT_ID', 'LIFECYCLE_CLIENT_ID', 'LIFECYCLE_USERNAME', 'LIFECYCLE_PASSWORD'] as const;
 
-interface RuleSettings {
+interface RuleSettings extends StorageSettings {
   LRO_MIN_POLL_SECONDS: number;
   LRO_MAX_POLL_SECONDS: number;
   CERT_ALERT_DAYS: number;
@@ -50,6 +51,11 @@ export const crossSettingRules: CrossSettingRule<RuleSettings>[] = [
       (s.NOTIFY_URL || s.NOTIFY_ALLOWED_ORIGINS.length > 0) && !s.NOTIFY_SIGNING_SECRET
         ? ['NOTIFY_SIGNING_SECRET is required when NOTIFY_URL or NOTIFY_ALLOWED_ORIGINS is set (whsec_ followed by base64)']
         : [],
+  },
+  {
+    // One storage, named once; in Azure never development storage.
+    reads: ['AzureWebJobsStorage', 'AzureWebJobsStorage__accountName', 'AzureWebJobsStorage__blobServiceUri', 'AzureWebJobsStorage__credential', 'AzureWebJobsStorage__clientId', 'WEBSITE_INSTANCE_ID'],
+    check: storageProblems,
   },
   {
     reads: [...userCredential],

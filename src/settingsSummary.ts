@@ -6,6 +6,7 @@
  * named by its account name or endpoint, never its key or signature.
  */
 import { getConfig, type Config } from './config';
+import { describeIdentityStorage, developmentStorage } from './storage/storageTarget';
 
 /** What `npm start` started itself in place of a setting left unset. */
 export interface EmbeddedServices {
@@ -26,9 +27,10 @@ function connectionParts(connection: string): Map<string, string> {
 
 /** The storage, named without its key or signature. */
 function storageOf(config: Config, embedded: EmbeddedServices): string {
-  if (embedded.storage) return `embedded Azurite in memory (${embedded.storage}); set AzureWebJobsStorage for real storage`;
-  const connection = config.AzureWebJobsStorage;
-  if (connection.startsWith('UseDevelopmentStorage=true')) return 'the local storage emulator (UseDevelopmentStorage=true: Azurite on 127.0.0.1:10000)';
+  if (embedded.storage) return `embedded Azurite in memory (${embedded.storage}); set AzureWebJobsStorage__accountName or AzureWebJobsStorage for real storage`;
+  if (config.storage.kind === 'identity') return describeIdentityStorage(config.storage);
+  const connection = config.storage.connectionString;
+  if (connection.startsWith(developmentStorage)) return 'the local storage emulator (UseDevelopmentStorage=true: Azurite on 127.0.0.1:10000)';
   const parts = connectionParts(connection);
   const endpoint = parts.get('BlobEndpoint');
   const endpointOrigin = endpoint === undefined ? undefined : new URL(endpoint).origin;

@@ -4,6 +4,7 @@
  * classes are loaded directly so it can run in-process and stop with us.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { IncomingMessage, Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -13,15 +14,30 @@ export interface RunningAzurite {
   close(): Promise<void>;
 }
 
+/** Azurite in this process. */
+export interface EmbeddedAzurite extends RunningAzurite {
+  /** Calls `listener` with each request before Azurite handles it (tests see what was sent). */
+  onRequest(listener: (request: IncomingMessage) => void): void;
+}
+
+export interface AzuriteOptions {
+  port?: number;
+  /**
+   * Azurite's documented OAuth mode: over HTTPS (PEM files), a bearer token is checked (its
+   * lifetime, issuer and storage audience; not its signature). Shared keys are still taken.
+   */
+  oauth?: { certPath: string; keyPath: string };
+}
+
 /** Azurite's well-known development account (public, documented; not a secret). */
 const devAccount = 'devstoreaccount1';
 const devKey = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
 
 export function azuriteConnectionString(blobEndpoint: string): string {
-  return `DefaultEndpointsProtocol=http;AccountName=${devAccount};AccountKey=${devKey};BlobEndpoint=${blobEndpoint};`;
+  return `DefaultEndpointsProtocol=${new URL(blobEndpoint).protocol.slice(0, -1)};AccountName=${devAccount};AccountKey=${devKey};BlobEndpoint=${blobEndpoint};`;
 }
 
-export async function startAzurite(port = 0): Promise<RunningAzurite> {
+export async function startAzurite(options: AzuriteOptions = {}): Promise<EmbeddedAzurite> {
   /* eslint-disable @typescript-eslint/no-require-imports */
   const BlobServer = require('azurite/dist/src/blob/BlobServer').default;
   const BlobConfiguration = require('azurite/dist/src/blob/BlobConfiguration').default;
@@ -29,21 +45,22 @@ export async function startAzurite(port = 0): Promise<RunningAzurite> {
   // In-memory persistence still wants paths for its (unused) databases.
   const workDir = mkdtempSync(join(tmpdir(), 'azurite-'));
   const configuration = new BlobConfiguration(
-    '127.0.0.1', port, undefined,
+    '127.0.0.1', options.port ?? 0, undefined,
     join(workDir, 'metadata.json'), join(workDir, 'extents.json'),
     [{ locationId: 'Default', locationPath: join(workDir, 'data'), maxConcurrency: 1 }],
     false, undefined, false, undefined, false,
     true, // skipApiVersionCheck: the SDK may be newer than this Azurite
-    '', '', '', undefined, false,
+    options.oauth?.certPath ?? '', options.oauth?.keyPath ?? '', '', options.oauth ? 'basic' : undefined, false,
     true, // in-memory persistence
   );
   const server = new BlobServer(configuration);
   await server.start();
   const address = new URL(server.getHttpServerAddress() as string);
-  const blobEndpoint = `http://127.0.0.1:${address.port}/${devAccount}`;
+  const blobEndpoint = `${address.protocol}//127.0.0.1:${address.port}/${devAccount}`;
   return {
     connectionString: azuriteConnectionString(blobEndpoint),
     blobEndpoint,
+    onRequest: (listener) => (server.httpServer as Server).prependListener('request', listener),
     close: async () => {
       await server.close();
       await server.clean();

@@ -89,7 +89,10 @@ async function main(): Promise<Started> {
     // The Azure SDKs and az call Microsoft.* paths and send tokens over HTTPS only.
     if (env.PROVIDER_NAMESPACE !== 'Microsoft') console.log(sdkStartHint);
   }
-  if (!env.AzureWebJobsStorage) {
+  // Storage named in any form the host reads, or an instance in Azure (which must name its own:
+  // the app refuses to start there without it), starts no embedded Azurite.
+  const storageNamed = env.AzureWebJobsStorage || env.AzureWebJobsStorage__accountName || env.AzureWebJobsStorage__blobServiceUri || env.WEBSITE_INSTANCE_ID;
+  if (!storageNamed) {
     started.azurite = await startAzurite();
     env.AzureWebJobsStorage = started.azurite.connectionString;
   }

@@ -10,6 +10,7 @@
  * the Application Insights envelope are theirs, kept up to date with the specification.
  */
 import { randomUUID } from 'node:crypto';
+import type { TokenCredential } from '@azure/identity';
 import { context, metrics, propagation, trace, TraceFlags, type Attributes, type Context, type Link, type SpanKind } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -41,8 +42,11 @@ export type Instrumentation = typeof instrumentation;
 export interface ExportSettings {
   /** `OTEL_EXPORTER_OTLP_ENDPOINT`: the exporters read it (and the other OTLP variables) themselves. */
   otlp?: { protocol: 'http/json' | 'http/protobuf' };
-  /** `APPLICATIONINSIGHTS_CONNECTION_STRING`. */
-  applicationInsights?: { connectionString: string };
+  /**
+   * `APPLICATIONINSIGHTS_CONNECTION_STRING`, and with `APPLICATIONINSIGHTS_AUTHENTICATION_STRING`
+   * the managed identity that signs in to it (a resource with local auth off takes nothing else).
+   */
+  applicationInsights?: { connectionString: string; credential?: TokenCredential };
   serviceName: string;
   serviceVersion: string;
   samplingRatio: number;
@@ -131,9 +135,10 @@ function exportersOf(settings: ExportSettings): { spans: SpanExporter[]; metrics
   }
   if (settings.applicationInsights) {
     const monitor = require('@azure/monitor-opentelemetry-exporter') as typeof import('@azure/monitor-opentelemetry-exporter');
-    const { connectionString } = settings.applicationInsights;
-    spans.push(new monitor.AzureMonitorTraceExporter({ connectionString }));
-    metricExporters.push(new monitor.AzureMonitorMetricExporter({ connectionString }));
+    const { connectionString, credential } = settings.applicationInsights;
+    const options = { connectionString, ...(credential && { credential }) };
+    spans.push(new monitor.AzureMonitorTraceExporter(options));
+    metricExporters.push(new monitor.AzureMonitorMetricExporter(options));
   }
   return { spans, metrics: metricExporters };
 }

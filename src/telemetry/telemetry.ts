@@ -6,6 +6,7 @@
  * is, so a process without an exporter neither loads nor runs any of it.
  */
 import { ConfigError, getConfig, type Config } from '../config';
+import { managedIdentityOnFirstUse } from '../upstream/credentialOnFirstUse';
 import { telemetrySdkPackage } from '../lazyPackages';
 import { appVersion } from '../version';
 import type { Instrumentation, RunningExport } from './exportSdk';
@@ -43,7 +44,12 @@ export function exportSettingsOf(config: Config) {
   if (!OTEL_EXPORTER_OTLP_ENDPOINT && !APPLICATIONINSIGHTS_CONNECTION_STRING) return undefined;
   return {
     otlp: OTEL_EXPORTER_OTLP_ENDPOINT ? { protocol: config.OTEL_EXPORTER_OTLP_PROTOCOL } : undefined,
-    applicationInsights: APPLICATIONINSIGHTS_CONNECTION_STRING ? { connectionString: APPLICATIONINSIGHTS_CONNECTION_STRING } : undefined,
+    applicationInsights: APPLICATIONINSIGHTS_CONNECTION_STRING
+      ? {
+          connectionString: APPLICATIONINSIGHTS_CONNECTION_STRING,
+          ...(config.APPLICATIONINSIGHTS_AUTHENTICATION_STRING && { credential: managedIdentityOnFirstUse(config.APPLICATIONINSIGHTS_AUTHENTICATION_STRING.clientId) }),
+        }
+      : undefined,
     serviceName: config.OTEL_SERVICE_NAME,
     serviceVersion: appVersion,
     samplingRatio: config.TELEMETRY_SAMPLING_RATIO,

@@ -19,6 +19,11 @@ export function credentialOnFirstUse(create: (identity: typeof Identity) => Toke
   };
 }
 
+/** The platform's managed identity: the user-assigned one with this client id, else the system-assigned one. */
+export function managedIdentityOnFirstUse(clientId: string | undefined): TokenCredential {
+  return credentialOnFirstUse((identity) => new identity.ManagedIdentityCredential(clientId ? { clientId } : {}));
+}
+
 /**
  * The credential, or InternalError: settings it refuses (a tenant id that is not one, say) are the
  * deployment's fault, found at the first call now that nothing builds it at start, and must not

@@ -26,7 +26,7 @@ describe('parseConfig', () => {
       GATEWAY_PROPERTY_PREFIX: 'Vendor.WindowsAzure.ApiManagement.Gateway',
       LIFECYCLE_VERSION_HEADER: 'x-vendor-version',
       UPSTREAM_AUTH: 'managed',
-      AzureWebJobsStorage: 'UseDevelopmentStorage=true',
+      storage: { kind: 'connectionString', connectionString: 'UseDevelopmentStorage=true' },
       CERT_ENVIRONMENTS: [],
       CERT_REFRESH_SCHEDULE: '0 0 */6 * * *',
       CERT_RENEW_BEFORE_DAYS: 14,
@@ -115,7 +115,7 @@ describe('parseConfig', () => {
     'DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;',
     'BlobEndpoint=https://acct.blob.core.windows.net;SharedAccessSignature=sv=2024-01-01&sig=abc',
   ])('accepts the storage connection string %s', (connection) => {
-    expect(parseConfig({ ...minimal, AzureWebJobsStorage: connection }).AzureWebJobsStorage).toBe(connection);
+    expect(parseConfig({ ...minimal, AzureWebJobsStorage: connection }).storage).toEqual({ kind: 'connectionString', connectionString: connection });
   });
 
   it.each([
@@ -165,5 +165,57 @@ describe('local.settings.sample.json', () => {
   it('parses with what npm start adds for the embedded emulator and Azurite', () => {
     const embedded = { MANAGEMENT_BASE_URL: 'http://127.0.0.1:1', LIFECYCLE_BASE_URL: 'http://127.0.0.1:1', UPSTREAM_AUTH: 'static', UPSTREAM_STATIC_TOKEN: 'emulator-token' };
     expect(() => parseConfig({ ...sample.Values, ...embedded })).not.toThrow();
+  });
+});
+
+describe('identity-based storage, as the Functions host reads it', () => {
+  const clientId = '11111111-2222-4333-8444-555555555555';
+
+  it.each<[string, Record<string, string>, unknown]>([
+    [
+      'an account name, with the user-assigned identity',
+      { AzureWebJobsStorage__accountName: 'gwstore01', AzureWebJobsStorage__credential: 'managedidentity', AzureWebJobsStorage__clientId: clientId },
+      { kind: 'identity', blobServiceUri: 'https://gwstore01.blob.core.windows.net', credential: 'managedidentity', clientId },
+    ],
+    [
+      'a blob service URI (another cloud), with the system-assigned identity, the credential in any case',
+      { AzureWebJobsStorage__blobServiceUri: 'https://gwstore01.blob.core.chinacloudapi.cn/', AzureWebJobsStorage__credential: 'ManagedIdentity' },
+      { kind: 'identity', blobServiceUri: 'https://gwstore01.blob.core.chinacloudapi.cn', credential: 'managedidentity' },
+    ],
+    ['an account name alone: DefaultAzureCredential, as the host does locally', { AzureWebJobsStorage__accountName: 'gwstore01' }, { kind: 'identity', blobServiceUri: 'https://gwstore01.blob.core.windows.net', credential: 'default' }],
+    ['in Azure, an identity-based account', { WEBSITE_INSTANCE_ID: 'abc', AzureWebJobsStorage__accountName: 'gwstore01', AzureWebJobsStorage__credential: 'managedidentity' }, { kind: 'identity', blobServiceUri: 'https://gwstore01.blob.core.windows.net', credential: 'managedidentity' }],
+  ])('reads %s', (_title, settings, storage) => {
+    expect(parseConfig({ ...minimal, ...settings }).storage).toEqual(storage);
+  });
+
+  it.each<[string, Record<string, string>, RegExp]>([
+    ['nothing, in Azure', { WEBSITE_INSTANCE_ID: 'abc' }, /^No storage is set, and the app runs in Azure \(WEBSITE_INSTANCE_ID is set\), where it never falls back to development storage: set AzureWebJobsStorage__accountName/],
+    ['development storage, in Azure', { WEBSITE_INSTANCE_ID: 'abc', AzureWebJobsStorage: 'UseDevelopmentStorage=true' }, /^AzureWebJobsStorage is UseDevelopmentStorage=true, which names no storage in Azure/],
+    ['a connection string and an account name', { AzureWebJobsStorage: 'UseDevelopmentStorage=true', AzureWebJobsStorage__accountName: 'gwstore01' }, /are both set: keep one/],
+    ['an account name and a URI', { AzureWebJobsStorage__accountName: 'gwstore01', AzureWebJobsStorage__blobServiceUri: 'https://gwstore01.blob.core.windows.net' }, /^AzureWebJobsStorage__accountName and AzureWebJobsStorage__blobServiceUri are both set/],
+    ['a credential with no account', { AzureWebJobsStorage__credential: 'managedidentity' }, /go with AzureWebJobsStorage__accountName or AzureWebJobsStorage__blobServiceUri, which are not set/],
+    ['a client id with no credential', { AzureWebJobsStorage__accountName: 'gwstore01', AzureWebJobsStorage__clientId: clientId }, /^AzureWebJobsStorage__clientId needs AzureWebJobsStorage__credential=managedidentity/],
+    ['an account name that is not one', { AzureWebJobsStorage__accountName: 'GW_Store' }, /^AzureWebJobsStorage__accountName must be a storage account name/],
+    ['a plain-HTTP blob service URI', { AzureWebJobsStorage__blobServiceUri: 'http://127.0.0.1:10000/devstoreaccount1' }, /^AzureWebJobsStorage__blobServiceUri must be an https URL \(a token is never sent over plain HTTP\)/],
+    ['another credential', { AzureWebJobsStorage__accountName: 'gwstore01', AzureWebJobsStorage__credential: 'connectionstring' }, /^AzureWebJobsStorage__credential must be managedidentity/],
+    ['a client id that is not one', { AzureWebJobsStorage__accountName: 'gwstore01', AzureWebJobsStorage__credential: 'managedidentity', AzureWebJobsStorage__clientId: 'my-identity' }, /^AzureWebJobsStorage__clientId must be the client id \(a GUID\)/],
+  ])('refuses %s, saying what to set', (_title, settings, message) => {
+    expect(problemsOf({ ...minimal, ...settings })).toEqual([expect.stringMatching(message)]);
+  });
+});
+
+describe('APPLICATIONINSIGHTS_AUTHENTICATION_STRING', () => {
+  it.each([
+    ['Authorization=AAD', { clientId: undefined }],
+    ['Authorization=AAD;ClientId=11111111-2222-4333-8444-555555555555', { clientId: '11111111-2222-4333-8444-555555555555' }],
+    ['ClientId=11111111-2222-4333-8444-555555555555;authorization=aad;', { clientId: '11111111-2222-4333-8444-555555555555' }],
+  ])('reads %s', (text, parsed) => {
+    expect(parseConfig({ ...minimal, APPLICATIONINSIGHTS_AUTHENTICATION_STRING: text }).APPLICATIONINSIGHTS_AUTHENTICATION_STRING).toEqual(parsed);
+  });
+
+  it.each(['Authorization=Key', 'ClientId=11111111-2222-4333-8444-555555555555', 'Authorization=AAD;ClientId=me', 'Authorization=AAD;Secret=x'])('refuses %s, saying what it takes', (text) => {
+    expect(problemsOf({ ...minimal, APPLICATIONINSIGHTS_AUTHENTICATION_STRING: text })).toEqual([
+      'APPLICATIONINSIGHTS_AUTHENTICATION_STRING must be Authorization=AAD (the system-assigned identity) or Authorization=AAD;ClientId=<client id of a user-assigned identity>',
+    ]);
   });
 });
