@@ -29,6 +29,8 @@ const subscription = '00000000-0000-0000-0000-000000000000';
 const environment = { projectId: 41, environmentId: randomUUID() };
 const folder = mkdtempSync(join(tmpdir(), 'identity-storage-'));
 const storageAuthorizations: string[] = [];
+/** The path and query of each storage request. */
+const storageRequests: string[] = [];
 /** What the Application Insights stand-in received: each request's Authorization header. */
 const ingestionAuthorizations: string[] = [];
 
@@ -49,7 +51,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => ingestion.listen(0, '127.0.0.1', resolve));
   azurite = await startAzurite({ oauth: { certPath: join(folder, 'cert.pem'), keyPath: join(folder, 'key.pem') } });
-  azurite.onRequest((incoming) => storageAuthorizations.push(incoming.headers.authorization ?? '(none)'));
+  azurite.onRequest((incoming) => {
+    storageAuthorizations.push(incoming.headers.authorization ?? '(none)');
+    storageRequests.push(incoming.url ?? '');
+  });
   emulator = await startEmulator({ token: emulatorToken, lroSteps: 2, retryAfterSeconds: 1 });
   identity = await startIdentityEndpoint((resource) => (resource.startsWith('https://storage.azure.com') ? storageAccessToken() : resource.startsWith('https://monitor.azure.com') ? monitorToken : emulatorToken));
   app = await startApp({
@@ -127,6 +132,13 @@ it('refreshes a certificate into identity-based storage and reads it back', asyn
 it('reports storage healthy through a read the data roles allow', async () => {
   const health = await json(`${app.url}/api/health`);
   expect(health.body).toMatchObject({ dependencies: { storage: { ok: true, detail: 'reachable' } } });
+});
+
+it('asked storage only what Storage Blob Data Owner allows: containers and blobs, never the account', () => {
+  // Account-level operations (Get Blob Service Properties, say) need blobServices/read, which no blob data role holds.
+  const accountLevel = storageRequests.filter((url) => /^\/devstoreaccount1\/?(\?|$)/.test(url));
+  expect(storageRequests.length).toBeGreaterThan(10);
+  expect(accountLevel).toEqual([]);
 });
 
 it('sent every storage request with a bearer token of the user-assigned identity, and none with a key', () => {
