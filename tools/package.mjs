@@ -50,4 +50,13 @@ const zip = zipSync(Object.fromEntries(Object.entries(entries).map(([name, bytes
 
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, zip);
+// The same files unpacked, beside the zip: `azd deploy` zips a folder (azure.yaml's `dist`), not a
+// zip file, so it deploys exactly these.
+const unpacked = join(dirname(out), 'deploy');
+rmSync(unpacked, { recursive: true, force: true });
+for (const [name, bytes] of Object.entries(entries)) {
+  mkdirSync(dirname(join(unpacked, name)), { recursive: true });
+  writeFileSync(join(unpacked, name), bytes);
+}
 console.log(`Wrote ${relative(process.cwd(), out) || out} (${(zip.length / 1024).toFixed(0)} KiB, code cache for Node ${values.node}): ${Object.keys(entries).join(', ')}`);
+console.log(`and the same files unpacked in ${relative(process.cwd(), unpacked) || unpacked} (what azd deploys)`);

@@ -8,7 +8,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { request } from 'undici';
@@ -69,6 +69,18 @@ it('holds host.json, a package.json naming the bundle, and the bundle\'s folder:
   expect(manifest).not.toHaveProperty('dependencies');
   expect(manifest).not.toHaveProperty('scripts');
   expect(readFileSync(join(appFolder, 'host.json'), 'utf8')).toBe(readFileSync(join(repositoryRoot, 'host.json'), 'utf8'));
+});
+
+it('writes the same files unpacked beside the zip, byte for byte: the folder azd deploys (azure.yaml)', () => {
+  const unpacked = join(folder, 'deploy');
+  const files = readdirSync(unpacked, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(unpacked, join(entry.parentPath, entry.name)).split(sep).join('/'));
+  expect(files.sort()).toEqual([...entryNames].sort());
+  for (const name of entryNames) expect(readFileSync(join(unpacked, name)).equals(readFileSync(join(appFolder, name)))).toBe(true);
+  const azureYaml = readFileSync(join(repositoryRoot, 'azure.yaml'), 'utf8');
+  expect(azureYaml).toMatch(/^\s+dist: dist\/deploy$/m);
+  expect(azureYaml).toMatch(/^\s+run: npm run package$/m);
 });
 
 it('serves from the unpacked folder, with no node_modules beside the bundle', async () => {
