@@ -292,9 +292,10 @@ const settingsSchema = z.object({
   TEAMS_WEBHOOK_SECRET: chatSecret.refine((value) => /^[A-Za-z0-9+/]+={0,2}$/.test(value), 'must be the base64 security token Teams shows').optional(),
   // A Teams Workflows webhook ("post to a channel when a webhook request is received") for the ends.
   TEAMS_WORKFLOW_URL: notifyUrl.optional(),
-  // Slack waits 3 s for an answer, Teams 5 s: the app answers within these, whatever the upstream does.
-  SLACK_ACK_BUDGET_MS: integerText(100, 2900).default(2000),
-  TEAMS_ACK_BUDGET_MS: integerText(100, 4900).default(4000),
+  // Slack waits 3 s for an answer, Teams 5 s: the app answers by these at the latest, whatever the
+  // upstream does, and the 500 ms left are for the request's and the answer's way to and from the platform.
+  SLACK_ACK_BUDGET_MS: integerText(100, 2500).default(2000),
+  TEAMS_ACK_BUDGET_MS: integerText(100, 4500).default(4000),
   // Signed requests older or newer than this are refused (Slack's documented 5 minutes); seen signatures are kept as long.
   CHATOPS_TIMESTAMP_TOLERANCE_SECONDS: integerText(30, 900).default(300),
   CHATOPS_REPLAY_CACHE_SIZE: integerText(100, 1_000_000).default(10_000),

@@ -25,13 +25,23 @@ export class CallerRateLimiter {
   /** Takes one call from the caller's bucket of `kind` holding `perMinute`. */
   take(caller: string, kind: CallKind, perMinute: number, now: number): Taken {
     const key = `${kind}\u0000${caller}`;
-    const previous = this.#buckets.get(key);
-    const refilled = previous ? Math.min(perMinute, previous.tokens + ((now - previous.updatedAt) * perMinute) / 60_000) : perMinute;
+    const refilled = this.#refilled(key, perMinute, now);
     const allowed = refilled >= 1;
     this.#remember(key, { tokens: allowed ? refilled - 1 : refilled, updatedAt: now });
     if (allowed) return { allowed: true };
     const waitMs = perMinute > 0 ? ((1 - refilled) * 60_000) / perMinute : 60_000;
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+  }
+
+  /** Puts back one call taken for a request that then sent nothing upstream (never past the limit). */
+  giveBack(caller: string, kind: CallKind, perMinute: number, now: number): void {
+    const key = `${kind}\u0000${caller}`;
+    this.#remember(key, { tokens: Math.min(perMinute, this.#refilled(key, perMinute, now) + 1), updatedAt: now });
+  }
+
+  #refilled(key: string, perMinute: number, now: number): number {
+    const previous = this.#buckets.get(key);
+    return previous ? Math.min(perMinute, previous.tokens + ((now - previous.updatedAt) * perMinute) / 60_000) : perMinute;
   }
 
   /** Keeps a bucket as the most recently used, forgetting the least recently used past the bound. */

@@ -14,6 +14,7 @@ import { bodyBytesOf } from '../http/requestBody';
 import { failureForLog } from '../http/redaction';
 import { jsonResponse } from '../http/responses';
 import { getServices, type Services } from '../services';
+import { traceIncoming } from '../telemetry/hooks';
 import { after, type ChatCall } from './chatCall';
 import { usageReply, type ChatReply } from './chatMessages';
 import type { ChatPlatform } from './chatNotifier';
@@ -82,10 +83,11 @@ function runCommand(call: ChatCall, command: ChatCommand): Promise<ChatReply> {
 }
 
 /**
- * How long past its `answerBy` a command still running is answered for it. Each command answers
- * by `answerBy` itself where it waits on something slow (a start, an upstream read, a wait);
- * this is the net under the rest (a storage read that stalls), so the user sees a message rather
- * than the platform's timeout. Small, so the answer stays within the platform's limit.
+ * How long before the platform's budget (SLACK_ACK_BUDGET_MS, TEAMS_ACK_BUDGET_MS) a command aims
+ * to answer (its `answerBy`). Each command answers by `answerBy` itself where it waits on something
+ * slow (a start, an upstream read, a wait); the net under the rest (a storage read that stalls)
+ * answers for it at the budget itself, never later, so the user sees a message rather than the
+ * platform's timeout.
  */
 const lateMarginMs = 100;
 
@@ -122,8 +124,12 @@ function failureReply(thrown: unknown, call: Pick<ChatCall, 'correlationId' | 'c
 /** Who the call record names when the request stopped before its chat user was known. */
 const unknownChatUser = (): CallerIdentity => ({ primary: 'anonymous', selectors: [] });
 
+/**
+ * A platform's route, traced as the app's other routes are: its span (the command's upstream
+ * calls and storage calls within it, and the start's context stored for its polls and its end's post).
+ */
 export function chatRoute(platform: ChatPlatformHandler) {
-  return (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> =>
+  return traceIncoming(`chatops-${platform.platform}`, (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> =>
     inCallFrame(request, context, unknownChatUser, async ({ correlationId, startedMs, record }) => {
       const services = getServices();
       const { config } = services;
@@ -140,7 +146,7 @@ export function chatRoute(platform: ChatPlatformHandler) {
         caller,
         correlationId,
         appBase: appBaseOf(request.url, `chatops/${platform.platform}`, config.APP_PUBLIC_URL),
-        answerBy: startedMs + platform.answerBudgetMs(services),
+        answerBy: startedMs + platform.answerBudgetMs(services) - lateMarginMs,
         endTarget: chat.endTarget,
         endNote: chat.endNote,
         log: (line) => context.error(line),
@@ -161,5 +167,6 @@ export function chatRoute(platform: ChatPlatformHandler) {
         }
       }
       return jsonResponse(200, platform.render(reply), correlationId);
-    });
+    }),
+  );
 }

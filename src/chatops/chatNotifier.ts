@@ -16,6 +16,7 @@ import type { Dispatcher } from 'undici';
 import { endEventData } from '../orchestration/statusDocument';
 import { postDelivery, type CloudEvent, type NotificationSender } from '../orchestration/notificationSender';
 import type { DeliveryOutcome } from '../orchestration/outbox';
+import { traceNotification } from '../telemetry/hooks';
 import { operationFacts, slackMessage, teamsMessage, type ChatReply } from './chatMessages';
 
 export type ChatPlatform = 'slack' | 'teams';
@@ -84,15 +85,15 @@ export class ChatNotifier implements Pick<NotificationSender, 'send'> {
       return this.#options.events ? this.#options.events.send(target, event) : notConfigured;
     }
     const reply = endReply(event.data as EndData);
-    if (chat.platform === 'teams') return this.#post(chat.url, teamsMessage(reply));
+    if (chat.platform === 'teams') return this.#post(chat.url, event, teamsMessage(reply));
     if (chat.untilMs !== undefined && this.#options.now() > chat.untilMs) {
       const { slackWebhookUrl } = this.#options;
       if (!slackWebhookUrl) return { delivered: false, retriable: false, error: 'response_url expired (30 minutes) and no SLACK_WEBHOOK_URL is set' };
       const { response_type: _ephemeral, ...channelMessage } = slackMessage(reply);
-      return this.#post(slackWebhookUrl, channelMessage);
+      return this.#post(slackWebhookUrl, event, channelMessage);
     }
     if (!this.#takePost(chat.url)) return { delivered: false, retriable: false, error: `response_url took its ${this.#options.maxPostsPerResponseUrl} posts` };
-    return this.#post(chat.url, slackMessage(reply, { replaceOriginal: false }));
+    return this.#post(chat.url, event, slackMessage(reply, { replaceOriginal: false }));
   }
 
   #takePost(responseUrl: string): boolean {
@@ -105,7 +106,10 @@ export class ChatNotifier implements Pick<NotificationSender, 'send'> {
     return true;
   }
 
-  #post(url: string, message: unknown): Promise<DeliveryOutcome> {
-    return postDelivery(this.#options.dispatcher, url, { 'content-type': 'application/json; charset=utf-8' }, JSON.stringify(message), this.#options.timeoutMs);
+  /** One post, a delivery span as a CloudEvent's is (linked to the start), its context in the post's `traceparent`. */
+  #post(url: string, event: CloudEvent, message: unknown): Promise<DeliveryOutcome> {
+    return traceNotification(url, event, (traceHeaders) =>
+      postDelivery(this.#options.dispatcher, url, { ...traceHeaders, 'content-type': 'application/json; charset=utf-8' }, JSON.stringify(message), this.#options.timeoutMs),
+    );
   }
 }

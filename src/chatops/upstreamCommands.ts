@@ -11,6 +11,7 @@
 import { HttpRequest } from '@azure/functions';
 import { actionOf, appRoutes } from '../appRoutes';
 import { fetchedCertificate } from '../certificates/fetchedCertificate';
+import { GatewayError } from '../errors';
 import { grantFor } from '../http/authorization';
 import { prepareCall, refuseRedirect, sendUpstream, startRequestOf, type PreparedCall } from '../http/operationHandler';
 import { failureForLog } from '../http/redaction';
@@ -19,6 +20,7 @@ import { operations, type OperationSpec } from '../spec/catalogue';
 import { isListPage } from '../upstream/paging';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
 import { parseUpstreamJson } from '../upstream/upstreamJson';
+import { inOperation } from '../telemetry/hooks';
 import type { ChatReply } from './chatMessages';
 import { after, type ChatCall } from './chatCall';
 import type { ChatCommand } from './commandGrammar';
@@ -26,8 +28,22 @@ import { stateReply } from './orchestrationCommands';
 
 const operationOf = (operationId: string): OperationSpec => operations.find((operation) => operation.operationId === operationId)!;
 
+/**
+ * In `passthrough` mode the upstream is called with each caller's own token, and a chat request
+ * carries none: the user is told the app is not set up for it, the operator which setting is.
+ */
+function refuseWithoutOwnCredential(call: ChatCall, operation: OperationSpec): void {
+  if (call.services.tokens.mode !== 'passthrough') return;
+  call.log(
+    `A chat command (${operation.operationId}, correlation id ${call.correlationId}) was not sent upstream: UPSTREAM_AUTH=passthrough forwards each caller's own token, ` +
+      'and a chat request carries none. To let chat commands call the upstream, set UPSTREAM_AUTH to managed (or static).',
+  );
+  throw new GatewayError('MissingBearerToken', 'This app is set up so that chat commands cannot call the management service; its operators can change that.');
+}
+
 /** The documented call a command stands for, prepared as an HTTP caller's would be. */
 async function prepared(call: ChatCall, operation: OperationSpec, params: Record<string, string>, body?: unknown): Promise<PreparedCall> {
+  refuseWithoutOwnCredential(call, operation);
   const url = `${call.appBase}/chatops/${operation.name}?api-version=${encodeURIComponent(operation.apiVersion)}`;
   const request = new HttpRequest({
     method: operation.method,
@@ -38,8 +54,9 @@ async function prepared(call: ChatCall, operation: OperationSpec, params: Record
   return prepareCall(operation, request, params, call.services, { correlationId: call.correlationId, caller: call.caller, query: new URL(url).searchParams });
 }
 
+/** Sends the documented call within the chat call's trace, as that operation: its attempts are counted under it. */
 async function send(ready: PreparedCall): Promise<UpstreamResponse> {
-  return refuseRedirect(await sendUpstream(ready));
+  return refuseRedirect(await inOperation(ready.operation.operationId, () => sendUpstream(ready)));
 }
 
 type Settled = { outcome: StartOutcome } | { error: unknown };
@@ -66,6 +83,8 @@ async function migrate(call: ChatCall, command: Extract<ChatCommand, { kind: 'mi
   // The start outlives the answer (and the invocation) when the upstream is slow: what it meets
   // goes to the process log, as the engine's own lines do, and its end reaches the chat all the same.
   void starting.then((settled) => {
+    // A repeat that joined the first start sent nothing upstream: its draw goes back to the user's share.
+    ready.draw.settle();
     if ('error' in settled) console.error(`A chat-started ${operation.operationId} failed: ${failureForLog(settled.error)}`);
   });
   const first = await Promise.race([announced.then((id) => ({ id })), starting, after(call.answerBy - services.now(), { late: true as const })]);

@@ -3,7 +3,8 @@
  * operations and the app's own routes: the operation or route allowed (else 403
  * `OperationNotAllowed`), the target within the caller's scopes (else 403 `ScopeNotAllowed`),
  * and an upstream call within the caller's rate (else 429 `CallerRateLimited` with
- * Retry-After). Everything is decided before anything is sent upstream.
+ * Retry-After). Everything is decided before anything is sent upstream; only a call that then
+ * sends a request upstream keeps its draw on the rate.
  */
 import type { Action, Grant } from '../access/accessPolicy';
 import type { CallKind } from '../access/callerRateLimiter';
@@ -33,16 +34,42 @@ export function assertWithinGrant(targetPath: string, grant: Grant): void {
   }
 }
 
-/** Takes one upstream call of `kind` from the caller's share, if its rules set one. */
-export function takeCallerRate(services: Services, caller: CallerIdentity, grant: Grant, kind: CallKind): void {
+/**
+ * One call drawn from a caller's share, held until the call either sends a request upstream
+ * (`spend`: the draw stays taken) or ends without one (`settle` gives it back): a refusal, a
+ * duplicate start that joins a running one, a wait refused, send nothing and cost nothing.
+ */
+export class ShareDraw {
+  #giveBack: (() => void) | undefined;
+
+  constructor(giveBack?: () => void) {
+    this.#giveBack = giveBack;
+  }
+
+  /** A request goes upstream: the draw is used. */
+  spend(): void {
+    this.#giveBack = undefined;
+  }
+
+  /** The call is over: a draw not used goes back to the share. */
+  settle(): void {
+    this.#giveBack?.();
+    this.#giveBack = undefined;
+  }
+}
+
+/** Draws one upstream call of `kind` from the caller's share, if its rules set one, or throws 429 `CallerRateLimited`. */
+export function takeCallerRate(services: Services, caller: CallerIdentity, grant: Grant, kind: CallKind): ShareDraw {
   const perMinute = kind === 'reads' ? grant.rate?.readsPerMinute : grant.rate?.writesPerMinute;
-  if (perMinute === undefined) return;
-  const taken = services.access.rates.take(grant.rateSubject ?? caller.primary, kind, perMinute, services.now());
+  if (perMinute === undefined) return new ShareDraw();
+  const subject = grant.rateSubject ?? caller.primary;
+  const taken = services.access.rates.take(subject, kind, perMinute, services.now());
   if (!taken.allowed) {
     throw new GatewayError('CallerRateLimited', `The caller (${caller.primary}) used its share of upstream ${kind} (${perMinute} a minute, see ACCESS_POLICY).`, {
       headers: { 'retry-after': String(taken.retryAfterSeconds) },
     });
   }
+  return new ShareDraw(() => services.access.rates.giveBack(subject, kind, perMinute, services.now()));
 }
 
 /** Whether the caller may see an orchestration: its own, or one in a scope where it has `admin` (its target's). */

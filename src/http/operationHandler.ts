@@ -20,7 +20,7 @@ import { notifyHeader, notifyTargetsOf } from './notifyTarget';
 import { operationAnswer, startAnswer } from './orchestrationAnswers';
 import type { CallKind } from '../access/callerRateLimiter';
 import { remainingBudgetOf } from '../upstream/upstreamBudget';
-import { assertWithinGrant, grantFor, refusalCodes, takeCallerRate } from './authorization';
+import { assertWithinGrant, grantFor, refusalCodes, takeCallerRate, type ShareDraw } from './authorization';
 import { callerLogFields, callerOf, type CallerIdentity } from './caller';
 import { correlationIdOf } from './correlation';
 import { validateOperationCall, type OperationCall } from './operationRequest';
@@ -51,6 +51,8 @@ export interface PreparedCall {
   /** Where to tell of a long-running operation's end (`x-gateway-notify`). */
   notifyTargets?: string[];
   caller: CallerIdentity;
+  /** The call's draw on the caller's share (ACCESS_POLICY): spent by `sendUpstream`, else given back by `settle`. */
+  draw: ShareDraw;
   /** Takes one more upstream read from the caller's share (ACCESS_POLICY), or throws 429. */
   takeRead: () => void;
   /** The incoming call's trace, handed to its upstream requests. */
@@ -73,16 +75,18 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
     let decision: string | undefined;
     let response: HttpResponseInit;
     let upstream = undefined as UpstreamResponse | undefined;
+    let prepared: PreparedCall | undefined;
     try {
-      const prepared = await prepareCall(operation, request, params, services, { correlationId, caller, query, known, callTrace });
+      prepared = await prepareCall(operation, request, params, services, { correlationId, caller, query, known, callTrace });
       decision = 'allowed';
       const appBase = appBaseOf(requestUrl, prepared.targetPath, services.config.APP_PUBLIC_URL);
       // Only the certificate download reads the guard, and with it storage (built on first use).
       const downloadGuard = operation.rateLimitedPerEnvironment ? services.certificates.downloadGuard : undefined;
+      const ready = prepared;
       const send = async () => {
-        await downloadGuard?.acquire(prepared.call.params);
-        upstream = await sendUpstream(prepared);
-        await downloadGuard?.observe(prepared.call.params, upstream);
+        await downloadGuard?.acquire(ready.call.params);
+        upstream = await sendUpstream(ready);
+        await downloadGuard?.observe(ready.call.params, upstream);
         return refuseRedirect(upstream);
       };
       // Upstream requests take the call's trace by hand; what also calls storage (a start and its
@@ -93,8 +97,8 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
         const releaseWait = waitSeconds ? takeWaitSlot(services, caller, startedMs + waitSeconds * 1000) : undefined;
         try {
           response = await inCallTrace(callTrace, async () => {
-            const outcome = await services.orchestrations.start(startRequestOf(prepared, services, appBase), send);
-            return answerStart(outcome, prepared, request, services, { appBase, correlationId, startedMs });
+            const outcome = await services.orchestrations.start(startRequestOf(ready, services, appBase), send);
+            return answerStart(outcome, ready, request, services, { appBase, correlationId, startedMs });
           });
         } finally {
           releaseWait?.();
@@ -113,6 +117,8 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
       if (error.code === 'InternalError') context.error(`${operation.name} failed: ${failureForLog(thrown)}`);
       response = errorResponse(error, correlationId);
     }
+    // A call that sent nothing upstream (a duplicate joined, a wait or a download refused) gives its draw back.
+    prepared?.draw.settle();
     context.log(
       formatCallRecord({
         operation: operation.operationId,
@@ -185,8 +191,9 @@ function callKindOf(operation: OperationSpec): CallKind {
   return operation.access === 'write' ? 'writes' : 'reads';
 }
 
-/** Sends a prepared call as it was prepared: its method, URL, headers, body and token. */
+/** Sends a prepared call as it was prepared: its method, URL, headers, body and token. Its draw on the caller's share is spent. */
 export function sendUpstream(prepared: PreparedCall): Promise<UpstreamResponse> {
+  prepared.draw.spend();
   return prepared.client.send({ method: prepared.operation.method, url: prepared.url, headers: prepared.headers, body: prepared.call.body?.text, token: prepared.token, callTrace: prepared.callTrace });
 }
 
@@ -230,7 +237,6 @@ export async function prepareCall(
     assertWithinGrant(targetPath, grant);
     assertBodyWithinScopes(call.body?.value, config.ALLOWED_SCOPES, grant.scopes);
   }
-  takeCallerRate(services, caller, grant, callKindOf(operation));
 
   const client = services.upstreams[operation.upstream];
   const token = await services.tokens.getToken({ upstream: operation.upstream, callerAuthorization: request.headers.get('authorization') ?? undefined });
@@ -248,8 +254,11 @@ export async function prepareCall(
     headers[config.LIFECYCLE_VERSION_HEADER] = config.LIFECYCLE_API_VERSION;
   }
   const limits = { deadlineAt: services.now() + config.UPSTREAM_TIMEOUT_MS, maxItems: config.MAX_MERGED_ITEMS, maxBytes: config.MAX_MERGED_BYTES };
-  const takeRead = () => takeCallerRate(services, caller, grant, 'reads');
-  return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId, limits, notifyTargets, caller, takeRead, callTrace };
+  // Each later page of a merge is sent as soon as it is drawn.
+  const takeRead = () => takeCallerRate(services, caller, grant, 'reads').spend();
+  // Drawn last, once nothing before the send can refuse the call (its token included); the caller settles it.
+  const draw = takeCallerRate(services, caller, grant, callKindOf(operation));
+  return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId, limits, notifyTargets, caller, draw, takeRead, callTrace };
 }
 
 async function shapeResponse(prepared: PreparedCall, response: UpstreamResponse, appBase: string): Promise<HttpResponseInit> {

@@ -6,6 +6,7 @@ import type { HttpResponseInit } from '@azure/functions';
 import { GatewayError, renderErrorBody } from '../errors';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
 import { correlationHeader } from './correlation';
+import { ownErrorCode, type WithOwnErrorCode } from './ownErrorCode';
 
 const passedBackHeaders = new Set(['content-type', 'retry-after', 'retry-after-ms', 'x-ms-retry-after-ms', 'etag', 'location', 'azure-asyncoperation']);
 
@@ -14,11 +15,13 @@ export function isPassedBackHeader(name: string): boolean {
   return passedBackHeaders.has(lower) || lower.endsWith('request-id') || lower.startsWith('x-ms-ratelimit-');
 }
 
-export function errorResponse(error: GatewayError, correlationId: string): HttpResponseInit {
+/** The app's own error answer in the documented shape, marked as the app's (see ownErrorCode.ts). */
+export function errorResponse(error: GatewayError, correlationId: string): HttpResponseInit & WithOwnErrorCode {
   return {
     status: error.status,
     headers: { 'content-type': 'application/json; charset=utf-8', [correlationHeader]: correlationId, ...error.headers },
     body: JSON.stringify(renderErrorBody(error)),
+    [ownErrorCode]: error.code,
   };
 }
 

@@ -13,7 +13,7 @@ import { GatewayError } from '../errors';
  * makes two spellings one, so either would let a lookalike name pass for a granted one while
  * ARM reads it as another resource group.
  */
-function ordinalUpper(name: string): string {
+export function ordinalUpper(name: string): string {
   let folded = '';
   for (const char of name) {
     const upper = char.toUpperCase();

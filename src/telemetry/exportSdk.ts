@@ -33,10 +33,10 @@ import { traceNotification, tracePoll } from './orchestrationTracing';
 import { CountedContextManager } from './countedContext';
 import { GatewayTracer, parentSpanContextOf } from './gatewaySpans';
 import { PooledRandomIds } from './spanIds';
-import { callTraceOf, currentTraceCarrier, inCallTrace, recordUpstreamIdsOnCall, traceIncoming, traceStorage, traceUpstreamAttempt, useTracer } from './spans';
+import { callTraceOf, currentTraceCarrier, inCallTrace, recordUpstreamIdsOnCall, traceIncoming, traceStorage, traceUpstreamAttempt, useTracer, withOperation } from './spans';
 
 /** What src/telemetry/hooks.ts calls once the SDK is set up. */
-const instrumentation = { traceIncoming, callTraceOf, inCallTrace, recordUpstreamIdsOnCall, traceUpstreamAttempt, traceStorage, currentTraceCarrier, tracePoll, traceNotification, recordOrchestrationEnd, recordCertificateExpiry };
+const instrumentation = { traceIncoming, callTraceOf, inCallTrace, recordUpstreamIdsOnCall, traceUpstreamAttempt, traceStorage, currentTraceCarrier, tracePoll, traceNotification, recordOrchestrationEnd, recordCertificateExpiry, withOperation };
 export type Instrumentation = typeof instrumentation;
 
 export interface ExportSettings {

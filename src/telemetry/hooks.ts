@@ -52,6 +52,15 @@ export function inCallTrace<T>(callTrace: CallTrace | undefined, work: () => Pro
   return traced && callTrace ? traced.inCallTrace(callTrace, work) : work();
 }
 
+/**
+ * Runs `work` as a call of the documented `operation` within the active trace (a chat command's
+ * migration or usage read): its upstream attempts are counted under that operation.
+ */
+export function inOperation<T>(operation: string, work: () => Promise<T>): Promise<T> {
+  const traced = instrumentation();
+  return traced ? traced.withOperation(operation, work) : work();
+}
+
 export interface AttemptFacts {
   method: string;
   origin: string;

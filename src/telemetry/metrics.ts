@@ -6,12 +6,14 @@
 import type { HttpResponseInit } from '@azure/functions';
 import { metrics, ValueType, type Attributes, type Counter, type Histogram } from '@opentelemetry/api';
 import { errorCodeOf } from '../http/callLog';
+import { ownErrorCode, type WithOwnErrorCode } from '../http/ownErrorCode';
 import { budgetHeaders, type BudgetName } from '../upstream/upstreamBudget';
 
 interface Instruments {
   upstreamThrottled: Counter;
   callerRefusals: Counter;
   callerRateLimited: Counter;
+  upstreamRefusals: Counter;
   orchestrationDuration: Histogram;
   pollLag: Histogram;
   notificationAttempts: Counter;
@@ -46,7 +48,42 @@ interface UpstreamCallCount {
 /** By the status's hundreds (1xx to 5xx; none is below 100), then any other status, then no answer at all. */
 const statusClasses = ['', '1xx', '2xx', '3xx', '4xx', '5xx', 'other', 'error'];
 const certificateExpiry = new Map<string, { projectId: number; environmentId: string; expiresAtMs: number }>();
+/** Most environments the expiry gauge reports (the refresh route names any): past it, the least recently refreshed goes. */
+const maxCertificateEnvironments = 1000;
 const dayMs = 24 * 3600_000;
+
+/**
+ * At most `limit` distinct values of an attribute, the first seen; any later one (or one longer
+ * than 128 characters) is exported as `other`, so no input (a stored document, an upstream's
+ * answer) can make series without bound.
+ */
+function bounded(limit: number): (value: string) => string {
+  const seen = new Set<string>();
+  return (value) => {
+    if (seen.has(value)) return value;
+    if (seen.size >= limit || value.length > 128) return 'other';
+    seen.add(value);
+    return value;
+  };
+}
+/** The catalogue's operations and the app's routes are fewer than a hundred. */
+const operationValue = bounded(256);
+const runtimeStatusValue = bounded(16);
+
+/** The app's own refusals, by status: the only values `error.type` takes on the callers' counters. */
+const ownRefusalCodes: Readonly<Record<number, readonly string[]>> = { 403: ['OperationNotAllowed', 'ScopeNotAllowed'], 429: ['CallerRateLimited', 'TooManyWaits', 'RateLimited'] };
+/** The management service's codes of a 403 or 429 told apart on `gateway.upstream.refusals`; any other is `other`. */
+const upstreamRefusalCodes: ReadonlySet<string> = new Set([
+  'AuthorizationFailed',
+  'LinkedAuthorizationFailed',
+  'RequestDisallowedByPolicy',
+  'ReadOnlyDisabledSubscription',
+  'TooManyRequests',
+  'SubscriptionRequestsThrottled',
+  'TenantRequestsThrottled',
+  'ResourceRequestsThrottled',
+  'ResourceCollectionRequestsThrottled',
+]);
 
 let made: Instruments | undefined;
 
@@ -72,8 +109,9 @@ function instruments(): Instruments {
     });
   made = {
     upstreamThrottled: meter.createCounter('gateway.upstream.throttled', { description: 'Upstream answers 429 (the management service throttling the app)' }),
-    callerRefusals: meter.createCounter('gateway.caller.refusals', { description: 'Calls refused by the caller rights (403), by code' }),
+    callerRefusals: meter.createCounter('gateway.caller.refusals', { description: 'Calls the app refused by the caller rights or ALLOWED_SCOPES (403), by code' }),
     callerRateLimited: meter.createCounter('gateway.caller.rate_limited', { description: "Calls answered 429 by the app's own limits, by code" }),
+    upstreamRefusals: meter.createCounter('gateway.upstream.refusals', { description: "The upstream's own 403 and 429 answers passed back to callers, by status and code" }),
     orchestrationDuration: meter.createHistogram('gateway.orchestration.duration', { description: 'Time from a long-running start to its end', unit: 's' }),
     pollLag: meter.createHistogram('gateway.orchestration.poll_lag', { description: 'Time from when a poll was due to when it was made', unit: 'ms' }),
     notificationAttempts: meter.createCounter('gateway.notification.attempts', { description: 'Notification delivery attempts' }),
@@ -92,31 +130,42 @@ function statusClassIndexOf(status: number | undefined): number {
 export function recordUpstreamAttempt(operation: string, attempt: number, status: number | undefined): void {
   const classIndex = statusClassIndexOf(status);
   const index = attempt * statusClasses.length + classIndex;
-  let counts = upstreamCallCounts.get(operation);
-  if (!counts) upstreamCallCounts.set(operation, (counts = []));
+  const name = operationValue(operation);
+  let counts = upstreamCallCounts.get(name);
+  if (!counts) upstreamCallCounts.set(name, (counts = []));
   const counted = counts[index];
   if (counted) counted.count += 1;
-  else counts[index] = { attributes: { 'gateway.operation': operation, 'http.response.status_class': statusClasses[classIndex]!, 'gateway.retry': attempt }, count: 1 };
-  if (status === 429) instruments().upstreamThrottled.add(1, { 'gateway.operation': operation });
+  else counts[index] = { attributes: { 'gateway.operation': name, 'http.response.status_class': statusClasses[classIndex]!, 'gateway.retry': attempt }, count: 1 };
+  if (status === 429) instruments().upstreamThrottled.add(1, { 'gateway.operation': name });
 }
 
-/** A 403 or 429 the app answered a caller. */
-export function recordCallerRefusal(operation: string, response: HttpResponseInit): void {
-  const code = errorCodeOf(response) ?? 'unknown';
-  const { callerRefusals, callerRateLimited } = instruments();
-  (response.status === 429 ? callerRateLimited : callerRefusals).add(1, { 'gateway.operation': operation, 'error.type': code });
+/**
+ * A 403 or 429 a caller was answered: the app's own refusal (marked by errorResponse) on the
+ * callers' counters by its documented code; the upstream's passed back on its own, by a code
+ * from a fixed list.
+ */
+export function recordRefusal(operation: string, response: HttpResponseInit & WithOwnErrorCode): void {
+  const status = response.status ?? 200;
+  const own = response[ownErrorCode];
+  const { callerRefusals, callerRateLimited, upstreamRefusals } = instruments();
+  if (own === undefined) {
+    const code = errorCodeOf(response);
+    upstreamRefusals.add(1, { 'gateway.operation': operationValue(operation), 'http.response.status_code': status, 'error.type': code !== undefined && upstreamRefusalCodes.has(code) ? code : 'other' });
+  } else if (ownRefusalCodes[status]?.includes(own)) {
+    (status === 429 ? callerRateLimited : callerRefusals).add(1, { 'gateway.operation': operationValue(operation), 'error.type': own });
+  }
 }
 
 /** A long-running operation that ended: its duration from the start. */
 export function recordOrchestrationEnd(state: { name: string; runtimeStatus: string; createdTime: string; endedTime?: string }): void {
   if (!state.endedTime) return;
   const seconds = (Date.parse(state.endedTime) - Date.parse(state.createdTime)) / 1000;
-  instruments().orchestrationDuration.record(seconds, { 'gateway.operation': state.name, 'gateway.runtime_status': state.runtimeStatus });
+  instruments().orchestrationDuration.record(seconds, { 'gateway.operation': operationValue(state.name), 'gateway.runtime_status': runtimeStatusValue(state.runtimeStatus) });
 }
 
 /** A poll made `lagMs` after it was due. */
 export function recordPollLag(operation: string, lagMs: number): void {
-  instruments().pollLag.record(Math.max(0, lagMs), { 'gateway.operation': operation });
+  instruments().pollLag.record(Math.max(0, lagMs), { 'gateway.operation': operationValue(operation) });
 }
 
 export function recordNotificationAttempt(delivered: boolean): void {
@@ -129,5 +178,8 @@ export function recordNotificationAttempt(delivered: boolean): void {
 export function recordCertificateExpiry(environment: { projectId: number; environmentId: string }, expiresAt: string | undefined): void {
   if (!expiresAt) return;
   instruments();
-  certificateExpiry.set(`${environment.projectId}/${environment.environmentId}`, { ...environment, expiresAtMs: Date.parse(expiresAt) });
+  const key = `${environment.projectId}/${environment.environmentId}`;
+  certificateExpiry.delete(key);
+  certificateExpiry.set(key, { ...environment, expiresAtMs: Date.parse(expiresAt) });
+  if (certificateExpiry.size > maxCertificateEnvironments) certificateExpiry.delete(certificateExpiry.keys().next().value!);
 }

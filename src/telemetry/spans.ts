@@ -10,7 +10,7 @@ import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/fu
 import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span } from '@opentelemetry/api';
 import { ChainedContext } from './chainedContext';
 import { traceparentOf, type GatewayTracer } from './gatewaySpans';
-import { recordCallerRefusal, recordUpstreamAttempt } from './metrics';
+import { recordRefusal, recordUpstreamAttempt } from './metrics';
 import { upstreamIdsOf, type UpstreamIds } from './upstreamIds';
 import type { AttemptFacts, CallTrace } from './hooks';
 import { carrierOf, type TraceCarrier } from './traceCarrier';
@@ -154,7 +154,7 @@ export function traceIncoming<Rest extends unknown[]>(operation: string, handler
     const correlationId = (response.headers as Record<string, string> | undefined)?.['x-correlation-id'];
     if (correlationId) span.setAttribute('gateway.correlation_id', correlationId);
     if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-    if (status === 403 || status === 429) recordCallerRefusal(operation, response);
+    if (status === 403 || status === 429) recordRefusal(operation, response);
   }
 }
 

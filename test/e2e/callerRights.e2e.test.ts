@@ -24,6 +24,9 @@ const keys = {
   rotating: 'rotating-key-0123456789ab',
   teamAdmin: 'team-admin-key-0123456789',
   starter: 'starter-key-0123456789abcd',
+  writer: 'writer-key-0123456789abcde',
+  waiter: 'waiter-key-0123456789abcde',
+  tokenless: 'tokenless-key-0123456789ab',
 };
 const policy = [
   { callers: [keyFingerprintOf(keys.bot)], allow: ['read'], rate: { readsPerMinute: 120 } },
@@ -41,6 +44,9 @@ const policy = [
   { callers: [keyFingerprintOf(keys.starter)], allow: ['ContainerGroups_CreateOrUpdate'] },
   // A team's administrator: admin, but only over its own resource group's orchestrations.
   { callers: [keyFingerprintOf(keys.teamAdmin)], allow: ['read', 'write', 'admin'], scopes: [`/subscriptions/${subscription}/resourceGroups/rg-team`] },
+  // Shares drawn only by what reaches the upstream.
+  { callers: [keyFingerprintOf(keys.writer), keyFingerprintOf(keys.waiter)], allow: ['read', 'write'], rate: { writesPerMinute: 2 } },
+  { callers: [keyFingerprintOf(keys.tokenless)], allow: ['read'], rate: { readsPerMinute: 1 } },
 ];
 const operatorPrincipal = {
   'x-ms-client-principal-id': '7d1a2b3c-1234-4abc-9def-0123456789ab',
@@ -56,13 +62,19 @@ const download = 'environmentinfo/v1/rsatdownload/project/7/environment/6f1a2b3c
 
 let gateway: GatewayFixture;
 let withoutPlatformAuth: AppProcess;
+/** The same app in passthrough mode, holding one wait per caller. */
+let passthrough: AppProcess;
 beforeAll(async () => {
   gateway = await startGateway({ LOCAL_HOST_KEYS: JSON.stringify({ ...keys, master: 'master-key-0123456789abcdef' }), ACCESS_POLICY: JSON.stringify(policy), WEBSITE_AUTH_ENABLED: 'true' });
-  withoutPlatformAuth = await startApp({ ...gateway.env, WEBSITE_AUTH_ENABLED: 'false' });
-  gateway.others.push(withoutPlatformAuth);
+  [withoutPlatformAuth, passthrough] = await Promise.all([
+    startApp({ ...gateway.env, WEBSITE_AUTH_ENABLED: 'false' }),
+    startApp({ ...gateway.env, UPSTREAM_AUTH: 'passthrough', UPSTREAM_STATIC_TOKEN: '', GATEWAY_WAIT_MAX_PER_CALLER: '1' }),
+  ]);
+  gateway.others.push(withoutPlatformAuth, passthrough);
 });
 afterAll(async () => {
   await withoutPlatformAuth.stop();
+  await passthrough.stop();
   await gateway.stop();
 });
 
@@ -260,6 +272,41 @@ describe("a caller's share of the upstream", () => {
     expect(gateway.emulator.upstreamRequests({ method: 'GET', pathIncludes: '/usages' })).toHaveLength(2);
   });
 
+  it('draws nothing for a start that joins a running one (an SDK retrying its PUT): the next, different start goes', async () => {
+    gateway.emulator.reset();
+    const first = await call(keys.writer, 'PUT', groupPath('rg-auto', 'retried-put'), { body: groupBody });
+    const retried = await call(keys.writer, 'PUT', groupPath('rg-auto', 'retried-put'), { body: groupBody });
+    expect(retried.headers['x-orchestration-duplicate']).toBe('true');
+    expect(retried.headers['x-orchestration-id']).toBe(first.headers['x-orchestration-id']);
+    expect((await call(keys.writer, 'PUT', groupPath('rg-auto', 'next-put'), { body: groupBody })).status).toBe(201);
+    expect(gateway.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(2);
+  });
+
+  it('draws nothing for a call refused for its missing bearer token (passthrough mode)', async () => {
+    const usagesOn = (headers: Record<string, string> = {}) => call(keys.tokenless, 'GET', usages, { baseUrl: passthrough.url, headers });
+    for (let attempt = 0; attempt < 3; attempt += 1) expect(errorCodeOf(await usagesOn())).toBe('MissingBearerToken');
+    expect((await usagesOn({ authorization: 'Bearer emulator-token' })).status).toBe(200);
+    expect(errorCodeOf(await usagesOn({ authorization: 'Bearer emulator-token' }))).toBe('CallerRateLimited');
+  });
+
+  it('draws nothing for a start refused TooManyWaits: the next start goes', async () => {
+    const bearer = { authorization: 'Bearer emulator-token' };
+    const started = await call(keys.waiter, 'PUT', groupPath('rg-auto', 'waited-on'), { body: groupBody, headers: bearer, baseUrl: passthrough.url });
+    expect(started.status).toBe(201);
+    // The caller's one wait, held (without a token, so nothing polls meanwhile).
+    const hangUp = new AbortController();
+    const held = request(`${passthrough.url}/api/orchestrations/${started.headers['x-orchestration-id'] as string}?gateway-wait=30`, { headers: { 'x-functions-key': keys.waiter }, signal: hangUp.signal }).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    try {
+      const refused = await call(keys.waiter, 'PUT', `${groupPath('rg-auto', 'wait-refused')}&gateway-wait=10`, { body: groupBody, headers: bearer, baseUrl: passthrough.url });
+      expect(errorCodeOf(refused)).toBe('TooManyWaits');
+      expect((await call(keys.waiter, 'PUT', groupPath('rg-auto', 'after-refused-wait'), { body: groupBody, headers: bearer, baseUrl: passthrough.url })).status).toBe(201);
+    } finally {
+      hangUp.abort();
+      await held;
+    }
+  });
+
   it('shows how much of the management service\'s budget is left, in the call log and in health', async () => {
     await call(keys.automation, 'GET', usages);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -293,6 +340,37 @@ describe('a rule limited to scopes', () => {
     expect((await call(keys.scoped, 'PUT', groupPath('rg-auto', 'own-identity'), { body: withReferences('rg-auto') })).status).toBe(201);
     // A caller scoped to the subscription names any group in it.
     expect((await call(keys.automation, 'PUT', groupPath('rg-auto', 'automation-identity'), { body: withReferences('rg-prod') })).status).toBe(201);
+  });
+});
+
+describe('a resource a body names, in another spelling', () => {
+  const elsewhere = `subscriptions/${subscription}/resourceGroups/rg-prod/providers/Microsoft.Network/virtualNetworks/vnet/subnets/default`;
+  const bodyNaming = (reference: string, as: 'value' | 'key') => JSON.stringify({
+    location: 'westus',
+    ...(as === 'key' ? { identity: { type: 'UserAssigned', userAssignedIdentities: { [reference]: {} } } } : {}),
+    properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }], ...(as === 'value' ? { subnetIds: [{ id: reference }] } : {}) },
+  });
+
+  // The spellings the review found; every other is in test/unit/http/bodyReferences.test.ts.
+  it.each<[string, string, 'value' | 'key', number, string]>([
+    ['two leading slashes', `//${elsewhere}`, 'value', 403, 'ScopeNotAllowed'],
+    ['no leading slash', elsewhere, 'key', 403, 'ScopeNotAllowed'],
+    ['a leading space', ` /${elsewhere}`, 'value', 403, 'ScopeNotAllowed'],
+    ['a full management URL', `https://management.azure.com/${elsewhere}?api-version=2024-05-01`, 'value', 403, 'ScopeNotAllowed'],
+    ['a `..` segment', `/subscriptions/${subscription}/resourceGroups/rg-auto/../rg-prod/providers/Microsoft.Network/virtualNetworks/vnet/subnets/default`, 'value', 400, 'InvalidRequestBody'],
+    ['a `.` segment', `/subscriptions/${subscription}/resourceGroups/rg-auto/./x`, 'key', 400, 'InvalidRequestBody'],
+  ])('%s: held to the caller\'s scopes, refused before anything is sent', async (_title, reference, as, status, code) => {
+    const sentBefore = gateway.emulator.upstreamRequests({ method: 'PUT' }).length;
+    const refused = await call(keys.scoped, 'PUT', groupPath('rg-auto', 'other-spelling'), { body: bodyNaming(reference, as) });
+    expect([refused.status, errorCodeOf(refused)]).toEqual([status, code]);
+    expect(gateway.emulator.upstreamRequests({ method: 'PUT' }).length).toBe(sentBefore);
+  });
+
+  it('lets the caller name its own group in any of them', async () => {
+    const own = elsewhere.replace('rg-prod', 'rg-auto');
+    for (const [index, reference] of [`//${own}`, own, ` /${own}`, `https://management.azure.com/${own}`].entries()) {
+      expect((await call(keys.scoped, 'PUT', groupPath('rg-auto', `own-spelling-${index}`), { body: bodyNaming(reference, 'value') })).status).toBe(201);
+    }
   });
 });
 

@@ -1,14 +1,14 @@
 /**
  * Chat-ops end to end: a Slack stand-in and a Teams stand-in sign commands exactly as the
- * platforms document (Slack: `v0=` hex HMAC-SHA256 of `v0:<timestamp>:<body>`; Teams:
- * `HMAC <base64 HMAC-SHA256 of the body>` keyed with the base64-decoded token) and take the
- * posts the app makes to a `response_url` and to a Workflows webhook. The app is the real one
- * in process, the emulator its upstream.
+ * platforms document (see ../helpers/chatSigning.ts) and take the posts the app makes to a
+ * `response_url` and to a Workflows webhook. The app is the real one in process, the emulator
+ * its upstream.
  */
-import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { startChatPostReceiver, type ChatPostReceiver } from '../helpers/chatPostReceiver';
+import { slackSignedHeaders, teamsActivityOf, teamsAuthorization } from '../helpers/chatSigning';
 import { startCountingStorageProxy, type CountingStorageProxy } from '../helpers/countingStorage';
 import { startInProcessGateway, storageBehind, type InProcessGateway } from '../helpers/inProcessGateway';
 
@@ -43,6 +43,8 @@ beforeAll(async () => {
     ACCESS_POLICY: JSON.stringify([
       { callers: [`slack:${team}/${operator}`, `teams:${tenant}/${teamsUser}`], allow: ['ApiManagementService_MigrateToStv2', 'read'], scopes: [scope] },
       { callers: [`slack:${team}/UREADER`], allow: ['read'] },
+      // Two upstream writes a minute: only what is sent upstream draws on them.
+      { callers: [`slack:${team}/URATED`], allow: ['ApiManagementService_MigrateToStv2', 'read'], scopes: [scope], rate: { writesPerMinute: 2 } },
       { callers: [`key:${createHash('sha256').update(adminKey).digest('hex').slice(0, 12)}`], allow: ['read', 'admin'] },
     ]),
   }, {}, { storageConnection: storageBehind(startCountingStorageProxy, (started) => (storage = started)) });
@@ -73,9 +75,7 @@ function slackForm(text: string, user = operator, responseToken = randomUUID()):
 }
 
 function slackHeaders(body: string, options: { secret?: string; timestamp?: number } = {}): Record<string, string> {
-  const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
-  const signature = `v0=${createHmac('sha256', options.secret ?? slackSecret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
-  return { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': timestamp, 'x-slack-signature': signature };
+  return slackSignedHeaders(options.secret ?? slackSecret, body, options.timestamp);
 }
 
 async function sendSlack(body: string, headers = slackHeaders(body)) {
@@ -86,22 +86,11 @@ async function sendSlack(body: string, headers = slackHeaders(body)) {
 // ---- The Teams stand-in ---------------------------------------------------------------
 
 function teamsActivity(text: string, user = teamsUser, timestamp = new Date().toISOString()): string {
-  return JSON.stringify({
-    type: 'message',
-    id: String(Date.now()),
-    timestamp,
-    serviceUrl: 'https://smba.trafficmanager.net/emea/',
-    channelId: 'msteams',
-    from: { id: '29:1abc', name: 'Ops', aadObjectId: user },
-    conversation: { isGroup: true, id: '19:chan@thread.skype;messageid=1', tenantId: tenant },
-    text: `<at>Gateway</at>&nbsp;${text}`,
-    channelData: { teamsChannelId: '19:chan@thread.skype', teamsTeamId: '19:team@thread.skype', tenant: { id: tenant } },
-  });
+  return teamsActivityOf(text, tenant, user, timestamp);
 }
 
 async function sendTeams(body: string, token = teamsToken) {
-  const authorization = `HMAC ${createHmac('sha256', Buffer.from(token, 'base64')).update(body).digest('base64')}`;
-  const response = await request(`${gateway.url}/api/chatops/teams`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body });
+  const response = await request(`${gateway.url}/api/chatops/teams`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: teamsAuthorization(token, body) }, body });
   return { status: response.statusCode, body: (await response.body.json()) as { type?: string; text?: string; attachments?: { contentType: string; content: { type: string } }[]; error?: { code: string } } };
 }
 
@@ -159,6 +148,20 @@ describe('Slack', () => {
     // Let the start finish, then count what reached the upstream.
     await new Promise((resolve) => setTimeout(resolve, 4000));
     expect(migrations() - before).toBe(1);
+  });
+
+  it("a repeated migration that joins the first draws nothing on the user's share: the next, different one still starts", async () => {
+    const before = migrations();
+    const first = await sendSlack(slackForm(`migrate ${subscription}/rg-chat/apim-share`, 'URATED'));
+    expect(first.body.text).toMatch(/^Started operation /);
+    // Let the first start's upstream call finish, so the repeat finds it running.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const repeat = await sendSlack(slackForm(`migrate ${subscription}/rg-chat/apim-share`, 'URATED'));
+    expect(repeat.body.text).toMatch(/already running for you: it was not started again/);
+    const next = await sendSlack(slackForm(`migrate ${subscription}/rg-chat/apim-share-2`, 'URATED'));
+    expect(next.body.text).toMatch(/^Started operation /);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(migrations() - before).toBe(2);
   });
 
   it('status, wait and list answer from the app; usage and cert within the reader\'s rights; terminate needs write', async () => {

@@ -10,6 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { startApp, type AppProcess } from '../helpers/appProcess';
+import { startChatPostReceiver, type ChatPostReceiver } from '../helpers/chatPostReceiver';
+import { sendChat, slackSignedHeaders } from '../helpers/chatSigning';
 import { emulatorToken, notifyingFastPolling, startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 import { latestTotal, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlpReceiver';
 import { scanForSecrets } from '../helpers/secretScan';
@@ -24,6 +26,8 @@ const usagesPath = `subscriptions/${subscription}/providers/Vendor.ContainerInst
 const callerTraceId = randomBytes(16).toString('hex');
 const callerSpanId = randomBytes(8).toString('hex');
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
+const slackSecret = randomBytes(16).toString('hex');
+const slackUser = { team: 'T0TRACE', user: 'UOPS1' };
 
 async function until<T>(what: string, find: () => T | undefined | false, limitMs = 60_000): Promise<T> {
   const deadline = Date.now() + limitMs;
@@ -43,12 +47,14 @@ async function getJson(url: string, headers: Record<string, string> = {}) {
 describe('telemetry exported over OTLP', () => {
   let collector: OtlpReceiver;
   let hooks: WebhookReceiver;
+  let chatPosts: ChatPostReceiver;
   let gateway: GatewayFixture;
   let restarted: AppProcess | undefined;
   let plain: AppProcess | undefined;
   beforeAll(async () => {
     collector = await startOtlpReceiver();
     hooks = await startWebhookReceiver(secret);
+    chatPosts = await startChatPostReceiver();
     gateway = await startGateway(
       {
         ...notifyingFastPolling(hooks.origin, secret),
@@ -58,6 +64,13 @@ describe('telemetry exported over OTLP', () => {
         OTEL_METRIC_EXPORT_INTERVAL: '1000',
         // The SDK's own setting: spans are sent 100 ms after they end, not 5 s.
         OTEL_BSP_SCHEDULE_DELAY: '100',
+        ALLOWED_SCOPES: JSON.stringify([`/subscriptions/${subscription}`]),
+        SLACK_SIGNING_SECRET: slackSecret,
+        SLACK_RESPONSE_URL_ORIGINS: JSON.stringify([chatPosts.origin]),
+        ACCESS_POLICY: JSON.stringify([
+          { callers: ['*'], allow: ['read', 'write', 'secrets', 'admin'] },
+          { callers: [`slack:${slackUser.team}/${slackUser.user}`], allow: ['read', 'ApiManagementService_MigrateToStv2'] },
+        ]),
       },
       { lroSteps: 4, retryAfterSeconds: 2 },
     );
@@ -67,6 +80,7 @@ describe('telemetry exported over OTLP', () => {
     await restarted?.stop();
     await gateway.stop();
     await hooks.close();
+    await chatPosts.close();
     await collector.close();
   });
 
@@ -151,6 +165,41 @@ describe('telemetry exported over OTLP', () => {
     expect(writesLeft.at(-1)?.value).toBe(gateway.emulator.context.management.remaining.writes);
   }, 60_000);
 
+  it("counts as the callers' refusals only the app's own, by their documented codes; the upstream's 403 and 429 apart, by a bounded code", async () => {
+    const points = collector.points;
+    const callAs = async (method: 'GET' | 'PUT', path: string, body?: string) => {
+      const answer = await request(`${restarted!.url}/api/${path}`, { method, body, headers: body ? { 'content-type': 'application/json' } : {} });
+      await answer.body.text();
+      return answer.statusCode;
+    };
+    // The app's own: a start outside ALLOWED_SCOPES, and a second certificate download of an environment within its minute.
+    expect(await callAs('PUT', groupPath.replace(subscription, '99999999-0000-0000-0000-000000000000'), groupBody)).toBe(403);
+    const download = 'environmentinfo/v1/rsatdownload/project/7/environment/6f1a2b3c-1234-4abc-9def-0123456789ab';
+    expect(await callAs('GET', download)).toBe(200);
+    expect(await callAs('GET', download)).toBe(429);
+    // The upstream's: its authorization failure, a code of its own making, and its throttling (retried, then passed back).
+    const madeUpCode = `Minted${randomBytes(29).toString('hex')}`;
+    const upstreamAnswers: [number, string, number?][] = [[403, 'AuthorizationFailed'], [403, madeUpCode], [429, 'SubscriptionRequestsThrottled', 4]];
+    for (const [status, code, times] of upstreamAnswers) {
+      gateway.emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'usages$', status, times, headers: { 'retry-after': '0' }, body: { error: { code, message: 'No.' } } });
+      expect(await callAs('GET', usagesPath)).toBe(status);
+    }
+    const usages = 'Location_ListUsage';
+    // Two 403s and four 429s (the first three retried) reached the app, and the metrics of the last are out.
+    await until('the upstream answers counted', () => latestTotal(points, 'gateway.upstream.calls', { 'gateway.operation': usages, 'http.response.status_class': '4xx' }) === 6, 20_000);
+    await until('the callers\' refusals counted', () => latestTotal(points, 'gateway.caller.rate_limited', { 'error.type': 'RateLimited' }) === 1, 20_000);
+    expect(latestTotal(points, 'gateway.caller.refusals', { 'gateway.operation': operation, 'error.type': 'ScopeNotAllowed' })).toBe(1);
+    expect(latestTotal(points, 'gateway.caller.rate_limited', { 'error.type': 'RateLimited' })).toBe(1);
+    // Nothing the upstream answered is a caller's refusal.
+    expect(latestTotal(points, 'gateway.caller.refusals', { 'gateway.operation': usages })).toBe(0);
+    expect(latestTotal(points, 'gateway.caller.rate_limited', { 'gateway.operation': usages })).toBe(0);
+    expect(latestTotal(points, 'gateway.upstream.refusals', { 'http.response.status_code': 403, 'error.type': 'AuthorizationFailed' })).toBe(1);
+    expect(latestTotal(points, 'gateway.upstream.refusals', { 'http.response.status_code': 403, 'error.type': 'other' })).toBe(1);
+    expect(latestTotal(points, 'gateway.upstream.refusals', { 'http.response.status_code': 429, 'error.type': 'SubscriptionRequestsThrottled' })).toBe(1);
+    // A code the upstream made up is never an attribute value: it cannot mint series.
+    expect(collector.payloads.join('\n')).not.toContain(madeUpCode);
+  }, 60_000);
+
   it('makes a plain read one trace too: its span, the upstream GET under it, the ids on both', async () => {
     // A call that starts nothing hands its trace to its upstream request by hand (no async context).
     const traceId = randomBytes(16).toString('hex');
@@ -168,9 +217,32 @@ describe('telemetry exported over OTLP', () => {
     expect(incoming.attributes['az.service_request_id']).toBe(attempt.attributes['az.service_request_id']);
   }, 60_000);
 
+  it('traces a chat command as a call: its span, its upstream attempt counted under the operation, its end post a delivery span', async () => {
+    const responseToken = randomBytes(8).toString('hex');
+    const migration = 'ApiManagementService_MigrateToStv2';
+    const form = new URLSearchParams({ team_id: slackUser.team, user_id: slackUser.user, command: '/gateway', text: `migrate ${subscription}/rg/apim-traced`, response_url: `${chatPosts.origin}/commands/${responseToken}` }).toString();
+    const answer = await sendChat(restarted!.url, 'slack', form, slackSignedHeaders(slackSecret, form));
+    expect(answer.text).toMatch(/^Started operation /);
+
+    const incoming = await until('the chat span', () => collector.spans.find((span) => span.kind === 2 && span.name === 'POST chatops-slack'), 20_000);
+    expect(incoming.attributes).toMatchObject({ 'http.route': 'chatops-slack', 'http.response.status_code': 200 });
+    const attempt = await until('its upstream POST', () => collector.spans.find((span) => span.kind === 3 && span.traceId === incoming.traceId && String(span.attributes['url.full']).includes('/migrateToStv2')));
+    expect(attempt.parentSpanId).toBe(incoming.spanId);
+    await until('the attempt counted under its operation', () => latestTotal(collector.points, 'gateway.upstream.calls', { 'gateway.operation': migration }) >= 1, 20_000);
+    expect(latestTotal(collector.points, 'gateway.upstream.calls', { 'gateway.operation': 'unknown' })).toBe(0);
+
+    const end = await until('the end posted', () => chatPosts.posts.find((post) => post.path.includes(responseToken)), 90_000);
+    const traceparent = String(end.headers.traceparent);
+    const notify = await until('the end post\'s span', () => collector.spans.find((span) => span.kind === 4 && traceparent === `00-${span.traceId}-${span.spanId}-01`));
+    expect(notify.name).toBe('notify gateway.orchestration.completed');
+    expect(notify.links).toEqual([{ traceId: incoming.traceId, spanId: incoming.spanId }]);
+    expect(notify.attributes).toMatchObject({ 'server.address': '127.0.0.1', 'gateway.notification.delivered': true });
+    expect(JSON.stringify(notify.attributes)).not.toContain(responseToken);
+  }, 120_000);
+
   it('puts no secret in any exported payload', async () => {
     expect(collector.payloads.length).toBeGreaterThan(0);
-    const findings = await scanForSecrets({ lines: [], payloads: collector.payloads, connectionString: gateway.azurite.connectionString, secrets: [emulatorToken, secret], allowedContainers: ['gateway-certificate-secrets'] });
+    const findings = await scanForSecrets({ lines: [], payloads: collector.payloads, connectionString: gateway.azurite.connectionString, secrets: [emulatorToken, secret, slackSecret], allowedContainers: ['gateway-certificate-secrets'] });
     expect(findings).toEqual([]);
     expect(collector.contentTypes.every((type) => type.endsWith('application/json'))).toBe(true);
   });

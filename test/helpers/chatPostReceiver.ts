@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 export interface ChatPost {
   path: string;
   body: Record<string, unknown>;
+  headers: Record<string, string | string[] | undefined>;
 }
 
 export interface ChatPostReceiver {
@@ -24,7 +25,7 @@ export async function startChatPostReceiver(statusFor: (path: string) => number 
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
       const path = incoming.url ?? '';
-      posts.push({ path, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> });
+      posts.push({ path, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>, headers: incoming.headers });
       response.writeHead(statusFor(path), { 'content-type': 'text/plain' }).end('ok');
     });
   });

@@ -1,8 +1,9 @@
 /**
  * The exporting side on its own, in process, over the default protocol (`http/protobuf`) to the
  * test collector: sampling (a ratio of 0 drops a new trace, yet a caller's sampled trace is
- * followed and a span ending in error is kept), the callers' refusal and rate-limit counters,
- * the certificate expiry gauge. Run on the built bundle: `npm run build` first.
+ * followed and a span ending in error is kept), the callers' refusal and rate-limit counters
+ * apart from the upstream's refusals passed back, the certificate expiry gauge. Run on the
+ * built bundle: `npm run build` first.
  */
 import { randomBytes } from 'node:crypto';
 import { runExportScenario } from '../helpers/exportScenario';
@@ -15,10 +16,20 @@ const callerTrace = randomBytes(16).toString('hex');
 const handedTrace = randomBytes(16).toString('hex');
 beforeAll(async () => {
   collector = await startOtlpReceiver();
-  const answers = { ok: { status: 200 }, failed: refusal(500, 'InternalError'), notAllowed: refusal(403, 'OperationNotAllowed'), outOfScope: refusal(403, 'ScopeNotAllowed'), limited: refusal(429, 'CallerRateLimited') };
+  const answers = {
+    ok: { status: 200 },
+    failed: refusal(500, 'InternalError'),
+    notAllowed: refusal(403, 'OperationNotAllowed'),
+    outOfScope: refusal(403, 'ScopeNotAllowed'),
+    limited: refusal(429, 'CallerRateLimited'),
+    throttledUpstream: refusal(429, 'SubscriptionRequestsThrottled'),
+    forbiddenUpstream: refusal(403, 'x'.repeat(64)),
+  };
   await runExportScenario(
     { otlp: { protocol: 'http/protobuf' }, serviceName: 'export-test', serviceVersion: '0.0.0', samplingRatio: 0, metricIntervalMs: 60_000 },
     `const answers = ${JSON.stringify(answers)};
+    // The app's own error answers carry their code under a registered symbol (src/http/ownErrorCode.ts); the upstream's do not.
+    for (const name of ['notAllowed', 'outOfScope', 'limited']) answers[name][Symbol.for('management-gateway.ownErrorCode')] = JSON.parse(answers[name].body).error.code;
     await call('dropped', answers.ok);
     await call('failed', answers.failed);
     await call('followed', answers.ok, '00-${callerTrace}-00f067aa0ba902b7-01');
@@ -36,6 +47,8 @@ beforeAll(async () => {
     await call('refused', answers.notAllowed);
     await call('refused', answers.outOfScope);
     await call('limited', answers.limited);
+    await call('passedBack', answers.throttledUpstream);
+    await call('passedBack', answers.forbiddenUpstream);
     // A handler that throws, and within it an upstream attempt that gets no answer: both spans are
     // errors, so both are kept at ratio 0, and the attempt is counted as one without an answer.
     await running.instrumentation.traceIncoming('thrown', () => running.instrumentation.traceUpstreamAttempt(
@@ -84,6 +97,13 @@ describe('exporting over http/protobuf', () => {
     expect(latestTotal(collector.points, 'gateway.caller.refusals', { 'gateway.operation': 'refused' })).toBe(2);
     expect(latestTotal(collector.points, 'gateway.caller.refusals', { 'error.type': 'ScopeNotAllowed' })).toBe(1);
     expect(latestTotal(collector.points, 'gateway.caller.rate_limited', { 'gateway.operation': 'limited', 'error.type': 'CallerRateLimited' })).toBe(1);
+  });
+
+  it("counts the upstream's 403 and 429 passed back apart, by a code from a fixed list or other", () => {
+    expect(latestTotal(collector.points, 'gateway.caller.refusals', { 'gateway.operation': 'passedBack' })).toBe(0);
+    expect(latestTotal(collector.points, 'gateway.caller.rate_limited', { 'gateway.operation': 'passedBack' })).toBe(0);
+    expect(latestTotal(collector.points, 'gateway.upstream.refusals', { 'gateway.operation': 'passedBack', 'http.response.status_code': 429, 'error.type': 'SubscriptionRequestsThrottled' })).toBe(1);
+    expect(latestTotal(collector.points, 'gateway.upstream.refusals', { 'gateway.operation': 'passedBack', 'http.response.status_code': 403, 'error.type': 'other' })).toBe(1);
   });
 
   it('gives the days to a certificate’s expiry per environment', () => {

@@ -42,4 +42,16 @@ describe('CallerRateLimiter', () => {
     expect(limiter.take('key:a', 'reads', 1, 0).allowed).toBe(true);
     expect(limiter.take('key:c', 'reads', 1, 0).allowed).toBe(false);
   });
+
+  it('takes back a call given back (one that sent nothing upstream), never past the limit', () => {
+    const limiter = new CallerRateLimiter();
+    expect(limiter.take('key:a', 'writes', 2, 0).allowed).toBe(true);
+    expect(limiter.take('key:a', 'writes', 2, 0).allowed).toBe(true);
+    limiter.giveBack('key:a', 'writes', 2, 0);
+    expect(limiter.take('key:a', 'writes', 2, 0).allowed).toBe(true);
+    expect(limiter.take('key:a', 'writes', 2, 0).allowed).toBe(false);
+    // A full bucket stays at its limit.
+    limiter.giveBack('key:b', 'writes', 2, 0);
+    expect([1, 2, 3].map(() => limiter.take('key:b', 'writes', 2, 0).allowed)).toEqual([true, true, false]);
+  });
 });
