@@ -207,8 +207,14 @@ const settingsSchema = z.object({
     .pipe(z.literal('managedidentity', 'must be managedidentity, the one value the Functions host takes'))
     .optional(),
   AzureWebJobsStorage__clientId: z.guid('must be the client id (a GUID) of the user-assigned identity').optional(),
-  /** Set by the platform on each instance in Azure: there, development storage is never a fallback. */
+  AzureWebJobsStorage__managedIdentityResourceId: z
+    .string()
+    .regex(/^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.ManagedIdentity\/userAssignedIdentities\/[^/]+$/i, 'must be the resource id of a user-assigned identity (/subscriptions/.../providers/Microsoft.ManagedIdentity/userAssignedIdentities/<name>)')
+    .optional(),
+  // Set by the platform in Azure (which, by plan: src/storage/storageTarget.ts): there, development storage is never a fallback.
   WEBSITE_INSTANCE_ID: z.string().min(1).optional(),
+  WEBSITE_SKU: z.string().min(1).optional(),
+  WEBSITE_POD_NAME: z.string().min(1).optional(),
   STORAGE_TIMEOUT_MS: integerText(100, 120_000).default(10_000),
   CERT_ENVIRONMENTS: jsonText(z.array(certificateEnvironment), '[{"projectId":1,"environmentId":"<guid>"}]').default([]),
   CERT_REFRESH_SCHEDULE: timerSchedule.default('0 0 */6 * * *'),
@@ -356,16 +362,31 @@ const knownKeys = new Set<string>([
 ]);
 
 /**
+ * Settings whose value is still a Key Vault reference: the platform passes the reference's own
+ * text on when it cannot read the secret (the identity lacks Key Vault Secrets User, or
+ * keyVaultReferenceIdentity names none), and that text is no secret (the vault's name is guessable
+ * from the app's), so it must never be taken as one: a signing key anyone could rebuild.
+ */
+function unresolvedReferences(present: Record<string, string | undefined>): string[] {
+  return settingNames.filter((name) => /^\s*@Microsoft\.KeyVault\(/i.test(present[name] ?? ''));
+}
+
+const unresolvedReferenceProblem = (name: string) =>
+  `${name} is a Key Vault reference the platform could not resolve, so the app does not start rather than take its text as the secret: give the app's identity Key Vault Secrets User on the vault (and name that identity in the site's keyVaultReferenceIdentity), then restart the app`;
+
+/**
  * Parses settings from an environment; throws one ConfigError naming every bad setting. Each
  * setting is parsed on its own, so the rules across settings (settingRules.ts) run on those
  * that are valid and their problems are listed with the others.
  */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
-  const problems: string[] = [];
+  const unresolved = unresolvedReferences(present);
+  const problems: string[] = unresolved.map(unresolvedReferenceProblem);
   const parsed: Record<string, unknown> = {};
   const valid = new Set<string>();
   for (const [name, schema] of Object.entries(settingsSchema.shape)) {
+    if (unresolved.includes(name)) continue;
     const result = (schema as z.ZodType).safeParse(present[name]);
     if (result.success) {
       parsed[name] = result.data;

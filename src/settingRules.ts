@@ -5,6 +5,7 @@
  * per setting and across settings, instead of showing the second kind only once the first is fixed.
  */
 import type { z } from 'zod';
+import { azureMarkers } from './storage/azureMarkers';
 import { storageProblems, type StorageSettings } from './storage/storageTarget';
 
 /** A rule over some settings; `check` sees them parsed, and runs only when each of them parsed. */
@@ -54,7 +55,15 @@ export const crossSettingRules: CrossSettingRule<RuleSettings>[] = [
   },
   {
     // One storage, named once; in Azure never development storage.
-    reads: ['AzureWebJobsStorage', 'AzureWebJobsStorage__accountName', 'AzureWebJobsStorage__blobServiceUri', 'AzureWebJobsStorage__credential', 'AzureWebJobsStorage__clientId', 'WEBSITE_INSTANCE_ID'],
+    reads: [
+      'AzureWebJobsStorage',
+      'AzureWebJobsStorage__accountName',
+      'AzureWebJobsStorage__blobServiceUri',
+      'AzureWebJobsStorage__credential',
+      'AzureWebJobsStorage__clientId',
+      'AzureWebJobsStorage__managedIdentityResourceId',
+      ...azureMarkers,
+    ],
     check: storageProblems,
   },
   {

@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Emulator } from '../test/emulator/emulatorServer';
 import type { EmbeddedServices } from '../src/settingsSummary';
+import { azureMarkerOf } from '../src/storage/azureMarkers';
 import { startAzurite, type RunningAzurite } from './embeddedAzurite';
 import type { HttpsCertificate } from './localHost/httpsCertificate';
 import { installFunctionsCore } from './localHost/installCore';
@@ -18,7 +19,7 @@ import { startLocalHost, type RunningHost } from './localHost/localHost';
 import { parseLocalHostKeys } from './localHostKeys';
 import { applyLocalSettings, localSettingsFile } from './localSettings';
 import { parseStartArguments, type StartArguments } from './startArguments';
-import { formatSummary, listenOn, refuseHalfUpstreams, routeList } from './startChecks';
+import { emulatorSettings, formatSummary, listenOn, refuseHalfUpstreams, routeList } from './startChecks';
 
 /**
  * The function app served: the current folder when it holds a host.json (as `func start` serves
@@ -74,14 +75,12 @@ async function main(): Promise<Started> {
   const keys = parseLocalHostKeys(env.LOCAL_HOST_KEYS);
   if (!env.MANAGEMENT_BASE_URL && !env.LIFECYCLE_BASE_URL) {
     const { startEmulator } = await import('../test/emulator/emulatorServer');
-    started.emulator = await startEmulator({
-      providerNamespace: env.PROVIDER_NAMESPACE || 'Vendor',
-      token: env.UPSTREAM_STATIC_TOKEN || 'emulator-token',
-      lroSteps: env.EMULATOR_LRO_STEPS ? Number(env.EMULATOR_LRO_STEPS) : undefined,
-      retryAfterSeconds: env.EMULATOR_RETRY_AFTER_SECONDS ? Number(env.EMULATOR_RETRY_AFTER_SECONDS) : undefined,
-      listItems: env.EMULATOR_LIST_ITEMS ? Number(env.EMULATOR_LIST_ITEMS) : undefined,
-      pageSize: env.EMULATOR_PAGE_SIZE ? Number(env.EMULATOR_PAGE_SIZE) : undefined,
-    });
+    const emulator = emulatorSettings(env);
+    started.emulator = await listenOn(
+      emulator.port ?? 0,
+      () => startEmulator({ providerNamespace: env.PROVIDER_NAMESPACE || 'Vendor', token: env.UPSTREAM_STATIC_TOKEN || 'emulator-token', ...emulator }),
+      'the EMULATOR_PORT setting (or leave it unset for a free one)',
+    );
     env.MANAGEMENT_BASE_URL = started.emulator.url;
     env.LIFECYCLE_BASE_URL = started.emulator.url;
     env.UPSTREAM_AUTH ||= 'static';
@@ -91,7 +90,7 @@ async function main(): Promise<Started> {
   }
   // Storage named in any form the host reads, or an instance in Azure (which must name its own:
   // the app refuses to start there without it), starts no embedded Azurite.
-  const storageNamed = env.AzureWebJobsStorage || env.AzureWebJobsStorage__accountName || env.AzureWebJobsStorage__blobServiceUri || env.WEBSITE_INSTANCE_ID;
+  const storageNamed = env.AzureWebJobsStorage || env.AzureWebJobsStorage__accountName || env.AzureWebJobsStorage__blobServiceUri || azureMarkerOf(env);
   if (!storageNamed) {
     started.azurite = await startAzurite();
     env.AzureWebJobsStorage = started.azurite.connectionString;

@@ -11,6 +11,7 @@ import type { TokenCredential } from '@azure/identity';
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { storageBlobPackage } from '../lazyPackages';
 import { credentialOnFirstUse, managedIdentityOnFirstUse } from '../upstream/credentialOnFirstUse';
+import { azureMarkerOf } from './azureMarkers';
 
 /** The storage settings, each already valid on its own (src/config.ts). */
 export interface StorageSettings {
@@ -19,9 +20,13 @@ export interface StorageSettings {
   AzureWebJobsStorage__blobServiceUri?: string;
   AzureWebJobsStorage__credential?: 'managedidentity';
   AzureWebJobsStorage__clientId?: string;
-  /** Set by the platform on every instance of an app in Azure (App Service and Functions). */
+  AzureWebJobsStorage__managedIdentityResourceId?: string;
+  /** Set by the platform in Azure: which is set depends on the plan (src/storage/azureMarkers.ts). */
   WEBSITE_INSTANCE_ID?: string;
+  WEBSITE_SKU?: string;
+  WEBSITE_POD_NAME?: string;
 }
+
 
 export type StorageTarget =
   | { kind: 'connectionString'; connectionString: string }
@@ -30,8 +35,9 @@ export type StorageTarget =
       blobServiceUri: string;
       /** `managedidentity`: the platform's identity only; otherwise DefaultAzureCredential's chain (a developer's sign-in). */
       credential: 'managedidentity' | 'default';
-      /** The user-assigned identity's client id; none: the system-assigned one. */
+      /** The user-assigned identity, by its client id or its resource id; neither: the system-assigned one. */
       clientId?: string;
+      resourceId?: string;
     };
 
 /** What a start outside Azure uses with no storage setting: Azurite on its default ports, as Core Tools does. */
@@ -49,18 +55,22 @@ export function storageProblems(settings: StorageSettings): string[] {
     problems.push('AzureWebJobsStorage (a connection string) and AzureWebJobsStorage__accountName or __blobServiceUri (identity-based) are both set: keep one, the identity-based settings need no key');
   }
   if (account !== undefined && uri !== undefined) problems.push('AzureWebJobsStorage__accountName and AzureWebJobsStorage__blobServiceUri are both set: keep one (__blobServiceUri for a cloud other than Azure public)');
-  if (!identityBased && (settings.AzureWebJobsStorage__credential || settings.AzureWebJobsStorage__clientId)) {
-    problems.push('AzureWebJobsStorage__credential and AzureWebJobsStorage__clientId go with AzureWebJobsStorage__accountName or AzureWebJobsStorage__blobServiceUri, which are not set');
+  if (!identityBased && (settings.AzureWebJobsStorage__credential || settings.AzureWebJobsStorage__clientId || settings.AzureWebJobsStorage__managedIdentityResourceId)) {
+    problems.push('AzureWebJobsStorage__credential, __clientId and __managedIdentityResourceId go with AzureWebJobsStorage__accountName or AzureWebJobsStorage__blobServiceUri, which are not set');
   }
-  if (settings.AzureWebJobsStorage__clientId && !settings.AzureWebJobsStorage__credential) {
-    problems.push('AzureWebJobsStorage__clientId needs AzureWebJobsStorage__credential=managedidentity, as the Functions host reads them');
+  for (const name of ['AzureWebJobsStorage__clientId', 'AzureWebJobsStorage__managedIdentityResourceId'] as const) {
+    if (settings[name] && !settings.AzureWebJobsStorage__credential) problems.push(`${name} needs AzureWebJobsStorage__credential=managedidentity, as the Functions host reads them`);
   }
-  if (settings.WEBSITE_INSTANCE_ID !== undefined) {
+  if (settings.AzureWebJobsStorage__clientId && settings.AzureWebJobsStorage__managedIdentityResourceId) {
+    problems.push('AzureWebJobsStorage__clientId and AzureWebJobsStorage__managedIdentityResourceId are both set: keep one, each names the user-assigned identity');
+  }
+  const marker = azureMarkerOf(settings);
+  if (marker) {
     // In Azure, development storage is 127.0.0.1 of the instance: nothing is there, and the host's own storage is elsewhere.
     if (connection === undefined && !identityBased) {
-      problems.push(`No storage is set, and the app runs in Azure (WEBSITE_INSTANCE_ID is set), where it never falls back to development storage: set ${identitySettingsHint}, or AzureWebJobsStorage`);
+      problems.push(`No storage is set, and the app runs in Azure (${marker} is set), where it never falls back to development storage: set ${identitySettingsHint}, or AzureWebJobsStorage`);
     } else if (connection?.startsWith(developmentStorage)) {
-      problems.push(`AzureWebJobsStorage is ${developmentStorage}, which names no storage in Azure (WEBSITE_INSTANCE_ID is set): set ${identitySettingsHint}`);
+      problems.push(`AzureWebJobsStorage is ${developmentStorage}, which names no storage in Azure (${marker} is set): set ${identitySettingsHint}`);
     }
   }
   return problems;
@@ -76,12 +86,14 @@ export function storageTargetOf(settings: StorageSettings): StorageTarget {
     blobServiceUri: uri ?? `https://${account}.blob.core.windows.net`,
     credential: settings.AzureWebJobsStorage__credential ?? 'default',
     ...(settings.AzureWebJobsStorage__clientId && { clientId: settings.AzureWebJobsStorage__clientId }),
+    ...(settings.AzureWebJobsStorage__managedIdentityResourceId && { resourceId: settings.AzureWebJobsStorage__managedIdentityResourceId }),
   };
 }
 
 /** The credential of an identity-based target, built (and @azure/identity loaded) at its first token. */
 function credentialOf(target: Extract<StorageTarget, { kind: 'identity' }>): TokenCredential {
-  return target.credential === 'managedidentity' ? managedIdentityOnFirstUse(target.clientId) : credentialOnFirstUse((identity) => new identity.DefaultAzureCredential());
+  if (target.credential === 'default') return credentialOnFirstUse((identity) => new identity.DefaultAzureCredential());
+  return target.resourceId ? credentialOnFirstUse((identity) => new identity.ManagedIdentityCredential({ resourceId: target.resourceId! })) : managedIdentityOnFirstUse(target.clientId);
 }
 
 /** The client of every storage use of the app. */
@@ -95,7 +107,7 @@ export function blobServiceOf(target: StorageTarget): BlobServiceClient {
 export function describeIdentityStorage(target: Extract<StorageTarget, { kind: 'identity' }>): string {
   const signIn =
     target.credential === 'managedidentity'
-      ? `the managed identity${target.clientId ? ` ${target.clientId} (user-assigned)` : ' (system-assigned)'}`
+      ? `the managed identity${target.clientId || target.resourceId ? ` ${target.clientId ?? target.resourceId} (user-assigned)` : ' (system-assigned)'}`
       : "DefaultAzureCredential (AzureWebJobsStorage__credential not set: a developer's sign-in, or the environment's identity)";
   return `${target.blobServiceUri} signed in with ${signIn}; no key`;
 }

@@ -182,14 +182,28 @@ describe('identity-based storage, as the Functions host reads it', () => {
       { AzureWebJobsStorage__blobServiceUri: 'https://gwstore01.blob.core.chinacloudapi.cn/', AzureWebJobsStorage__credential: 'ManagedIdentity' },
       { kind: 'identity', blobServiceUri: 'https://gwstore01.blob.core.chinacloudapi.cn', credential: 'managedidentity' },
     ],
+    [
+      'the user-assigned identity by its resource id',
+      { AzureWebJobsStorage__accountName: 'gwstore01', AzureWebJobsStorage__credential: 'managedidentity', AzureWebJobsStorage__managedIdentityResourceId: '/subscriptions/s/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id-gw' },
+      { kind: 'identity', blobServiceUri: 'https://gwstore01.blob.core.windows.net', credential: 'managedidentity', resourceId: '/subscriptions/s/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id-gw' },
+    ],
     ['an account name alone: DefaultAzureCredential, as the host does locally', { AzureWebJobsStorage__accountName: 'gwstore01' }, { kind: 'identity', blobServiceUri: 'https://gwstore01.blob.core.windows.net', credential: 'default' }],
     ['in Azure, an identity-based account', { WEBSITE_INSTANCE_ID: 'abc', AzureWebJobsStorage__accountName: 'gwstore01', AzureWebJobsStorage__credential: 'managedidentity' }, { kind: 'identity', blobServiceUri: 'https://gwstore01.blob.core.windows.net', credential: 'managedidentity' }],
   ])('reads %s', (_title, settings, storage) => {
     expect(parseConfig({ ...minimal, ...settings }).storage).toEqual(storage);
   });
 
+  it('takes a container outside Azure for a local machine: CONTAINER_NAME alone (a development container, a CI runner) keeps development storage', () => {
+    expect(parseConfig({ ...minimal, CONTAINER_NAME: 'dev-container' }).storage).toEqual({ kind: 'connectionString', connectionString: 'UseDevelopmentStorage=true' });
+  });
+
   it.each<[string, Record<string, string>, RegExp]>([
     ['nothing, in Azure', { WEBSITE_INSTANCE_ID: 'abc' }, /^No storage is set, and the app runs in Azure \(WEBSITE_INSTANCE_ID is set\), where it never falls back to development storage: set AzureWebJobsStorage__accountName/],
+    // Flex Consumption sets no WEBSITE_INSTANCE_ID: its SKU, or before the site settings arrive its pod's name.
+    ['nothing, on Flex Consumption', { WEBSITE_SKU: 'FlexConsumption' }, /^No storage is set, and the app runs in Azure \(WEBSITE_SKU is set\)/],
+    ['nothing, on a Flex Consumption instance', { WEBSITE_POD_NAME: 'pod-1' }, /^No storage is set, and the app runs in Azure \(WEBSITE_POD_NAME is set\)/],
+    ['a client id and a resource id', { AzureWebJobsStorage__accountName: 'gwstore01', AzureWebJobsStorage__credential: 'managedidentity', AzureWebJobsStorage__clientId: clientId, AzureWebJobsStorage__managedIdentityResourceId: '/subscriptions/s/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id-gw' }, /^AzureWebJobsStorage__clientId and AzureWebJobsStorage__managedIdentityResourceId are both set/],
+    ['a resource id that names no identity', { AzureWebJobsStorage__accountName: 'gwstore01', AzureWebJobsStorage__credential: 'managedidentity', AzureWebJobsStorage__managedIdentityResourceId: '/subscriptions/s/resourceGroups/rg' }, /^AzureWebJobsStorage__managedIdentityResourceId must be the resource id of a user-assigned identity/],
     ['development storage, in Azure', { WEBSITE_INSTANCE_ID: 'abc', AzureWebJobsStorage: 'UseDevelopmentStorage=true' }, /^AzureWebJobsStorage is UseDevelopmentStorage=true, which names no storage in Azure/],
     ['a connection string and an account name', { AzureWebJobsStorage: 'UseDevelopmentStorage=true', AzureWebJobsStorage__accountName: 'gwstore01' }, /are both set: keep one/],
     ['an account name and a URI', { AzureWebJobsStorage__accountName: 'gwstore01', AzureWebJobsStorage__blobServiceUri: 'https://gwstore01.blob.core.windows.net' }, /^AzureWebJobsStorage__accountName and AzureWebJobsStorage__blobServiceUri are both set/],
@@ -217,5 +231,20 @@ describe('APPLICATIONINSIGHTS_AUTHENTICATION_STRING', () => {
     expect(problemsOf({ ...minimal, APPLICATIONINSIGHTS_AUTHENTICATION_STRING: text })).toEqual([
       'APPLICATIONINSIGHTS_AUTHENTICATION_STRING must be Authorization=AAD (the system-assigned identity) or Authorization=AAD;ClientId=<client id of a user-assigned identity>',
     ]);
+  });
+});
+
+describe('a Key Vault reference the platform could not resolve', () => {
+  const reference = '@Microsoft.KeyVault(SecretUri=https://kv-abc.vault.azure.net/secrets/slack-signing-secret)';
+
+  it.each(['SLACK_SIGNING_SECRET', 'NOTIFY_SIGNING_SECRET', 'LIFECYCLE_PASSWORD'])('in %s stops the start, once, saying what to fix: its text is no secret', (name) => {
+    const settings: Record<string, string> = name === 'LIFECYCLE_PASSWORD' ? { LIFECYCLE_TENANT_ID: 't', LIFECYCLE_CLIENT_ID: 'c', LIFECYCLE_USERNAME: 'u' } : {};
+    expect(problemsOf({ ...minimal, ...settings, [name]: reference })).toEqual([
+      `${name} is a Key Vault reference the platform could not resolve, so the app does not start rather than take its text as the secret: give the app's identity Key Vault Secrets User on the vault (and name that identity in the site's keyVaultReferenceIdentity), then restart the app`,
+    ]);
+  });
+
+  it('is told from a secret that merely mentions one', () => {
+    expect(problemsOf({ ...minimal, SLACK_SIGNING_SECRET: 'not @Microsoft.KeyVault(...) at all, a real secret' })).toEqual([]);
   });
 });

@@ -1,13 +1,13 @@
 /**
  * What azd reads besides infra/main.json: infra/main.bicep, which passes main.json's parameters
- * through and hands back its outputs; infra/main.parameters.json, which gives them azd environment
+ * through and hands back its outputs; infra/main.bicepparam, which gives them azd environment
  * variables; and azure.yaml. No Bicep compiler runs here, so main.bicep is read with regular
  * expressions: it must stay as plain as they expect (a `param` line each, the module's
  * `name: name` lines, an `output` line each).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Json, type JsonObject, mainTemplate, readJson, repositoryRoot } from './armTemplate';
+import { type Json, type JsonObject, mainTemplate, repositoryRoot } from './armTemplate';
 
 const read = (relativePath: string) => readFileSync(join(repositoryRoot, relativePath), 'utf8');
 
@@ -35,14 +35,7 @@ describe('infra/main.bicep', () => {
       type: decorators!.includes('@secure()') ? `secure${type}` : type,
       ...(defaultValue === undefined ? {} : { defaultValue: literal(defaultValue) }),
     }));
-    // A secret has no default in main.json (a deployment names each, if only as empty); azd would
-    // stop to ask for one whose variable is not set, so main.bicep makes "not set" empty: no secret,
-    // no setting. An empty default is no secret (the Bicep linter flags only a non-empty one).
-    const expected = Object.entries(parameters).map(([name, { type, defaultValue }]) => ({
-      name,
-      type,
-      ...(defaultValue === undefined ? (type === 'securestring' ? { defaultValue: '' } : {}) : { defaultValue }),
-    }));
+    const expected = Object.entries(parameters).map(([name, { type, defaultValue }]) => ({ name, type, ...(defaultValue === undefined ? {} : { defaultValue }) }));
     expect(declared).toEqual(expected);
   });
 
@@ -58,30 +51,31 @@ describe('infra/main.bicep', () => {
   });
 });
 
-describe('infra/main.parameters.json', () => {
-  const given = readJson<{ parameters: Record<string, { value: Json }> }>('infra/main.parameters.json').parameters;
+describe('infra/main.bicepparam', () => {
+  const bicepparam = read('infra/main.bicepparam');
   const parameters = mainTemplate().parameters ?? {};
+  const azdVariables: Record<string, string> = { environmentName: 'AZURE_ENV_NAME', location: 'AZURE_LOCATION', resourceGroupName: 'AZURE_RESOURCE_GROUP' };
+  const variableOf = (name: string) => azdVariables[name] ?? name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+  /** What readEnvironmentVariable's default must say, as text, for a parameter's default; and what turns the text back. */
+  const textOf = (type: string, value: Json) => (type === 'array' ? JSON.stringify(value) : String(value));
+  const conversion: Record<string, string> = { int: 'int', bool: 'bool', array: 'json' };
 
-  it("names parameters of main.json only, and gives each without a default one (azd prompts for one whose variable is empty)", () => {
-    expect(Object.keys(given).filter((name) => !(name in parameters))).toEqual([]);
-    expect(Object.keys(parameters).filter((name) => parameters[name]!.defaultValue === undefined && !(name in given))).toEqual([]);
+  it('is for main.bicep, and gives every parameter of main.json, in its order, from the azd variable of its name with the template\'s default', () => {
+    expect(bicepparam).toMatch(/^using 'main\.bicep'$/m);
+    const given = [...bicepparam.matchAll(/^param (\w+) = (.+)$/gm)].map(([, name, expression]) => [name, expression]);
+    const expected = Object.entries(parameters).map(([name, { type, defaultValue }]) => {
+      const read = `readEnvironmentVariable('${variableOf(name)}'${defaultValue === undefined ? '' : `, '${textOf(type, defaultValue)}'`})`;
+      return [name, conversion[type] ? `${conversion[type]}(${read})` : read];
+    });
+    expect(given).toEqual(expected);
+    // Every default is text a Bicep string literal holds as written (no quote, no backslash).
+    expect(given.filter(([, expression]) => /\\/.test(expression!))).toEqual([]);
   });
 
-  it('gives each string parameter the azd environment variable of its name (the setting it becomes), with its default when it has one', () => {
-    const variables = Object.entries(given).filter(([, { value }]) => typeof value === 'string');
-    expect(variables.length).toBeGreaterThan(0);
-    expect(variables.filter(([name]) => !/string/.test(parameters[name]!.type))).toEqual([]);
-    const azdVariables: Record<string, string> = { environmentName: 'AZURE_ENV_NAME', location: 'AZURE_LOCATION', resourceGroupName: 'AZURE_RESOURCE_GROUP' };
-    const variableOf = (name: string) => azdVariables[name] ?? name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
-    // An unset variable is empty, which would override the template's default (an empty
-    // MANAGEMENT_BASE_URL stops the app's start): `${NAME=default}` keeps it, as azd substitutes.
-    const withDefault = (name: string) => {
-      const defaultValue = parameters[name]!.defaultValue;
-      return typeof defaultValue === 'string' && defaultValue !== '' ? `=${defaultValue}` : '';
-    };
-    expect(variables.map(([name, { value }]) => [name, value])).toEqual(variables.map(([name]) => [name, `\${${variableOf(name)}${withDefault(name)}}`]));
+  it('reads each app setting of the template from the variable of that setting', () => {
     const settings = (mainTemplate().variables?.appSettings ?? {}) as JsonObject;
-    expect(Object.entries(settings).filter(([setting, value]) => value !== `[parameters('${Object.keys(given).find((name) => variableOf(name) === setting)}')]`)).toEqual([]);
+    const fromParameter = Object.entries(settings).map(([setting, value]) => [setting, variableOf(/^\[parameters\('(\w+)'\)\]$/.exec(String(value))?.[1] ?? '')]);
+    expect(fromParameter).toEqual(Object.keys(settings).map((setting) => [setting, setting]));
   });
 });
 

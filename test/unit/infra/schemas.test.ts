@@ -1,5 +1,5 @@
 /**
- * infra/main.json and infra/main.parameters.json against the schemas Resource Manager publishes
+ * infra/main.json and the parameters file docs/deploy.md shows against the schemas Resource Manager publishes
  * (draft-04, copied into test/fixtures/arm-schemas/ with where they come from): the template against
  * the subscription deployment template schema, each nested template against the schema of the scope
  * it is deployed to, and each resource, nested ones included, against its provider's definition for
@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv-draft-04';
-import { type Json, type JsonObject, mainTemplate, readJson, repositoryRoot, type Template } from './armTemplate';
+import { type Json, type JsonObject, mainTemplate, repositoryRoot, type Template } from './armTemplate';
 
 const schemaFolder = join(repositoryRoot, 'test', 'fixtures', 'arm-schemas');
 const schemaBase = 'https://schema.management.azure.com/schemas';
@@ -167,10 +167,12 @@ describe('infra/main.json against the Resource Manager schemas', () => {
   });
 });
 
-describe('infra/main.parameters.json', () => {
-  it('is a valid parameters file of a subscription deployment (azd replaces each ${VAR} with its environment variable)', () => {
-    const parameters = readJson<JsonObject>('infra/main.parameters.json');
+describe("docs/deploy.md's parameters file", () => {
+  it('is a valid parameters file of a subscription deployment, naming parameters of the template', () => {
+    const block = readFileSync(join(repositoryRoot, 'docs', 'deploy.md'), 'utf8').match(/```json\n(\{\n  "\$schema"[\s\S]*?)\n```/)?.[1];
+    const parameters = JSON.parse(block ?? '{}') as JsonObject;
     expect(parameters.$schema).toBe(`${schemaBase}/2018-05-01/subscriptionDeploymentParameters.json#`);
     expect(problemsOf(String(parameters.$schema), parameters)).toEqual([]);
+    expect(Object.keys(parameters.parameters as JsonObject).filter((name) => !(name in (mainTemplate().parameters ?? {})))).toEqual([]);
   });
 });
