@@ -4,10 +4,10 @@
  * made of it (src/codeCache.ts).
  */
 import { join } from 'node:path';
-import { loadWithCodeCache } from './codeCache';
+import { codeCacheLine, loadWithCodeCache } from './codeCache';
 
 const codeCache = loadWithCodeCache(join(__dirname, 'app.js'), module);
 // One line per start: whether the cache is taken where the app runs, which only that Node, with
 // the flags it was started with, can say (another version or flag makes V8 refuse it).
 // eslint-disable-next-line no-console
-console.log(`V8 code cache of the app: ${codeCache}${codeCache === 'accepted' ? '' : ' (the app compiled without it)'}`);
+console.log(codeCacheLine(codeCache));

@@ -30,8 +30,23 @@ import { dirname } from 'node:path';
 import { constants as vmConstants, Script } from 'node:vm';
 import { writeWhole } from './files/writeWhole';
 
-/** What became of the cache: used, refused by V8, absent, or not tried (the file was required). */
-export type CodeCacheOutcome = 'accepted' | 'rejected' | 'absent' | 'skipped';
+/**
+ * What became of the cache: used, refused by V8 (another Node version or V8 flags), not made for
+ * this bundle (changed since, or damaged), absent, or not tried (the file was required).
+ */
+export type CodeCacheOutcome = 'accepted' | 'rejected' | 'stale' | 'absent' | 'skipped';
+
+/** The line a start logs about its cache: what became of it, and why when it was not used. */
+export function codeCacheLine(outcome: CodeCacheOutcome, nodeVersion = process.version): string {
+  const why: Record<CodeCacheOutcome, string> = {
+    accepted: '',
+    rejected: ` by V8: it was made by another Node version or with other V8 flags than this Node ${nodeVersion} runs with; the app compiled without it (about 50 ms more). Package with the Node the app runs: npm run package -- --node ${nodeVersion.replace(/^v(\d+).*/, '$1')}`,
+    stale: ': it was made for another build of the bundle, or is damaged; the app compiled without it. npm run build (or npm run package) makes a new one',
+    absent: ': none beside the bundle; the app compiled without it. npm run build makes one',
+    skipped: ': not used with --enable-source-maps (stack traces stay mapped) or on a Node older than 20.12',
+  };
+  return `V8 code cache of the app: ${outcome}${why[outcome]}`;
+}
 
 /** The cache beside a file, as the build writes it. */
 export const codeCacheFileOf = (file: string) => `${file}.cache`;
@@ -99,5 +114,6 @@ export function loadWithCodeCache(file: string, parent: NodeJS.Module, options: 
     return 'absent';
   }
   if (!cache) return 'absent';
-  return cachedData && !script.cachedDataRejected ? 'accepted' : 'rejected';
+  if (!cachedData) return 'stale';
+  return script.cachedDataRejected ? 'rejected' : 'accepted';
 }

@@ -52,7 +52,8 @@ function authOf(config: Config, embedded: EmbeddedServices): string {
 
 function policyOf(config: Config): string {
   const scopes = config.ALLOWED_SCOPES ? `; ALLOWED_SCOPES holds calls to ${config.ALLOWED_SCOPES.length} scope${config.ALLOWED_SCOPES.length === 1 ? '' : 's'}` : '';
-  if (!config.ACCESS_POLICY) return `ACCESS_POLICY not set: every caller with a key may call every operation${scopes}`;
+  // The app warns of an unset policy itself as it loads (in Azure too): said once, not again here.
+  if (!config.ACCESS_POLICY) return `not enforced: ACCESS_POLICY not set (the warning above says what that allows)${scopes}`;
   return `ACCESS_POLICY enforced (${config.ACCESS_POLICY.length} rule${config.ACCESS_POLICY.length === 1 ? '' : 's'})${scopes}`;
 }
 

@@ -22,15 +22,34 @@ export function refuseHalfUpstreams(env: NodeJS.ProcessEnv): void {
   );
 }
 
+/** A whole-number setting of the embedded emulator, checked before anything starts: a typo is named, not taken as NaN. */
+function wholeNumber(name: string, text: string | undefined, min: number, max: number): number | undefined {
+  if (!text) return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) throw new StartRefused(`${name} must be a whole number from ${min} to ${max}.`);
+  return value;
+}
+
+/** The embedded emulator's settings, as its options. */
+export function emulatorSettings(env: NodeJS.ProcessEnv) {
+  return {
+    port: wholeNumber('EMULATOR_PORT', env.EMULATOR_PORT, 1, 65535),
+    lroSteps: wholeNumber('EMULATOR_LRO_STEPS', env.EMULATOR_LRO_STEPS, 0, 1000),
+    retryAfterSeconds: wholeNumber('EMULATOR_RETRY_AFTER_SECONDS', env.EMULATOR_RETRY_AFTER_SECONDS, 0, 3600),
+    listItems: wholeNumber('EMULATOR_LIST_ITEMS', env.EMULATOR_LIST_ITEMS, 0, 100_000),
+    pageSize: wholeNumber('EMULATOR_PAGE_SIZE', env.EMULATOR_PAGE_SIZE, 1, 100_000),
+  };
+}
+
+const hostPortChoices = 'npm start -- --port <N>, the PORT setting, or Host.LocalHttpPort in local.settings.json';
+
 /** Runs `listen`, turning a port already in use into a message that says how to choose another. */
-export async function listenOn<T>(port: number, listen: () => Promise<T>): Promise<T> {
+export async function listenOn<T>(port: number, listen: () => Promise<T>, choices = hostPortChoices): Promise<T> {
   try {
     return await listen();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    throw new StartRefused(
-      `Port ${port} on 127.0.0.1 is already in use (another npm start or func start?). Stop what holds it, or choose another port: npm start -- --port <N>, the PORT setting, or Host.LocalHttpPort in local.settings.json.`,
-    );
+    throw new StartRefused(`Port ${port} on 127.0.0.1 is already in use (another npm start or func start?). Stop what holds it, or choose another port: ${choices}.`);
   }
 }
 

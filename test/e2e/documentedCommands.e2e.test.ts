@@ -16,7 +16,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { startApp, type AppProcess } from '../helpers/appProcess';
 import { documentedSteps, type DocumentedStep } from '../helpers/documentedCommands';
-import { missingToolsOf, readerPath } from '../helpers/documentedTools';
+import { missingToolsOf } from '../helpers/documentedTools';
 import { repositoryRoot } from '../helpers/markdownDocs';
 
 const steps = documentedSteps();
@@ -29,8 +29,8 @@ const stoppedApps: AppProcess[] = [];
 /** Each local port the documents name but 7071 → a free one, the same wherever it appears. */
 const ports = new Map<string, string>();
 let folder: string;
-/** The PATH a reader's terminal has: this one, with a `python3` that has the Azure SDK for Python where one is installed. */
-let reader: ReturnType<typeof readerPath>;
+/** The PATH a reader's terminal has: this one. */
+const readerPath = process.env.PATH ?? '';
 
 async function freePort(): Promise<string> {
   const server = createServer();
@@ -40,9 +40,14 @@ async function freePort(): Promise<string> {
   return String(port);
 }
 
-/** The text with a free port for each local port but 7071, and the app's address for 127.0.0.1:7071 unless `appPort` is false. */
+/**
+ * The text with a free port for each local port but 7071 (in its URLs, and in a setting such as
+ * EMULATOR_PORT=7072 that makes something listen there), and the app's address for
+ * 127.0.0.1:7071 unless `appPort` is false.
+ */
 function withLocalPorts(text: string, appPort = true): string {
-  return text.replace(/\b(https?):\/\/127\.0\.0\.1:(\d+)/g, (whole, scheme: 'http' | 'https', port: string) => {
+  const settingPorts = text.replace(/\b([A-Z][A-Z_]*_PORT)=(\d+)\b/g, (whole, name: string, port: string) => (ports.has(port) ? `${name}=${ports.get(port)}` : whole));
+  return settingPorts.replace(/\b(https?):\/\/127\.0\.0\.1:(\d+)/g, (whole, scheme: 'http' | 'https', port: string) => {
     if (port !== '7071') return `${scheme}://127.0.0.1:${ports.get(port)}`;
     if (!appPort) return whole;
     const app = apps.get(scheme);
@@ -53,7 +58,7 @@ function withLocalPorts(text: string, appPort = true): string {
 
 /** Runs bash in the folder; resolves with its exit code and everything it printed. */
 function bash(script: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn('bash', ['-c', script], { cwd: folder, env: { PATH: reader.path, HOME: folder, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('bash', ['-c', script], { cwd: folder, env: { PATH: readerPath, HOME: folder, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -96,7 +101,7 @@ async function start(step: Extract<DocumentedStep, { kind: 'start' }>): Promise<
 const shellState = '.documented-shell-state';
 
 async function run(step: Extract<DocumentedStep, { kind: 'run' }>): Promise<void> {
-  const missing = missingToolsOf(step.block.text, reader.path);
+  const missing = missingToolsOf(step.block.text, readerPath);
   if (missing) throw new Error(`${step.block.where}: ${missing}`);
   const script = [`set -eo pipefail`, `[ -f "${shellState}" ] && . "./${shellState}"`, withLocalPorts(step.block.text), `export -p > "${shellState}"`].join('\n');
   const { code, output } = await bash(script, {});
@@ -106,7 +111,6 @@ async function run(step: Extract<DocumentedStep, { kind: 'run' }>): Promise<void
 }
 
 beforeAll(async () => {
-  reader = readerPath();
   // Under the repository, so that a script's imports (the JS SDK example) resolve from its node_modules.
   folder = mkdtempSync(join(repositoryRoot, 'dist', 'readme-example-commands-'));
   copyFileSync(resolve(repositoryRoot, 'local.settings.sample.json'), join(folder, 'local.settings.sample.json'));
@@ -117,7 +121,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const app of apps.values()) await stopApp(app);
   rmSync(folder, { recursive: true, force: true });
-  if (reader.linkFolder) rmSync(reader.linkFolder, { recursive: true, force: true });
 });
 
 it('finds local starts and commands to run, and says why each block it skips cannot run here', () => {

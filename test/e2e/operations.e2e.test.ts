@@ -99,6 +99,12 @@ describe('bad input', () => {
     expect(response.status).toBe(404);
     expect(response.json!.error.code).toBe('NotFound');
   });
+
+  it('answers a method no function takes on a route with the methods it does take', async () => {
+    const response = await request(gateway.api('orchestrations/some-id'), { method: 'PATCH' });
+    expect(response.statusCode).toBe(404);
+    expect(await response.body.json()).toEqual({ error: { code: 'NotFound', message: 'No function accepts PATCH on this route: it takes DELETE, GET.' } });
+  });
 });
 
 describe('upstream faults', () => {

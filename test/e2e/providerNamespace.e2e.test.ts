@@ -37,7 +37,7 @@ it.each([
   const expected = `No function matches this route: the path names ${asked}, and this app serves ${served} (PROVIDER_NAMESPACE=Vendor). Start it with PROVIDER_NAMESPACE=Microsoft to serve Microsoft.* paths, as the Azure SDKs and az call them.`;
   expect(await errorOf(path)).toEqual({ status: 404, body: { error: { code: 'NotFound', message: expected } } });
   // The local host's log is written in batches: wait for the line (bounded), then check it.
-  const logged = `[system:warning] ${expected.replace('No function matches this route:', 'No function matches a request:')}`;
+  const logged = `[warning] ${expected.replace('No function matches this route:', 'No function matches a request:')}`;
   for (let waited = 0; !app.lines.includes(logged) && waited < 10_000; waited += 50) await new Promise((wake) => setTimeout(wake, 50));
   expect(app.lines).toContain(logged);
 });

@@ -28,7 +28,7 @@ it('prints the embedded defaults it started and the routes in one line; health s
       expect.stringMatching(/^storage \| embedded Azurite in memory \(http:\/\/127\.0\.0\.1:\d+\/devstoreaccount1\)/),
       'namespace | Vendor',
       'public URL | APP_PUBLIC_URL not set: links name the address each request came to',
-      'access | ACCESS_POLICY not set: every caller with a key may call every operation',
+      'access | not enforced: ACCESS_POLICY not set (the warning above says what that allows)',
       'schedules | poller */10 * * * * *; certificate refresh 0 0 */6 * * * (no CERT_ENVIRONMENTS)',
       expect.stringMatching(/^function keys \| not checked/),
     ]);
@@ -37,6 +37,12 @@ it('prints the embedded defaults it started and the routes in one line; health s
     // The emulator, like the real upstreams, answers 401 to the probe, which sends no token.
     const health = (await (await fetch(`${app.url}/api/health`)).json()) as { dependencies: Record<string, { ok: boolean; detail: string }> };
     expect(health.dependencies.management).toMatchObject({ ok: true, detail: 'reachable (HTTP 401 to an anonymous probe: the expected answer, as the probe sends no token; calls carry one)' });
+    // One terminal format: the app's own lines, context.log's and the host's alike, each message once.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(app.lines.filter((line) => /^\[\w+:\w+\]/.test(line))).toEqual([]);
+    expect(app.lines.filter((line) => line.includes('every caller with a function key may call every operation'))).toHaveLength(1);
+    expect(app.callRecords()).toEqual([expect.objectContaining({ event: 'call', operation: 'health', status: 200 })]);
+    expect(app.lines.filter((line) => line.includes('"event":"call"')).every((line) => line.startsWith('{"event":"call"'))).toBe(true);
   } finally {
     await app.stop();
   }

@@ -4,9 +4,6 @@
  * saying how to install it: it is never skipped.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
 
 interface DocumentedTool {
   /** What the reader installs. */
@@ -29,31 +26,15 @@ const tools: DocumentedTool[] = [
   },
   {
     name: 'the Azure SDK for Python (azure-identity, azure-mgmt-containerinstance)',
-    usedBy: /(^|[\s;|&(])python3\s+\S+\.py\b/m,
-    check: `python3 -c '${pythonSdkImport}'`,
-    install: 'apt-get install -y python3-azure (Debian, Ubuntu: for /usr/bin/python3), or pip install azure-identity azure-mgmt-containerinstance',
+    // The README names Debian's and Ubuntu's own interpreter, the one `apt-get install python3-azure` serves.
+    usedBy: /(^|[\s;|&(])\/usr\/bin\/python3\s+\S+\.py\b/m,
+    check: `/usr/bin/python3 -c '${pythonSdkImport}'`,
+    install: 'apt-get install -y python3-azure (Debian, Ubuntu), which serves /usr/bin/python3',
   },
 ];
 
-/** Debian's and Ubuntu's own interpreter, the one `apt-get install python3-azure` serves. */
-const systemPython = '/usr/bin/python3';
-
 function succeeds(command: string, path: string): boolean {
   return spawnSync('bash', ['-c', command], { env: { PATH: path }, stdio: 'ignore', timeout: 60_000 }).status === 0;
-}
-
-/**
- * The PATH the blocks run with: this process's, unless the `python3` first on it (a pyenv, a
- * virtual environment) lacks the Azure SDK for Python which the system's has - then a folder whose
- * `python3` is the system's comes first, as `python3` is on a machine where
- * `apt-get install python3-azure` is how the SDK was installed. Nothing else changes.
- */
-export function readerPath(): { path: string; linkFolder?: string } {
-  const path = process.env.PATH ?? '';
-  if (succeeds(`python3 -c '${pythonSdkImport}'`, path) || !succeeds(`${systemPython} -c '${pythonSdkImport}'`, path)) return { path };
-  const linkFolder = mkdtempSync(join(tmpdir(), 'documented-python-'));
-  symlinkSync(systemPython, join(linkFolder, 'python3'));
-  return { path: `${linkFolder}${delimiter}${path}`, linkFolder };
 }
 
 /** Why the block cannot run with that PATH (each missing tool it runs, with how to install it), or undefined. */

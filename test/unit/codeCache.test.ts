@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { codeCacheFileOf } from '../../src/codeCache';
+import { codeCacheFileOf, codeCacheLine } from '../../src/codeCache';
 
 const builtLoader = resolve(__dirname, '..', '..', 'dist', 'tools', 'codeCache.js');
 
@@ -62,11 +62,11 @@ it('compiles as usual a file changed since its cache, or whose cache is missing 
   const file = writeApp();
   loadWithCodeCache(file, { writeCache: true });
   writeApp('seen.changed = true;');
-  expect(loadWithCodeCache(file)).toBe('rejected');
+  expect(loadWithCodeCache(file)).toBe('stale');
   expect(seen()).toMatchObject({ helper: 42, changed: true });
 
   writeFileSync(codeCacheFileOf(file), Buffer.from('not a code cache'));
-  expect(loadWithCodeCache(file)).toBe('rejected');
+  expect(loadWithCodeCache(file)).toBe('stale');
 
   rmSync(codeCacheFileOf(file));
   rmSync(join(folder, 'seen.json'));
@@ -82,7 +82,7 @@ it('runs the new code of a file changed since its cache, even at the same length
   writeFileSync(file, decide('DENY', 'PASS'));
   loadWithCodeCache(file, { writeCache: true });
   writeFileSync(file, decide('PASS', 'DENY'));
-  expect(loadWithCodeCache(file)).toBe('rejected');
+  expect(loadWithCodeCache(file)).toBe('stale');
   expect(readFileSync(`${file}.answer`, 'utf8')).toBe('PASS');
 });
 
@@ -94,7 +94,7 @@ it('neither crashes on nor uses a cache damaged inside', () => {
   for (let offset = 0; offset < 64; offset += 1) cache[(cache.length >> 1) + offset]! ^= 0x5a;
   writeFileSync(codeCacheFileOf(file), cache);
   rmSync(join(folder, 'seen.json'));
-  expect(loadWithCodeCache(file)).toBe('rejected');
+  expect(loadWithCodeCache(file)).toBe('stale');
   expect(seen()).toMatchObject({ helper: 42 });
 });
 
@@ -131,4 +131,15 @@ it('leaves the file to require() when source maps are on, so its stack traces ar
   rmSync(join(folder, 'seen.json'));
   expect(loadWithCodeCache(file, { nodeOptions: ['--enable-source-maps'] })).toBe('skipped');
   expect(seen()).toMatchObject({ helper: 42 });
+});
+
+it.each([
+  ['rejected', /by V8: it was made by another Node version or with other V8 flags than this Node v22\.1\.0 runs with; .*npm run package -- --node 22$/],
+  ['stale', /: it was made for another build of the bundle, or is damaged; .*npm run build/],
+  ['absent', /: none beside the bundle; .*npm run build makes one$/],
+  ['skipped', /--enable-source-maps/],
+] as const)('says why a %s cache was not used, and what makes one that is', (outcome, reason) => {
+  expect(codeCacheLine(outcome, 'v22.1.0')).toMatch(new RegExp(`^V8 code cache of the app: ${outcome}`));
+  expect(codeCacheLine(outcome, 'v22.1.0')).toMatch(reason);
+  expect(codeCacheLine('accepted')).toBe('V8 code cache of the app: accepted');
 });

@@ -77,8 +77,10 @@ const registry = {
   programmingModel: undefined as ProgrammingModel | undefined,
   functions: [] as RegisteredFunction[],
   hooks: new Map<string, Set<(context: unknown) => unknown>>(),
-  logSink: ((level: string, category: string, message: string) => {
-    const line = `[${category}:${level}] ${message}`;
+  // One format for the terminal whoever logs: the app's console lines are the message alone, so
+  // an information line of context.log or of the host is too; other levels say theirs.
+  logSink: ((level: string, _category: string, message: string) => {
+    const line = level === 'information' ? message : `[${level}] ${message}`;
     if (level === 'error' || level === 'critical') writeError(line);
     else writeOut(line);
   }) as LogSink,

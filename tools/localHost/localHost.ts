@@ -246,8 +246,9 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
     const path = url.pathname.slice(prefix.length);
     const matched = matchingRoute(routesByMethod.get(method) ?? [], path);
     if (!matched) {
-      return routes.some((route) => matchRoute(route.template, path))
-        ? hostError(response, 404, 'NotFound', `No function accepts ${method} on this route.`)
+      const accepted = [...new Set(routes.filter((route) => matchRoute(route.template, path)).flatMap((route) => [...route.methods]))].sort();
+      return accepted.length > 0
+        ? hostError(response, 404, 'NotFound', `No function accepts ${method} on this route: it takes ${accepted.join(', ')}.`)
         : noFunctionMatches(response, namespaceHint(path, providers));
     }
     const { route, params } = matched;
