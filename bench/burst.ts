@@ -1,8 +1,9 @@
 /**
- * The poller against a burst (`npm run bench -- burst`): `count` container group starts due at
- * once, their upstream finishing on the first status read (`Retry-After: 1`), worked off by
- * poller runs made back to back, each as long as a run may be (`ORCHESTRATION_RUN_MAX_SECONDS`),
- * as one instance's timer would make them (a run that overruns is followed at once).
+ * The poller against a burst (`npm run bench -- pollerBurst`, bench/pollerBurst.ts): `count`
+ * container group starts due at once, their upstream finishing on the first status read
+ * (`Retry-After: 1`), worked off by poller runs made back to back, each as long as a run may be
+ * (`ORCHESTRATION_RUN_MAX_SECONDS`), as one instance's timer would make them (a run that
+ * overruns is followed at once).
  * Storage is counted at the client (outside the SDK's retries): per start, per poll that ends
  * the operation, and per poll that goes on (a second, smaller set whose upstream answers
  * "running" once). Bounded in count and in time: a work-off that passes `maxWorkOffMs` stops

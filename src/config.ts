@@ -3,169 +3,30 @@
  * A bad value stops start-up with one message naming every bad setting and what it accepts.
  */
 import { z } from 'zod';
-import { accessClasses } from './access/accessPolicy';
-import { appRoutes } from './appRoutes';
-import { operations } from './spec/catalogue';
 import { crossSettingRules, describeIssue } from './settingRules';
-import { parseTimerSchedule } from './timerSchedule';
+import {
+  absoluteHttpUrl,
+  accessRule,
+  appInsightsAuthentication,
+  certificateEnvironment,
+  chatSecret,
+  containerName,
+  httpUrlText,
+  integerText,
+  jsonSettingKeys,
+  jsonText,
+  notifyUrl,
+  numberText,
+  origin,
+  publicBaseUrl,
+  scopePrefix,
+  signingSecret,
+  storageConnectionString,
+  timerSchedule,
+} from './settingValues';
 import { storageTargetOf, type StorageTarget } from './storage/storageTarget';
 
-/** Why `text` is not a plain absolute http(s) base URL, or undefined when it is one. */
-export function baseUrlProblem(text: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return 'must be an absolute http or https URL';
-  }
-  if (!/^https?:$/.test(url.protocol)) return 'must be an absolute http or https URL';
-  // User info would be sent to no one and a query would swallow every path appended to it.
-  if (url.username || url.password) return 'must not hold user info (user:password@)';
-  if (url.search || text.includes('?')) return 'must not have a query';
-  if (url.hash || text.includes('#')) return 'must not have a fragment';
-  return undefined;
-}
-
-const httpUrlText = z.string().superRefine((value, ctx) => {
-  const problem = baseUrlProblem(value);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
-
-const absoluteHttpUrl = httpUrlText.transform((value) => value.replace(/\/+$/, ''));
-
-/**
- * The public base URL as WHATWG URL writes it (host in punycode, path percent-encoded,
- * backslashes read as slashes, default port dropped): every link and header built on it is then
- * ASCII, so none can fail once the upstream has been called.
- */
-const publicBaseUrl = httpUrlText
-  .transform((value) => new URL(value).href.replace(/\/+$/, ''));
-
-/**
- * Why a storage connection string cannot work, or undefined. It follows the storage SDK's own
- * reading (`extractConnectionStringParts`: names are case-sensitive; `UseDevelopmentStorage=true`
- * must come first; `DefaultEndpointsProtocol=` with `AccountKey=` makes an account string, which
- * needs AccountName and, without a BlobEndpoint, an EndpointSuffix; anything else is a SAS string,
- * which needs BlobEndpoint and SharedAccessSignature), so a string the SDK would refuse on the
- * first call stops start-up instead. The message never repeats the value: it holds a key.
- */
-export function storageConnectionProblem(text: string): string | undefined {
-  if (text.startsWith('UseDevelopmentStorage=true')) return undefined;
-  const parts = new Map<string, string>();
-  for (const pair of text.split(';').map((part) => part.trim()).filter(Boolean)) {
-    const equals = pair.indexOf('=');
-    if (equals <= 0) return 'must be a connection string of Name=value pairs separated by ";"';
-    parts.set(pair.slice(0, equals), pair.slice(equals + 1));
-  }
-  const endpoint = parts.get('BlobEndpoint');
-  if (endpoint !== undefined && baseUrlProblem(endpoint)) return 'has a BlobEndpoint that is not an absolute http or https URL without query';
-  if (parts.has('DefaultEndpointsProtocol') && parts.has('AccountKey')) {
-    if (!parts.get('AccountName')) return 'needs AccountName';
-    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(parts.get('AccountKey') ?? '')) return 'needs an AccountKey in base64';
-    if (endpoint === undefined) {
-      if (!/^https?$/i.test(parts.get('DefaultEndpointsProtocol') ?? '')) return 'needs DefaultEndpointsProtocol http or https';
-      if (!parts.get('EndpointSuffix')) return 'needs EndpointSuffix (or BlobEndpoint)';
-    }
-    return undefined;
-  }
-  if (endpoint === undefined || !parts.get('SharedAccessSignature')) {
-    return 'needs DefaultEndpointsProtocol, AccountName and AccountKey, or BlobEndpoint and SharedAccessSignature (or UseDevelopmentStorage=true)';
-  }
-  return undefined;
-}
-
-const jsonText = <T extends z.ZodType>(schema: T, example: string) =>
-  z.string().transform((text, ctx) => {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      ctx.addIssue({ code: 'custom', message: `must be JSON, e.g. ${example}` });
-      return z.NEVER;
-    }
-  }).pipe(schema);
-
-/** A timer schedule the Functions host accepts (src/timerSchedule.ts); anything else fails at start-up. */
-const timerSchedule = z.string().superRefine((text, ctx) => {
-  try {
-    parseTimerSchedule(text);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-  }
-});
-
-/** A whole number in a range; any other text gets the one message that says what is accepted. */
-const integerText = (min: number, max: number) => {
-  const error = `must be a whole number from ${min} to ${max}`;
-  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
-};
-
-/** A number (fractions allowed) in a range, with the same kind of message. */
-const numberText = (min: number, max: number, options: { positive?: boolean } = {}) => {
-  const error = `must be a number ${options.positive ? `above ${min}` : `from ${min}`} up to ${max}`;
-  const number = z.coerce.number({ error });
-  return (options.positive ? number.positive({ error }) : number.min(min, { error })).max(max, { error });
-};
-
-const scopePrefix = z
-  .string()
-  .regex(/^\/(subscriptions|providers)\/[^/]+(\/[^/]+)*$/i, 'must start with /subscriptions/ or /providers/ and have no empty segment');
-
-/** A URL to notify: absolute http(s), no user info (a query may carry the receiver's own key). */
-const notifyUrl = z.string().max(2048).superRefine((value, ctx) => {
-  const problem = baseUrlProblem(value.split('?')[0]!);
-  if (problem && !/query/.test(problem)) ctx.addIssue({ code: 'custom', message: problem });
-});
-
-/** An origin exactly as URL.origin writes it: scheme, host and port, nothing else. */
-const origin = z.string().refine((value) => {
-  try {
-    return /^https?:$/.test(new URL(value).protocol) && new URL(value).origin === value;
-  } catch {
-    return false;
-  }
-}, 'each must be an origin such as https://hooks.example.com (scheme, host and port; no path)');
-
-/** Standard Webhooks' key form: `whsec_` and the base64 of 24 to 64 random bytes. */
-const signingSecret = z.string().refine((value) => {
-  const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(value);
-  const bytes = match ? Buffer.from(match[1]!, 'base64').length : 0;
-  return bytes >= 24 && bytes <= 64;
-}, 'must be whsec_ followed by the base64 of 24 to 64 random bytes');
-
-/** What a rule may allow: an operation id or function name, an app route's name, or a class. */
-const allowable = new Set<string>([...operations.flatMap((operation) => [operation.operationId, operation.name]), ...Object.values(appRoutes).map((route) => route.name), ...accessClasses]);
-
-const accessRule = z.strictObject({
-  callers: z
-    .array(
-      z
-        .string()
-        .regex(
-          /^(\*|key:[0-9a-fA-F]{12}|principal:[\w.@-]{1,128}|role:[\w.:/ -]{1,128}|slack:[A-Z0-9]{1,32}\/[A-Z0-9]{1,32}|teams:[0-9a-fA-F-]{36}\/[0-9a-fA-F-]{36})$/,
-          'each caller must be key:<12 hex digits>, principal:<object id>, role:<app role>, slack:<team id>/<user id>, teams:<tenant id>/<AAD object id> or *',
-        ),
-    )
-    .min(1)
-    .max(100),
-  allow: z
-    .array(z.string().refine((entry) => allowable.has(entry), 'each allow entry must be an operation id, an app route name, or read, write, secrets, admin'))
-    .min(1)
-    .max(100),
-  scopes: z.array(scopePrefix).min(1).max(100).optional(),
-  rate: z.strictObject({ readsPerMinute: z.number().int().min(0).max(1_000_000).optional(), writesPerMinute: z.number().int().min(0).max(1_000_000).optional() }).optional(),
-});
-
-const certificateEnvironment = z.object({
-  // What the routes accept (src/spec/lifecycle.ts): an environment they would refuse could
-  // never be read or refreshed on demand.
-  projectId: z.number().int().nonnegative().max(2147483647),
-  environmentId: z.guid(),
-});
-
 const maxDeadlineMinutes = 30 * 24 * 60;
-
-/** A chat platform's secret: long enough to be one, and never repeated in a message. */
-const chatSecret = z.string().min(16, 'must be the secret the platform shows (at least 16 characters)').max(512, 'must be at most 512 characters');
 
 const settingsSchema = z.object({
   PORT: integerText(0, 65535).default(7071),
@@ -187,14 +48,7 @@ const settingsSchema = z.object({
   ACCESS_POLICY: jsonText(z.array(accessRule).max(200), '[{"callers":["key:0123456789ab"],"allow":["read"]}]').optional(),
   // Storage: a connection string, or the identity-based settings the Functions host reads
   // (src/storage/storageTarget.ts); none outside Azure is development storage (Azurite).
-  AzureWebJobsStorage: z
-    .string()
-    .min(1)
-    .superRefine((value, ctx) => {
-      const problem = storageConnectionProblem(value);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    })
-    .optional(),
+  AzureWebJobsStorage: storageConnectionString.optional(),
   AzureWebJobsStorage__accountName: z.string().regex(/^[a-z0-9]{3,24}$/, 'must be a storage account name: 3 to 24 lowercase letters and digits').optional(),
   // A bearer token is never sent over plain HTTP (the storage SDK refuses to), so only https.
   AzureWebJobsStorage__blobServiceUri: httpUrlText
@@ -251,8 +105,8 @@ const settingsSchema = z.object({
   // too), and the most starts its histogram lists (in list pages of at most 1000).
   CONSOLE_PAGE_SIZE: integerText(1, 1000).default(25),
   CONSOLE_HISTOGRAM_MAX_STARTS: integerText(1, 100_000).default(5000),
-  CERT_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-certificates'),
-  CERT_SECRET_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-certificate-secrets'),
+  CERT_CONTAINER: containerName.default('gateway-certificates'),
+  CERT_SECRET_CONTAINER: containerName.default('gateway-certificate-secrets'),
   LIFECYCLE_TENANT_ID: z.string().min(1).optional(),
   LIFECYCLE_CLIENT_ID: z.string().min(1).optional(),
   LIFECYCLE_USERNAME: z.string().min(1).optional(),
@@ -315,20 +169,10 @@ const settingsSchema = z.object({
   OTEL_SERVICE_NAME: z.string().min(1).max(256).default('management-gateway'),
   OTEL_METRIC_EXPORT_INTERVAL: integerText(1000, 3_600_000).default(60_000),
   APPLICATIONINSIGHTS_CONNECTION_STRING: z.string().regex(/InstrumentationKey=/i, 'must be an Application Insights connection string (InstrumentationKey=...;IngestionEndpoint=...)').optional(),
-  // How the host (and so the app's exporter) signs in to an Application Insights with local auth
-  // off: Microsoft Entra ID, with the system-assigned identity or the user-assigned one named.
-  APPLICATIONINSIGHTS_AUTHENTICATION_STRING: z.string().transform((text, ctx) => {
-    const parts = new Map(text.split(';').filter(Boolean).map((pair) => [pair.slice(0, Math.max(0, pair.indexOf('='))).trim().toLowerCase(), pair.slice(pair.indexOf('=') + 1).trim()]));
-    const clientId = parts.get('clientid');
-    const known = [...parts.keys()].every((key) => key === 'authorization' || key === 'clientid');
-    if (!known || parts.get('authorization')?.toUpperCase() !== 'AAD' || (clientId !== undefined && !z.guid().safeParse(clientId).success)) {
-      ctx.addIssue({ code: 'custom', message: 'must be Authorization=AAD (the system-assigned identity) or Authorization=AAD;ClientId=<client id of a user-assigned identity>' });
-      return z.NEVER;
-    }
-    return { clientId };
-  }).optional(),
+  // Microsoft Entra ID sign-in of the exporter to an Application Insights with local auth off.
+  APPLICATIONINSIGHTS_AUTHENTICATION_STRING: appInsightsAuthentication.optional(),
   TELEMETRY_SAMPLING_RATIO: numberText(0, 1).default(1),
-  ORCHESTRATION_CONTAINER: z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/, 'must be a blob container name').default('gateway-orchestrations'),
+  ORCHESTRATION_CONTAINER: containerName.default('gateway-orchestrations'),
 });
 
 export type Settings = z.output<typeof settingsSchema>;
@@ -351,15 +195,6 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
-
-/** Names a JSON setting's path may show: the schema's own property names and operation ids. */
-const knownKeys = new Set<string>([
-  ...Object.keys(accessRule.shape),
-  'readsPerMinute',
-  'writesPerMinute',
-  ...Object.keys(certificateEnvironment.shape),
-  ...operations.flatMap((operation) => [operation.operationId, operation.name]),
-]);
 
 /**
  * Settings whose value is still a Key Vault reference: the platform passes the reference's own
@@ -392,7 +227,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       parsed[name] = result.data;
       valid.add(name);
     } else {
-      problems.push(...result.error.issues.map((issue) => describeIssue(name, issue, present[name], knownKeys)));
+      problems.push(...result.error.issues.map((issue) => describeIssue(name, issue, present[name], jsonSettingKeys)));
     }
   }
   for (const rule of crossSettingRules) {

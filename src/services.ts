@@ -15,7 +15,7 @@ import { deliveryPool, NotificationSender } from './orchestration/notificationSe
 import { chatEndOrigins, chatNotifierOf } from './chatops/chatSettings';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
 import { OrchestrationWatches } from './orchestration/orchestrationWaiter';
-import { WaitSlots } from './http/waitSlots';
+import { WaitSlots } from './access/waitSlots';
 import { HealthMonitor, upstreamProbeDetail, type HealthChecks, type HealthMonitorOptions } from './health';
 import { accessPolicyOf, type AccessPolicy } from './access/accessPolicy';
 import { CallerRateLimiter } from './access/callerRateLimiter';

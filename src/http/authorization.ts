@@ -9,10 +9,10 @@
 import type { Action, Grant } from '../access/accessPolicy';
 import type { CallKind } from '../access/callerRateLimiter';
 import { GatewayError } from '../errors';
-import type { SummaryFilter } from '../orchestration/orchestrationStore';
+import type { SummaryFilter } from '../orchestration/summaryQuery';
 import type { Services } from '../services';
 import type { CallerIdentity } from './caller';
-import { isScopeAllowed } from './scopeGuard';
+import { isScopeAllowed } from '../rules/scopeGuard';
 
 /** The codes of a refusal by the policy: the call log records them as its decision. */
 export const refusalCodes: ReadonlySet<string> = new Set(['OperationNotAllowed', 'ScopeNotAllowed', 'CallerRateLimited']);

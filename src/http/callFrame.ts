@@ -9,7 +9,7 @@ import { refusalCodes } from './authorization';
 import { routeCallRecord } from './callLog';
 import { callerLogFields, type CallerIdentity } from './caller';
 import { correlationIdOf } from './correlation';
-import { failureForLog } from './redaction';
+import { failureForLog } from '../rules/redaction';
 import { errorResponse } from './responses';
 
 export interface FramedCall {

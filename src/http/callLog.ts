@@ -6,6 +6,7 @@
 import type { HttpResponseInit } from '@azure/functions';
 import type { RemainingBudget } from '../upstream/upstreamBudget';
 import type { UpstreamIds } from '../telemetry/upstreamIds';
+import { errorCodeOf } from '../rules/errorCodes';
 
 export interface CallRecord {
   operation: string;
@@ -48,16 +49,4 @@ export function routeCallRecord(
     correlationId: call.correlationId,
     errorCode: errorCodeOf(response),
   });
-}
-
-/** The error code of an answer, for the record: the app's and ARM's under `error`, service health's at the top. */
-export function errorCodeOf(response: HttpResponseInit): string | undefined {
-  if ((response.status ?? 200) < 400 || typeof response.body !== 'string') return undefined;
-  try {
-    const body = JSON.parse(response.body) as { error?: { code?: unknown }; code?: unknown };
-    const code = body.error?.code ?? body.code;
-    return typeof code === 'string' ? code.slice(0, 64) : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -1,6 +1,6 @@
 /**
  * A caller's `gateway-wait`, as the routes hold it: within the caller's and the instance's
- * bounds on held waits (see waitSlots.ts), on the orchestration's shared watch (see
+ * bounds on held waits (see src/access/waitSlots.ts), on the orchestration's shared watch (see
  * orchestrationWaiter.ts), and no longer than the caller is there to hear the answer.
  */
 import type { HttpRequest } from '@azure/functions';

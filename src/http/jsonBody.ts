@@ -3,6 +3,7 @@
  * type (415), a nesting cap, and a parse that never throws past this module (400).
  */
 import { GatewayError } from '../errors';
+import { nestingDepth } from '../rules/nestingDepth';
 
 /** Deeper than any spec resource nests; a deeper body is an attack, not a declaration. */
 export const maxJsonDepth = 64;
@@ -53,26 +54,4 @@ function utf8TextOf(bytes: Uint8Array, name: string): string {
   } catch {
     throw new GatewayError('InvalidJson', 'The request body is not valid UTF-8.', { target: name });
   }
-}
-
-/**
- * Deepest bracket nesting outside strings, read in one pass without parsing; with `stopAbove`,
- * the scan ends as soon as the nesting passes it (the answer is then `stopAbove + 1`).
- */
-export function nestingDepth(text: string, stopAbove = Infinity): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let index = 0; index < text.length; index += 1) {
-    const char = text[index];
-    if (inString) {
-      if (char === '\\') index += 1;
-      else if (char === '"') inString = false;
-    } else if (char === '"') inString = true;
-    else if (char === '{' || char === '[') {
-      deepest = Math.max(deepest, ++depth);
-      if (deepest > stopAbove) return deepest;
-    } else if (char === '}' || char === ']') depth -= 1;
-  }
-  return deepest;
 }

@@ -13,7 +13,7 @@ import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClien
 import { parseUpstreamJson } from '../upstream/upstreamJson';
 import { appBaseOf } from './appBase';
 import { assertBodyWithinScopes } from './bodyReferences';
-import { errorCodeOf, formatCallRecord } from './callLog';
+import { formatCallRecord } from './callLog';
 import type { StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
 import { callerGoneSignalOf, longestWaitSeconds, takeWaitSlot, waitForEnd } from './gatewayWait';
 import { notifyHeader, notifyTargetsOf } from './notifyTarget';
@@ -25,9 +25,10 @@ import { callerLogFields, callerOf, type CallerIdentity } from './caller';
 import { correlationIdOf } from './correlation';
 import { validateOperationCall, type OperationCall } from './operationRequest';
 import { bodyBytesOf } from './requestBody';
-import { failureForLog } from './redaction';
+import { errorCodeOf } from '../rules/errorCodes';
+import { failureForLog } from '../rules/redaction';
 import { errorResponse, upstreamResponse } from './responses';
-import { assertScopeAllowed } from './scopeGuard';
+import { assertScopeAllowed } from '../rules/scopeGuard';
 import { callTraceOf, inCallTrace, recordUpstreamIdsOnCall, traceIncoming, type CallTrace } from '../telemetry/hooks';
 import { upstreamIdsOf } from '../telemetry/upstreamIds';
 

@@ -6,7 +6,7 @@
  */
 import type { ErrorDetail } from '../errors';
 import type { RuntimeStatus } from '../orchestration/orchestrationState';
-import { cursorOf, invalidContinuationMessage, type SummaryFilter } from '../orchestration/orchestrationStore';
+import { cursorOf, invalidContinuationMessage, type SummaryFilter } from '../orchestration/summaryQuery';
 import { appParameterOf } from './requestQuery';
 import { invalidRequest, ProblemList } from './validationDetails';
 

@@ -6,7 +6,7 @@ import type { HttpResponseInit } from '@azure/functions';
 import { GatewayError, renderErrorBody } from '../errors';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
 import { correlationHeader } from './correlation';
-import { ownErrorCode, type WithOwnErrorCode } from './ownErrorCode';
+import { ownErrorCode, type WithOwnErrorCode } from '../rules/errorCodes';
 
 const passedBackHeaders = new Set(['content-type', 'retry-after', 'retry-after-ms', 'x-ms-retry-after-ms', 'etag', 'location', 'azure-asyncoperation']);
 
@@ -15,7 +15,7 @@ export function isPassedBackHeader(name: string): boolean {
   return passedBackHeaders.has(lower) || lower.endsWith('request-id') || lower.startsWith('x-ms-ratelimit-');
 }
 
-/** The app's own error answer in the documented shape, marked as the app's (see ownErrorCode.ts). */
+/** The app's own error answer in the documented shape, marked as the app's (see src/rules/errorCodes.ts). */
 export function errorResponse(error: GatewayError, correlationId: string): HttpResponseInit & WithOwnErrorCode {
   return {
     status: error.status,

@@ -26,7 +26,8 @@ import { OrchestrationRecords } from './orchestrationRecords';
 import { isActive, type OrchestrationState } from './orchestrationState';
 import { OrchestrationStarter } from './orchestrationStarter';
 import { OrchestrationStepper } from './orchestrationStepper';
-import { OrchestrationStore, type SummaryFilter, type SummaryPage, type SummaryQuery } from './orchestrationStore';
+import { OrchestrationStore } from './orchestrationStore';
+import type { SummaryFilter, SummaryPage, SummaryQuery } from './summaryQuery';
 import { OrchestrationSweeper } from './orchestrationSweeper';
 import { nextDeliveryAt } from './outbox';
 

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { GatewayError } from '../errors';
-import { redactSecrets } from '../http/redaction';
+import { redactSecrets } from '../rules/redaction';
 import { currentTraceCarrier } from '../telemetry/hooks';
 import { upstreamIdsOf } from '../telemetry/upstreamIds';
 import { withStorageAttempts } from '../storage/storageBudget';

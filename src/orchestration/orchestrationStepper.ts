@@ -6,7 +6,7 @@
  */
 import { tracePoll } from '../telemetry/hooks';
 import { GatewayError } from '../errors';
-import { redactSecrets } from '../http/redaction';
+import { redactSecrets } from '../rules/redaction';
 import { isTrustedUrl } from '../upstream/urlGuard';
 import type { EngineDependencies, PollReader } from './engineSettings';
 import { finalReadOf, movedPollUrlOf, readPoll, readsResultOf, type PollingMode, type PollReading, type UpstreamAnswer } from './lroRules';

@@ -5,16 +5,16 @@
  * the list and purge routes never download a document to filter it, and what a waiting
  * caller's watch needs (status, poll times, last read status), so a HEAD answers it without
  * the input (which may be megabytes). Which orchestrations need
- * the poller is kept apart, in the index (orchestrationIndex.ts). Every call runs within the
- * storage budget (`STORAGE_TIMEOUT_MS`).
+ * the poller is kept apart, in the index (orchestrationIndex.ts); what a listing answers (its
+ * filters, what a caller may see, continuation tokens), in summaryQuery.ts. Every call runs
+ * within the storage budget (`STORAGE_TIMEOUT_MS`).
  */
 import type { BlobItem, ContainerClient } from '@azure/storage-blob';
-import { GatewayError } from '../errors';
-import { isScopeAllowed } from '../http/scopeGuard';
 import { downloadText, statusCodeOf } from '../storage/blobText';
 import type { StorageBudget } from '../storage/storageBudget';
 import { nextDeliveryAt } from './outbox';
 import type { OrchestrationState, RuntimeStatus } from './orchestrationState';
+import { decodeCursor, encodeCursor, matchesFilter, type OrchestrationSummary, type QueryCursor, type SummaryPage, type SummaryQuery } from './summaryQuery';
 
 export interface StoredState {
   state: OrchestrationState;
@@ -25,24 +25,6 @@ export interface StoredState {
 export interface WrittenVersion {
   etag: string;
   bytes: number;
-}
-
-/** What a listing knows of an orchestration without reading its document. */
-export interface OrchestrationSummary {
-  id: string;
-  name: string;
-  runtimeStatus: RuntimeStatus;
-  createdTime: string;
-  lastUpdatedTime: string;
-  endedTime?: string;
-  /** For the janitor: the request key an active one holds, and when a delivery is next due. */
-  requestKey?: string;
-  nextDeliveryAt?: number;
-  startedBy?: string;
-  /** The upstream path it acts on (its scope), for a caller with `admin` in some scopes only. */
-  target?: string;
-  /** The stored document's size: what reading it (for its input) costs. */
-  documentBytes: number;
 }
 
 /**
@@ -63,91 +45,9 @@ export interface StoredStatus {
   nextDeliveryAt?: number;
 }
 
-export interface SummaryFilter {
-  statuses?: readonly RuntimeStatus[];
-  /** Operation ids (the catalogue's `operationId`). */
-  names?: readonly string[];
-  createdFrom?: string;
-  createdTo?: string;
-  /** A prefix of the id: read straight from the listing's own prefix. */
-  idPrefix?: string;
-  /**
-   * Only what one caller may see, for a caller without `admin` everywhere: those it started, and
-   * those whose target lies in one of `adminScopes`, where it has `admin`.
-   */
-  visibleTo?: { startedBy: string; adminScopes?: readonly string[] };
-}
-
-export interface SummaryQuery extends SummaryFilter {
-  /** Most entries answered. */
-  top: number;
-  /** Most stored documents looked at to answer, and the time that may take (ms). */
-  maxScanned: number;
-  timeBudgetMs: number;
-  /** Where the previous answer stopped (see `QueryCursor`). */
-  continuationToken?: string;
-  /**
-   * For a caller that will read the answered documents (for their inputs): the answer ends
-   * before the entry whose document would take their sizes in all past this, the first entry
-   * excepted, so every answer moves on.
-   */
-  maxDocumentBytes?: number;
-}
-
-export interface SummaryPage {
-  summaries: OrchestrationSummary[];
-  /** Set when more may follow: pass it back to read on. */
-  continuationToken?: string;
-}
-
 const instancePrefix = 'instances/';
 /** Blobs per listing call: the service's own maximum. */
 const listPageSize = 5000;
-
-/**
- * Where a query stopped: the storage listing's marker of the page it was reading, and the last
- * document answered from it, so an answer that ends mid-page resumes after that document.
- */
-interface QueryCursor {
-  marker?: string;
-  after?: string;
-}
-
-export function encodeCursor(cursor: QueryCursor): string {
-  return Buffer.from(JSON.stringify(cursor)).toString('base64url');
-}
-
-/**
- * What a cursor's texts may hold: a listing marker (opaque, printable ASCII at the service and
- * in Azurite) and a blob name the store wrote. Anything else (a lone surrogate, a control
- * character) could not have come from a previous answer, and reaching storage it fails the
- * request's encoding or stalls the service: a fake outage instead of a plain refusal.
- */
-const cursorText = /^[\x20-\x7e]*$/;
-
-/** The cursor of a continuation token, or undefined for anything a previous answer could not have given. */
-export function cursorOf(token: string): QueryCursor | undefined {
-  if (!/^[A-Za-z0-9_-]{1,4096}$/.test(token)) return undefined;
-  let cursor: unknown;
-  try {
-    cursor = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (typeof cursor !== 'object' || cursor === null || Array.isArray(cursor)) return undefined;
-  const { marker, after } = cursor as Record<string, unknown>;
-  const isText = (value: unknown, max: number) => value === undefined || (typeof value === 'string' && value.length <= max && cursorText.test(value));
-  return isText(marker, 2048) && isText(after, 256) ? { marker: marker as string | undefined, after: after as string | undefined } : undefined;
-}
-
-export const invalidContinuationMessage = 'x-ms-continuation-token must be the token a previous answer gave; send none to start from the beginning.';
-
-/** The cursor of a continuation token, or a 400 for anything a previous answer could not have given. */
-export function decodeCursor(token: string): QueryCursor {
-  const cursor = cursorOf(token);
-  if (!cursor) throw new GatewayError('InvalidRequest', invalidContinuationMessage, { target: 'x-ms-continuation-token' });
-  return cursor;
-}
 
 function optionalNumber(text: string | undefined): number | undefined {
   const value = text ? Number(text) : NaN;
@@ -169,20 +69,6 @@ function summaryOf(blob: BlobItem): OrchestrationSummary {
     target: targetOf(metadata.target),
     documentBytes: blob.properties.contentLength ?? 0,
   };
-}
-
-export function matchesFilter(summary: OrchestrationSummary, filter: SummaryFilter): boolean {
-  if (filter.statuses && !filter.statuses.includes(summary.runtimeStatus)) return false;
-  if (filter.names && !filter.names.includes(summary.name)) return false;
-  if (filter.createdFrom && summary.createdTime < filter.createdFrom) return false;
-  if (filter.createdTo && summary.createdTime > filter.createdTo) return false;
-  if (filter.visibleTo && !isVisibleTo(summary, filter.visibleTo)) return false;
-  return true;
-}
-
-function isVisibleTo(summary: OrchestrationSummary, caller: NonNullable<SummaryFilter['visibleTo']>): boolean {
-  if (summary.startedBy === caller.startedBy) return true;
-  return caller.adminScopes !== undefined && summary.target !== undefined && isScopeAllowed(summary.target, caller.adminScopes);
 }
 
 /**

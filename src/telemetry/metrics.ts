@@ -5,8 +5,7 @@
  */
 import type { HttpResponseInit } from '@azure/functions';
 import { metrics, ValueType, type Attributes, type Counter, type Histogram } from '@opentelemetry/api';
-import { errorCodeOf } from '../http/callLog';
-import { ownErrorCode, type WithOwnErrorCode } from '../http/ownErrorCode';
+import { errorCodeOf, ownErrorCode, type WithOwnErrorCode } from '../rules/errorCodes';
 import { budgetHeaders, type BudgetName } from '../upstream/upstreamBudget';
 
 interface Instruments {

@@ -4,7 +4,7 @@
  * that decide where the token comes from, so an operator knows where to look.
  */
 import type { Config } from '../config';
-import { sanitizeText } from '../http/redaction';
+import { sanitizeText } from '../rules/redaction';
 import type { UpstreamName } from './tokenSource';
 
 const maxCauseLength = 600;

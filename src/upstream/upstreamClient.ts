@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors';
-import { nestingDepth } from '../http/jsonBody';
+import { nestingDepth } from '../rules/nestingDepth';
 import { retryDelayMs, type RetryPolicy } from './retryStrategy';
 import { trustedUrlOf } from './urlGuard';
 import { traceUpstreamAttempt, type CallTrace } from '../telemetry/hooks';

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { buildOpenApiDocument } from '../../src/openapi/openApiDocument';
 import { registeredFunctions } from '../../tools/localHost/coreApi';
-import { collectHttpRoutes } from '../../tools/localHost/localHost';
+import { collectHttpRoutes } from '../../tools/localHost/functionRegistrations';
 import { matchRoute } from '../../tools/localHost/routeTemplate';
 
 process.env.MANAGEMENT_BASE_URL = 'http://127.0.0.1:9';

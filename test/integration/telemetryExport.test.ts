@@ -28,7 +28,7 @@ beforeAll(async () => {
   await runExportScenario(
     { otlp: { protocol: 'http/protobuf' }, serviceName: 'export-test', serviceVersion: '0.0.0', samplingRatio: 0, metricIntervalMs: 60_000 },
     `const answers = ${JSON.stringify(answers)};
-    // The app's own error answers carry their code under a registered symbol (src/http/ownErrorCode.ts); the upstream's do not.
+    // The app's own error answers carry their code under a registered symbol (src/rules/errorCodes.ts); the upstream's do not.
     for (const name of ['notAllowed', 'outOfScope', 'limited']) answers[name][Symbol.for('management-gateway.ownErrorCode')] = JSON.parse(answers[name].body).error.code;
     await call('dropped', answers.ok);
     await call('failed', answers.failed);

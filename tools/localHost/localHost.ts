@@ -1,20 +1,21 @@
 /**
  * The local host: serves the real `app.http` registrations over HTTP and runs the
  * `app.timer` ones on their NCRONTAB schedules, invoking them through the programming model
- * the way the Node worker does. It refuses overlapping routes at
+ * the way the Node worker does (functionRegistrations.ts). It refuses overlapping routes at
  * start-up, since the real host would pick between them by function name.
  */
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
-import { getProgrammingModel, hooksFor, log, registeredFunctions, type BindingInfo, type RegisteredFunction } from './coreApi';
+import { hooksFor, log, registeredFunctions } from './coreApi';
 import { appParameterOf } from '../../src/http/requestQuery';
+import { allMethods, collectHttpRoutes, collectTimers, invoke, type HttpRoute, type TimerFunction } from './functionRegistrations';
 import { namespaceHint, servedProviders } from './namespaceHint';
-import { decodeSegment, matchRoute, parseRouteTemplate, routesOverlap, type RouteTemplate } from './routeTemplate';
-import { runOnSchedule, timerScheduleOf } from './scheduledRuns';
-import { nextRunOf, type TimerSchedule } from '../../src/timerSchedule';
+import { decodeSegment, matchRoute } from './routeTemplate';
+import { runOnSchedule } from './scheduledRuns';
+import { nextRunOf } from '../../src/timerSchedule';
 
 export interface LocalHostOptions {
   /** `extensions.http.routePrefix` of host.json. */
@@ -29,21 +30,6 @@ export interface LocalHostOptions {
   tls?: SecureContextOptions;
 }
 
-interface HttpRoute {
-  fn: RegisteredFunction;
-  triggerName: string;
-  template: RouteTemplate;
-  methods: Set<string>;
-  authLevel: string;
-}
-
-interface TimerFunction {
-  fn: RegisteredFunction;
-  triggerName: string;
-  schedule: TimerSchedule;
-  runOnStartup: boolean;
-}
-
 export interface RunningHost {
   url: string;
   routes: readonly { name: string; route: string; methods: string[]; authLevel: string }[];
@@ -51,73 +37,6 @@ export interface RunningHost {
   /** Runs a timer function now, as `POST /admin/functions/{name}` does; resolves when it ends. */
   runTimer(name: string): Promise<void>;
   close(): Promise<void>;
-}
-
-const allMethods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE'];
-
-function triggerOf(fn: RegisteredFunction): [string, BindingInfo] {
-  const entry = Object.entries(fn.metadata.bindings).find(([, binding]) => binding.direction === 'in' && /Trigger$/i.test(binding.type));
-  if (!entry) throw new Error(`Function "${fn.metadata.name}" has no trigger binding.`);
-  return entry;
-}
-
-export function collectHttpRoutes(functions: readonly RegisteredFunction[]): HttpRoute[] {
-  const routes = functions
-    .map((fn) => ({ fn, trigger: triggerOf(fn) }))
-    .filter(({ trigger }) => trigger[1].type.toLowerCase() === 'httptrigger')
-    .map(({ fn, trigger: [triggerName, binding] }) => ({
-      fn,
-      triggerName,
-      template: parseRouteTemplate(binding.route ?? fn.metadata.name),
-      methods: new Set((binding.methods ?? allMethods).map((method) => method.toUpperCase())),
-      authLevel: String(binding.authLevel ?? 'function').toLowerCase(),
-    }));
-  const clashes: string[] = [];
-  for (const [index, first] of routes.entries()) {
-    for (const second of routes.slice(index + 1)) {
-      const sharedMethods = [...first.methods].filter((method) => second.methods.has(method));
-      if (sharedMethods.length > 0 && routesOverlap(first.template, second.template)) {
-        clashes.push(`"${first.fn.metadata.name}" (${first.template.template}) and "${second.fn.metadata.name}" (${second.template.template}) both match some ${sharedMethods.join('/')} request`);
-      }
-    }
-  }
-  if (clashes.length > 0) {
-    throw new Error(`Overlapping routes; the real host would pick between them by function name:\n  ${clashes.join('\n  ')}`);
-  }
-  return routes;
-}
-
-/** The timer functions, each schedule read as the host reads it: one the host refuses stops the start. */
-function collectTimers(functions: readonly RegisteredFunction[]): TimerFunction[] {
-  return functions
-    .map((fn) => ({ fn, trigger: triggerOf(fn) }))
-    .filter(({ trigger }) => trigger[1].type.toLowerCase() === 'timertrigger')
-    .map(({ fn, trigger: [triggerName, binding] }) => ({ fn, triggerName, schedule: timerScheduleOf(fn.metadata.name, String(binding.schedule)), runOnStartup: binding.runOnStartup === true }));
-}
-
-/**
- * Runs one invocation through the programming model, as the worker does. `callerGone` becomes
- * the HTTP request's `signal` (a Fetch request's name for it), aborted when the caller hangs up,
- * so a held answer (`gateway-wait`) can end then. `traceContext` is the caller's W3C trace
- * context, which the host hands the invocation as the worker's `context.traceContext`.
- */
-async function invoke(fn: RegisteredFunction, triggerName: string, data: Record<string, unknown>, callerGone?: AbortSignal, traceContext?: { traceParent: string; traceState?: string }): Promise<unknown> {
-  const model = getProgrammingModel();
-  if (!model) throw new Error('No programming model was registered: was @azure/functions loaded through this host?');
-  const invocationId = randomUUID();
-  const coreContext = {
-    invocationId,
-    metadata: fn.metadata,
-    request: { invocationId, functionId: fn.metadata.name, inputData: [{ name: triggerName, data }], triggerMetadata: {}, traceContext },
-    state: undefined,
-    log: (level: string, category: string, message: string) => log(level, category, message),
-  };
-  const invocation = model.getInvocationModel(coreContext);
-  const { context, inputs } = await invocation.getArguments();
-  if (callerGone && typeof inputs[0] === 'object' && inputs[0] !== null) Object.defineProperty(inputs[0], 'signal', { value: callerGone });
-  const result = await invocation.invokeFunction(context, inputs, fn.callback);
-  const response = await invocation.getResponse(context, result);
-  return response.returnValue;
 }
 
 function keyMatches(given: string, expected: string): boolean {

@@ -2,8 +2,8 @@
 import { GatewayError } from '../../../src/errors';
 import { notifyTargetsOf } from '../../../src/http/notifyTarget';
 import { listRequestOf, purgeRequestOf, waitSecondsOf } from '../../../src/http/orchestrationQueries';
-import { WaitSlots } from '../../../src/http/waitSlots';
-import { decodeCursor, encodeCursor } from '../../../src/orchestration/orchestrationStore';
+import { WaitSlots } from '../../../src/access/waitSlots';
+import { decodeCursor, encodeCursor } from '../../../src/orchestration/summaryQuery';
 
 const headers = (values: Record<string, string> = {}) => ({ get: (name: string) => values[name] ?? null });
 const refusal = (run: () => unknown) => {

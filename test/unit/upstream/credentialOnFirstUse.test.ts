@@ -6,7 +6,7 @@ import type { TokenCredential } from '@azure/identity';
 import { GatewayError } from '../../../src/errors';
 import * as lazyPackages from '../../../src/lazyPackages';
 import { parseConfig } from '../../../src/config';
-import { failureForLog } from '../../../src/http/redaction';
+import { failureForLog } from '../../../src/rules/redaction';
 import { createTokenSource } from '../../../src/services';
 import { credentialOnFirstUse } from '../../../src/upstream/credentialOnFirstUse';
 import { credentialTokenSource } from '../../../src/upstream/tokenSource';

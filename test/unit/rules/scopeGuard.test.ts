@@ -1,5 +1,5 @@
 /** ALLOWED_SCOPES prefixes match whole segments, compared as decoded names the way ARM compares them (ordinal, ignoring case). */
-import { isScopeAllowed } from '../../../src/http/scopeGuard';
+import { isScopeAllowed } from '../../../src/rules/scopeGuard';
 import { fillPath } from '../../../src/spec/catalogue';
 
 const target = (resourceGroupName: string) =>

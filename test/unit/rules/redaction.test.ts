@@ -1,5 +1,5 @@
 /** Secrets are replaced wherever they sit; every other field stays as it was. */
-import { redactSecrets, sanitizeText } from '../../../src/http/redaction';
+import { redactSecrets, sanitizeText } from '../../../src/rules/redaction';
 
 describe('redactSecrets', () => {
   it('replaces the spec’s secret fields at any depth and keeps the rest', () => {
