@@ -1,9 +1,11 @@
 /**
- * What the orchestrations view reads: a page of the list (with inputs, for the target
- * resource), the last upstream error of the page's failed ones, and the starts for the
- * histogram. Only the documented routes, with the filters as the API takes them.
+ * What the orchestrations view reads: the entries the filters match (from the list's metadata,
+ * up to CONSOLE_HISTOGRAM_MAX_STARTS), which the table sorts and pages and the histogram counts,
+ * and the document of each entry on the page shown, for its target resource and, when it failed,
+ * its last upstream error. Only the documented routes, with the filters as the API takes them.
  */
 import { call } from './api';
+import { resourceOf, type ResourceRef } from './resource';
 
 export const runtimeStatuses = ['Pending', 'Running', 'Completed', 'Failed', 'Terminated'] as const;
 export type RuntimeStatus = (typeof runtimeStatuses)[number];
@@ -18,15 +20,16 @@ export interface Filter {
   idPrefix: string;
 }
 
-/** An entry of `GET orchestrations` (its times are ISO text; `input` with `showInput=true`, whose `path` is the target). */
+/** An entry of `GET orchestrations` (its times are ISO text). */
 export interface ListEntry extends Record<'id' | 'name' | 'createdTime' | 'lastUpdatedTime', string> {
   runtimeStatus: RuntimeStatus;
   endedTime?: string;
   startedBy?: string;
-  input?: { path?: string } | null;
 }
 
+/** `GET orchestrations/{id}`: `input.path` is the target. */
 export interface StatusDocument extends ListEntry {
+  input?: { path?: string } | null;
   output: { status?: number; body?: unknown } | null;
   customStatus: { upstreamState?: string; lastReadStatus?: number; lastPolledTime?: string; message?: string } | null;
   failure: { code: string; message: string } | null;
@@ -36,10 +39,15 @@ export interface StatusDocument extends ListEntry {
   notifications: { targetOrigin: string; eventId: string; state: string; attempts: number; nextAttemptTime: string | null; lastError: string | null; deliveredTime: string | null }[];
 }
 
+export const isActive = (entry: ListEntry): boolean => entry.runtimeStatus === 'Pending' || entry.runtimeStatus === 'Running';
+
+/** When it ended: absent while it runs. */
+export const endOf = (entry: ListEntry): string | null => entry.endedTime ?? (isActive(entry) ? null : entry.lastUpdatedTime);
+
 const rangeMs = { hour: 3600_000, day: 86_400_000, week: 7 * 86_400_000 };
 
 /** The created-time window a filter means, as ISO times (either may be absent). */
-export function windowOf(filter: Filter, now = Date.now()): { from?: string; to?: string } {
+function windowOf(filter: Filter, now = Date.now()): { from?: string; to?: string } {
   if (filter.range === 'any') return {};
   if (filter.range === 'custom') return { from: filter.from || undefined, to: filter.to || undefined };
   return { from: new Date(now - rangeMs[filter.range]).toISOString() };
@@ -60,11 +68,6 @@ function queryOf(filter: Filter, extra: Record<string, string>): string {
 const tokenHeader = 'x-ms-continuation-token';
 const tokenHeaders = (token: string | undefined): Record<string, string> => (token ? { [tokenHeader]: token } : {});
 
-export async function listPage(filter: Filter, top: number, token: string | undefined): Promise<{ entries: ListEntry[]; next?: string }> {
-  const answer = await call<{ value: ListEntry[] }>(`orchestrations?${queryOf(filter, { top: String(top), showInput: 'true' })}`, { headers: tokenHeaders(token) });
-  return { entries: answer.body.value, next: answer.headers.get(tokenHeader) ?? undefined };
-}
-
 export const statusDocumentOf = async (id: string): Promise<StatusDocument> => (await call<StatusDocument>(`orchestrations/${encodeURIComponent(id)}`)).body;
 
 /** The upstream's last error as the document holds it: the failure, the final error answer, or the last poll's message. */
@@ -75,37 +78,65 @@ export function lastUpstreamError(document: StatusDocument): string {
   return document.customStatus?.message ?? '';
 }
 
-/** The last upstream error of each failed entry, read a few at a time. */
-export async function lastErrorsOf(entries: ListEntry[], concurrency = 4): Promise<Map<string, string>> {
-  const failed = entries.filter((entry) => entry.runtimeStatus === 'Failed');
-  const errors = new Map<string, string>();
+/** What the table shows of an entry beyond the list's metadata, read from its document. */
+export interface RowDetails {
+  resource?: ResourceRef;
+  lastError: string;
+}
+
+/**
+ * Read documents, by id, with the status they had: what the table uses of one (its target, and
+ * the last upstream error once it failed) changes only with its status, so an auto-refresh reads
+ * only the documents of entries new to the page or whose status moved.
+ */
+const readDetails = new Map<string, { status: RuntimeStatus; details: RowDetails }>();
+const maxRemembered = 5000;
+
+async function detailsOfOne(entry: ListEntry): Promise<RowDetails> {
+  const known = readDetails.get(entry.id);
+  if (known?.status === entry.runtimeStatus) return known.details;
+  try {
+    const document = await statusDocumentOf(entry.id);
+    const path = document.input?.path;
+    const details = { resource: path ? resourceOf(path) : undefined, lastError: entry.runtimeStatus === 'Failed' ? lastUpstreamError(document) : '' };
+    if (readDetails.size >= maxRemembered) readDetails.clear();
+    readDetails.set(entry.id, { status: entry.runtimeStatus, details });
+    return details;
+  } catch {
+    return { lastError: entry.runtimeStatus === 'Failed' ? '(could not be read)' : '' };
+  }
+}
+
+/** The details of each entry, read a few at a time. */
+export async function detailsOf(entries: ListEntry[], concurrency = 4): Promise<Map<string, RowDetails>> {
+  const details = new Map<string, RowDetails>();
   let next = 0;
   const worker = async () => {
-    while (next < failed.length) {
-      const entry = failed[next++]!;
-      try {
-        errors.set(entry.id, lastUpstreamError(await statusDocumentOf(entry.id)));
-      } catch {
-        errors.set(entry.id, '(could not be read)');
-      }
+    while (next < entries.length) {
+      const entry = entries[next++]!;
+      details.set(entry.id, await detailsOfOne(entry));
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return errors;
+  return details;
 }
 
-/** The starts the filter matches, for the histogram: at most `maxStarts`, in list pages of at most 1000; `complete` when none was left out. */
-export async function startsOf(filter: Filter, maxStarts: number): Promise<{ starts: Pick<ListEntry, 'createdTime' | 'runtimeStatus'>[]; complete: boolean }> {
-  const starts: Pick<ListEntry, 'createdTime' | 'runtimeStatus'>[] = [];
+/**
+ * The entries the filter matches, from the list's metadata (no input read): at most `maxEntries`,
+ * in list pages of at most 1000, as the list answers them (in id order); `complete` when none was
+ * left out.
+ */
+export async function matchesOf(filter: Filter, maxEntries: number): Promise<{ entries: ListEntry[]; complete: boolean }> {
+  const entries: ListEntry[] = [];
   let token: string | undefined;
   // An answer may end early with a token (each reads at most 10,000 documents), so the number
-  // of reads is bounded too: what the starts need, and a few for sparse matches.
-  for (let reads = Math.ceil(maxStarts / 1000) + 4; starts.length < maxStarts && reads > 0; reads -= 1) {
-    const top = Math.min(1000, maxStarts - starts.length);
+  // of reads is bounded too: what the entries need, and a few for sparse matches.
+  for (let reads = Math.ceil(maxEntries / 1000) + 4; entries.length < maxEntries && reads > 0; reads -= 1) {
+    const top = Math.min(1000, maxEntries - entries.length);
     const answer = await call<{ value: ListEntry[] }>(`orchestrations?${queryOf(filter, { top: String(top) })}`, { headers: tokenHeaders(token) });
-    starts.push(...answer.body.value.map(({ createdTime, runtimeStatus }) => ({ createdTime, runtimeStatus })));
+    entries.push(...answer.body.value.map(({ id, name, runtimeStatus, createdTime, lastUpdatedTime, endedTime, startedBy }) => ({ id, name, runtimeStatus, createdTime, lastUpdatedTime, endedTime, startedBy })));
     token = answer.headers.get(tokenHeader) ?? undefined;
-    if (!token) return { starts, complete: true };
+    if (!token) return { entries, complete: true };
   }
-  return { starts, complete: false };
+  return { entries, complete: false };
 }

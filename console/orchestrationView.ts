@@ -6,9 +6,8 @@
 import { ApiError, call, type Session } from './api';
 import { confirmAction } from './confirmDialog';
 import { announce, duration, h, replace, statusBadge, time, type Child } from './dom';
-import { lastUpstreamError, statusDocumentOf, type StatusDocument } from './orchestrationData';
-
-const active = (document: StatusDocument) => document.runtimeStatus === 'Pending' || document.runtimeStatus === 'Running';
+import { endOf, isActive as active, lastUpstreamError, statusDocumentOf, type StatusDocument } from './orchestrationData';
+import { portalLinkOf, resourceOf, type ResourceRef } from './resource';
 
 export function orchestrationView(container: HTMLElement, id: string, session: Session): () => void {
   const show = async () => {
@@ -72,8 +71,8 @@ export function orchestrationView(container: HTMLElement, id: string, session: S
 
   function draw(document: StatusDocument) {
     const path = document.input?.path;
-    // The stored path has no leading slash; the portal's resource links want one.
-    const resourceId = path ? `/${path.replace(/^\/+/, '')}` : undefined;
+    const resource = path ? resourceOf(path) : undefined;
+    const portalLink = resource && portalLinkOf(resource);
     const upstreamError = lastUpstreamError(document);
     replace(
       container,
@@ -86,14 +85,12 @@ export function orchestrationView(container: HTMLElement, id: string, session: S
         ...fact('Name', document.name),
         ...fact('Created', time(document.createdTime)),
         ...fact('Last updated', time(document.lastUpdatedTime)),
-        ...fact('Duration', duration(document.createdTime, document.endedTime ?? (active(document) ? null : document.lastUpdatedTime))),
+        ...fact('Duration', duration(document.createdTime, endOf(document))),
         ...fact('Started by', document.startedBy ?? '-'),
-        ...fact('Target resource', path ? h('span', { class: 'mono wrap' }, path) : '-'),
+        ...fact('Target resource', resource ? targetOf(resource) : '-'),
         ...fact('Last upstream error', upstreamError ? h('span', { class: 'upstream-error wrap' }, upstreamError) : '-'),
       ),
-      resourceId?.toLowerCase().startsWith('/subscriptions/')
-        ? h('p', {}, h('a', { href: `https://portal.azure.com/#resource${resourceId}`, rel: 'noopener noreferrer', target: '_blank' }, 'Open the resource in the Azure portal'))
-        : null,
+      portalLink ? h('p', {}, h('a', { href: portalLink, rel: 'noopener noreferrer', target: '_blank' }, 'Open the resource in the Azure portal')) : null,
       h('h2', {}, 'Polls'),
       timeline(document),
       h('h2', {}, 'Notification deliveries'),
@@ -109,6 +106,18 @@ export function orchestrationView(container: HTMLElement, id: string, session: S
 
 function fact(term: string, value: Child): HTMLElement[] {
   return [h('dt', {}, term), h('dd', {}, value)];
+}
+
+/** The resource's name and group, then its whole path. */
+function targetOf(resource: ResourceRef): HTMLElement {
+  return h(
+    'span',
+    {},
+    h('span', { class: 'resource-name mono' }, resource.name),
+    resource.group ? ` in resource group ${resource.group}` : '',
+    h('br'),
+    h('span', { class: 'mono wrap' }, `/${resource.path.replace(/^\/+/, '')}`),
+  );
 }
 
 /** What the document keeps of its polls: the start, the last read and its answer, the next one due, the deadline, the end. */

@@ -1,64 +1,110 @@
 /**
- * The orchestrations view: filters, the table with Durable Functions Monitor's columns, paging
- * through the continuation token, auto-refresh, and the histogram of starts by status.
+ * The orchestrations view: filters, the histogram of starts by status, and the table, newest
+ * first. The list API answers in id order, a page at a time; the view reads every entry the
+ * filters match from the list's metadata (at most CONSOLE_HISTOGRAM_MAX_STARTS, what the histogram
+ * counts anyway), sorts them, pages through them CONSOLE_PAGE_SIZE a page, and reads the documents
+ * of the page shown only (their targets, the failed ones' errors). The search box filters that page.
  */
 import { ApiError, type Session } from './api';
-import { announce, duration, h, replace, statusBadge, time } from './dom';
+import { announce, h, replace } from './dom';
 import { histogram } from './histogram';
-import { lastErrorsOf, listPage, runtimeStatuses, startsOf, windowOf, type Filter, type ListEntry, type RuntimeStatus } from './orchestrationData';
+import { detailsOf, matchesOf, type ListEntry, type RowDetails } from './orchestrationData';
+import { filter, filterForm } from './orchestrationFilters';
+import { sortAfterClick, sorted, sortLabel, table, type Sort, type SortKey } from './orchestrationTable';
+import type { ResourceRef } from './resource';
 
-/** Kept while the tab is open, so coming back from one orchestration finds the list as it was. */
-const filter: Filter = { statuses: [], range: 'day', name: '', idPrefix: '' };
+/** Kept while the tab is open, as the filters are. */
 let refreshSeconds = 0;
+let sort: Sort = { key: 'created', descending: true };
+let search = '';
+
+const matchesSearch = (resource: ResourceRef | undefined, term: string) => resource !== undefined && `${resource.name} ${resource.group ?? ''}`.toLowerCase().includes(term);
 
 export function orchestrationsView(container: HTMLElement, { pageSize, histogramMaxStarts }: Session['list']): () => void {
-  /** The tokens of the pages before the one shown (the first page's is undefined). */
-  const previous: (string | undefined)[] = [];
-  let current: string | undefined;
-  let next: string | undefined;
+  let pageIndex = 0;
+  let matched: { entries: ListEntry[]; complete: boolean } = { entries: [], complete: true };
+  let pageEntries: ListEntry[] = [];
+  let details = new Map<string, RowDetails>();
+  /** Each draw's number: a slower one that an other overtook draws nothing. */
+  let drawn = 0;
   let loading = false;
 
   const tableArea = h('div', { class: 'table-area', 'aria-live': 'polite', 'aria-busy': 'false' });
   const chartArea = h('div', { class: 'chart-area' });
+  const readLimit = h('p', { class: 'read-limit', hidden: true });
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages of orchestrations' });
 
+  const showError = (error: unknown) => replace(tableArea, h('p', { class: 'error', role: 'alert' }, error instanceof ApiError ? `${error.code}: ${error.message}` : String(error)));
+
+  /** Reads the list again, then shows the page. */
   async function load(): Promise<void> {
     if (loading) return;
     loading = true;
     tableArea.setAttribute('aria-busy', 'true');
     try {
-      const [page, starts] = await Promise.all([listPage(filter, pageSize, current), startsOf(filter, histogramMaxStarts)]);
-      next = page.next;
-      const errors = await lastErrorsOf(page.entries);
-      replace(tableArea, table(page.entries, errors));
-      replace(chartArea, histogram(starts.starts, windowOf(filter), starts.complete));
-      drawPager();
+      matched = await matchesOf(filter, histogramMaxStarts);
+      replace(chartArea, histogram(matched.entries, matched.complete));
+      readLimit.hidden = matched.complete;
+      readLimit.textContent = `More orchestrations match than the ${histogramMaxStarts} the console reads (CONSOLE_HISTOGRAM_MAX_STARTS): the table and the histogram hold the first ${histogramMaxStarts} the list answered (in id order), sorted. Narrow the filters to see the others.`;
+      await showPage();
     } catch (error) {
-      replace(tableArea, h('p', { class: 'error', role: 'alert' }, error instanceof ApiError ? `${error.code}: ${error.message}` : String(error)));
+      showError(error);
     } finally {
       loading = false;
       tableArea.setAttribute('aria-busy', 'false');
     }
   }
 
-  function drawPager() {
+  /** Shows the page `pageIndex` of what was read, in the current sort, with its documents read. */
+  async function showPage(focusSort?: SortKey): Promise<void> {
+    const mine = ++drawn;
+    const ordered = sorted(matched.entries, sort);
+    const pages = Math.max(1, Math.ceil(ordered.length / pageSize));
+    pageIndex = Math.min(pageIndex, pages - 1);
+    const entries = ordered.slice(pageIndex * pageSize, (pageIndex + 1) * pageSize);
+    const read = await detailsOf(entries);
+    if (mine !== drawn) return;
+    pageEntries = entries;
+    details = read;
+    drawTable();
+    drawPager(pages);
+    if (focusSort) tableArea.querySelector<HTMLElement>(`button[data-key="${focusSort}"]`)?.focus();
+  }
+
+  function drawTable(): void {
+    const term = search.trim().toLowerCase();
+    const shown = term ? pageEntries.filter((entry) => matchesSearch(details.get(entry.id)?.resource, term)) : pageEntries;
+    if (pageEntries.length === 0) return replace(tableArea, h('p', { class: 'empty' }, 'No orchestration matches these filters.'));
+    if (shown.length === 0) return replace(tableArea, h('p', { class: 'empty' }, `No orchestration on this page matches "${search.trim()}" (resource name or group).`));
+    const first = pageIndex * pageSize + 1;
+    const range = `${first}–${first + pageEntries.length - 1} of ${matched.entries.length}`;
+    const caption = `Orchestrations ${range}, sorted by ${sortLabel(sort)}${term ? `; ${shown.length} on this page match "${search.trim()}"` : ''}`;
     replace(
-      pager,
-      h('button', { type: 'button', disabled: previous.length === 0, onclick: () => goTo(previous.pop(), false) }, 'Previous page'),
-      h('span', {}, `Page ${previous.length + 1}`),
-      h('button', { type: 'button', disabled: !next, onclick: () => goTo(next, true) }, 'Next page'),
+      tableArea,
+      table(shown, details, sort, caption, (key) => {
+        sort = sortAfterClick(sort, key);
+        pageIndex = 0;
+        announce(`Sorted by ${sortLabel(sort)}.`);
+        void showPage(key).catch(showError);
+      }),
     );
   }
 
-  function goTo(token: string | undefined, forward: boolean) {
-    if (forward) previous.push(current);
-    current = token;
-    void load();
+  function drawPager(pages: number): void {
+    const goTo = (index: number) => {
+      pageIndex = index;
+      void showPage().catch(showError);
+    };
+    replace(
+      pager,
+      h('button', { type: 'button', disabled: pageIndex === 0, onclick: () => goTo(pageIndex - 1) }, 'Previous page'),
+      h('span', {}, `Page ${pageIndex + 1} of ${pages}`),
+      h('button', { type: 'button', disabled: pageIndex >= pages - 1, onclick: () => goTo(pageIndex + 1) }, 'Next page'),
+    );
   }
 
   const form = filterForm(() => {
-    previous.length = 0;
-    current = undefined;
+    pageIndex = 0;
     void load();
   });
   let timer: number | undefined;
@@ -78,12 +124,29 @@ export function orchestrationsView(container: HTMLElement, { pageSize, histogram
     },
     ...[0, 5, 30].map((seconds) => h('option', { value: seconds, selected: seconds === refreshSeconds }, seconds ? `every ${seconds} s` : 'off')),
   );
+  const searchBox = h('input', {
+    id: 'resource-search',
+    type: 'search',
+    value: search,
+    autocomplete: 'off',
+    oninput: (event) => {
+      search = (event.target as HTMLInputElement).value;
+      drawTable();
+    },
+  });
   replace(
     container,
     h('h1', {}, 'Orchestrations'),
     form,
-    h('div', { class: 'toolbar' }, h('label', { for: 'auto-refresh' }, 'Auto-refresh '), refreshSelect, h('button', { type: 'button', onclick: () => void load() }, 'Refresh now')),
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('span', {}, h('label', { for: 'auto-refresh' }, 'Auto-refresh '), refreshSelect),
+      h('button', { type: 'button', onclick: () => void load() }, 'Refresh now'),
+      h('span', { class: 'search' }, h('label', { for: 'resource-search' }, 'Search this page by resource name '), searchBox),
+    ),
     chartArea,
+    readLimit,
     tableArea,
     pager,
   );
@@ -92,85 +155,4 @@ export function orchestrationsView(container: HTMLElement, { pageSize, histogram
   return () => {
     if (timer !== undefined) clearInterval(timer);
   };
-}
-
-function filterForm(apply: () => void): HTMLFormElement {
-  const statusBoxes = runtimeStatuses.map((status) =>
-    h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'status', value: status, checked: filter.statuses.includes(status) }), ` ${status}`),
-  );
-  const custom = h(
-    'span',
-    { class: 'custom-range', hidden: filter.range !== 'custom' },
-    h('label', {}, 'From ', h('input', { type: 'datetime-local', name: 'from' })),
-    h('label', {}, ' to ', h('input', { type: 'datetime-local', name: 'to' })),
-  );
-  const range = h(
-    'select',
-    { id: 'range', name: 'range', onchange: (event) => (custom.hidden = (event.target as HTMLSelectElement).value !== 'custom') },
-    ...(
-      [
-        ['hour', 'last hour'],
-        ['day', 'last 24 hours'],
-        ['week', 'last 7 days'],
-        ['any', 'any time'],
-        ['custom', 'custom'],
-      ] as const
-    ).map(([value, label]) => h('option', { value, selected: filter.range === value }, label)),
-  );
-  const form = h(
-    'form',
-    {
-      class: 'filters',
-      'aria-label': 'Filter orchestrations',
-      onsubmit: (event) => {
-        event.preventDefault();
-        const data = new FormData(form);
-        filter.statuses = data.getAll('status').map(String) as RuntimeStatus[];
-        filter.range = String(data.get('range')) as Filter['range'];
-        const local = (name: string) => (data.get(name) ? new Date(String(data.get(name))).toISOString() : undefined);
-        filter.from = local('from');
-        filter.to = local('to');
-        filter.name = String(data.get('name') ?? '');
-        filter.idPrefix = String(data.get('idPrefix') ?? '');
-        apply();
-      },
-    },
-    h('fieldset', {}, h('legend', {}, 'Runtime status'), ...statusBoxes),
-    h('div', { class: 'field' }, h('label', { for: 'range' }, 'Created '), range, custom),
-    h('div', { class: 'field' }, h('label', { for: 'name' }, 'Name (operation id) '), h('input', { id: 'name', name: 'name', value: filter.name, placeholder: 'ContainerGroups_CreateOrUpdate' })),
-    h('div', { class: 'field' }, h('label', { for: 'idPrefix' }, 'Id prefix '), h('input', { id: 'idPrefix', name: 'idPrefix', value: filter.idPrefix })),
-    h('button', { type: 'submit' }, 'Apply filters'),
-  );
-  return form;
-}
-
-const columns = ['Id', 'Name', 'Created', 'Last updated', 'Duration', 'Runtime status', 'Target resource', 'Started by', 'Last upstream error'];
-
-function table(entries: ListEntry[], errors: Map<string, string>): HTMLElement {
-  if (entries.length === 0) return h('p', { class: 'empty' }, 'No orchestration matches these filters.');
-  return h(
-    'table',
-    { class: 'orchestrations' },
-    h('caption', {}, `${entries.length} orchestration${entries.length === 1 ? '' : 's'} on this page`),
-    h('thead', {}, h('tr', {}, ...columns.map((column) => h('th', { scope: 'col' }, column)))),
-    h(
-      'tbody',
-      {},
-      ...entries.map((entry) =>
-        h(
-          'tr',
-          { 'data-id': entry.id },
-          h('td', {}, h('a', { href: `#/orchestrations/${encodeURIComponent(entry.id)}`, class: 'mono' }, entry.id)),
-          h('td', {}, entry.name),
-          h('td', {}, time(entry.createdTime)),
-          h('td', {}, time(entry.lastUpdatedTime)),
-          h('td', {}, duration(entry.createdTime, entry.endedTime ?? (entry.runtimeStatus === 'Pending' || entry.runtimeStatus === 'Running' ? null : entry.lastUpdatedTime))),
-          h('td', {}, statusBadge(entry.runtimeStatus)),
-          h('td', { class: 'mono wrap' }, entry.input?.path ?? '-'),
-          h('td', { class: 'mono' }, entry.startedBy ?? '-'),
-          h('td', { class: 'wrap upstream-error' }, errors.get(entry.id) ?? ''),
-        ),
-      ),
-    ),
-  );
 }

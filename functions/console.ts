@@ -10,7 +10,7 @@ import { consoleSession } from '../src/console/consoleSession';
 import { appHandler } from '../src/http/appHandler';
 import { jsonResponse } from '../src/http/responses';
 
-export const getConsolePage = withConsoleHeaders(appHandler(appRoutes.consolePage, consolePageResponse));
+export const getConsolePage = withConsoleHeaders(appHandler(appRoutes.consolePage, (call) => consolePageResponse(call.request.url)));
 
 export const getConsoleAsset = withConsoleHeaders(appHandler(appRoutes.consoleAsset, (call) => consoleAssetResponse(call.request.params.file)));
 

@@ -279,7 +279,10 @@ export const appRoutes = {
       summary: 'The operator console: a page that holds no data (it reads the keyed routes with the key its user pastes)',
     },
     () => ({
-      responses: { 200: { description: 'The page (text/html) with a Content-Security-Policy that allows only this origin and no framing' } },
+      responses: {
+        200: { description: 'The page (text/html) with a Content-Security-Policy that allows only this origin and no framing' },
+        301: { description: 'At `console/` (a trailing slash): `Location: ../console`, where the page\'s relative links resolve' },
+      },
     }),
   ),
   consoleAsset: appRoute(

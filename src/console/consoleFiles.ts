@@ -5,7 +5,8 @@
  *
  * Every answer of the console's routes (its errors and the keyed session too, see
  * withConsoleHeaders) carries a Content-Security-Policy that allows only the app's own origin for
- * scripts, styles and fetches, no inline script, no framing: whatever a stored value holds,
+ * scripts, styles and fetches (images may be `data:` too: the page's icon is one, so that no
+ * /favicon.ico is asked for), no inline script, no framing: whatever a stored value holds,
  * the page renders it as text (textContent), and the policy stops any script it might smuggle.
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
@@ -22,7 +23,7 @@ const contentTypes: Record<string, string> = {
 
 const consoleSecurityHeaders: Readonly<Record<string, string>> = {
   'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
@@ -76,7 +77,15 @@ export function withConsoleHeaders(handler: Handler, extra: Record<string, strin
   };
 }
 
-export const consolePageResponse = () => consoleFileResponse('console.html');
+/**
+ * The page, at `console`. At `console/` (where the host serves it too) its relative links would
+ * name `console/console/assets/…`: the answer sends the browser to `../console` instead, a
+ * relative address, right behind any proxy or APP_PUBLIC_URL (the fragment, `#/health`, is kept).
+ */
+export async function consolePageResponse(url: string): Promise<HttpResponseInit> {
+  if (new URL(url).pathname.endsWith('/')) return { status: 301, headers: { location: '../console' } };
+  return consoleFileResponse('console.html');
+}
 
 /** `console/assets/{file}`: the script or the style sheet, nothing else. */
 export const consoleAssetResponse = (file: string | undefined) => consoleFileResponse(file === 'console.js' || file === 'console.css' ? file : '');

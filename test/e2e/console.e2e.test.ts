@@ -3,20 +3,23 @@
  * against the built app on the local host with the emulator and Azurite: sign in with a pasted
  * key, list and filter orchestrations, the histogram, one orchestration, terminate and purge,
  * certificates with one at risk first, health, a read-only caller without actions, an upstream
- * error holding markup shown as text, and the security headers. Screenshots of the main views
- * go to test-results/console/ (git-ignored).
+ * error holding markup shown as text, and the security headers; newest first across pages,
+ * sorting and searching, readable resource names, no horizontal scroll 800 px wide, the page at
+ * `console/` too, no favicon 404, the histogram's buckets from the data's span, and the portal
+ * link for Microsoft.* resources only (the last three on list answers the test makes). Screenshots
+ * of the main views go to test-results/console/ (git-ignored).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { request } from 'undici';
 import { keyFingerprintOf } from '../../src/http/caller';
+import { launchChromium, newConsolePage, signIn } from '../helpers/consoleBrowser';
 import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 
 jest.setTimeout(120_000);
 
-const chromiumPath = process.env.CONSOLE_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const screenshots = resolve(__dirname, '..', '..', 'test-results', 'console');
 const subscription = '00000000-0000-0000-0000-000000000000';
 const operatorKey = 'console-operator-key-0001';
@@ -51,9 +54,6 @@ async function waitForEnd(id: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(`Chromium is not installed at ${chromiumPath}: the console's browser tests need Debian's package (run \`apt-get install -y chromium\` as root, as .ci/run does), or set CONSOLE_TEST_CHROMIUM to a Chromium executable.`);
-  }
   mkdirSync(screenshots, { recursive: true });
   gateway = await startGateway(
     {
@@ -66,20 +66,16 @@ beforeAll(async () => {
       LOCAL_HOST_TIMERS: 'off',
       HEALTH_CACHE_SECONDS: '0',
       GATEWAY_WAIT_MAX_SECONDS: '30',
-      // Small bounds, so three orchestrations take two pages and fill the histogram.
+      // Small bounds: three orchestrations take two pages; more than ten matching are more than the console reads.
       CONSOLE_PAGE_SIZE: '2',
-      CONSOLE_HISTOGRAM_MAX_STARTS: '2',
+      CONSOLE_HISTOGRAM_MAX_STARTS: '10',
       // A notification target where nothing listens: its delivery stays to be made, for the deliveries table.
       NOTIFY_ALLOWED_ORIGINS: JSON.stringify([notifyOrigin]),
       NOTIFY_SIGNING_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
     },
     { lroSteps: 1, retryAfterSeconds: 1 },
   );
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
   // One orchestration of each kind the views need: ended well, failed with markup in the
   // upstream's error message, and still running (no timer runs, so it stays so).
   ids.completed = await startGroup('console-completed', { 'x-gateway-notify': `${notifyOrigin}/hook` });
@@ -99,40 +95,57 @@ afterAll(async () => {
   await gateway?.stop();
 });
 
-/** `problems` collects the page's script errors, and its console errors unless `scriptErrorsOnly`. */
-async function signedIn(key: string, problems = pageProblems, scriptErrorsOnly = false): Promise<Page> {
-  const page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
+interface PageOptions {
+  /** Collects the page's script errors, and its console errors unless `scriptErrorsOnly`. */
+  problems?: string[];
+  scriptErrorsOnly?: boolean;
+  width?: number;
+  /** Run before the page is opened (routes the test answers). */
+  prepare?: (page: Page) => Promise<void>;
+}
+
+async function signedIn(key: string, { problems = pageProblems, scriptErrorsOnly = false, width = 1400, prepare }: PageOptions = {}): Promise<Page> {
+  const page = await newConsolePage(browser, width);
   page.on('pageerror', (error) => problems.push(`${error.name}: ${error.message}`));
   page.on('console', (message) => {
     if (scriptErrorsOnly) return;
     if (message.type() === 'error' && !/status of (403|404)/.test(message.text())) problems.push(message.text());
   });
-  await page.goto(gateway.api('console'));
-  // By keyboard: the key field has the focus, Enter signs in.
-  await page.getByLabel('Function key').waitFor();
-  await page.keyboard.type(key);
-  await page.keyboard.press('Enter');
-  await page.locator('table.orchestrations').waitFor();
+  await prepare?.(page);
+  await signIn(page, gateway.api('console'), key);
   return page;
 }
 
 /** The page's globals, for functions run in the browser (the tests' TypeScript has no DOM types); each function is sent alone, so each casts globalThis itself. */
 interface BrowserGlobals {
-  document: { querySelectorAll(selector: string): ArrayLike<{ getAttribute(name: string): string | null }> };
+  document: {
+    querySelectorAll(selector: string): ArrayLike<{ getAttribute(name: string): string | null }>;
+    querySelector(selector: string): object | null;
+    documentElement: { scrollWidth: number; clientWidth: number };
+  };
+  getComputedStyle(element: object): { backgroundColor: string };
   sessionStorage: { length: number; getItem(name: string): string | null };
   location: { pathname: string };
   fetch(url: string, init: object): Promise<{ status: number; json(): Promise<unknown> }>;
   __consoleXss?: number;
 }
 
-/** Waits until the table shows exactly these orchestrations (in any order). */
+/** Waits until the table shows exactly these orchestrations, in this order. */
 async function shownIds(page: Page, expected: string[]): Promise<void> {
   // A function, not a string: the console's CSP (rightly) refuses to evaluate strings in the page.
   await page.waitForFunction((wanted) => {
     const rowsShown = Array.from((globalThis as unknown as BrowserGlobals).document.querySelectorAll('table.orchestrations tbody tr'));
-    return JSON.stringify(rowsShown.map((row) => row.getAttribute('data-id')).sort()) === wanted;
-  }, JSON.stringify([...expected].sort()));
+    return JSON.stringify(rowsShown.map((row) => row.getAttribute('data-id'))) === wanted;
+  }, JSON.stringify(expected));
 }
+
+/** How far the page is wider than its window, or the table than its area (0 or less: no horizontal scroll). */
+const overflowOf = (page: Page) =>
+  page.evaluate(() => {
+    const { document } = globalThis as unknown as BrowserGlobals;
+    const boxes = [document.documentElement, ...(Array.from(document.querySelectorAll('.table-area')) as unknown as { scrollWidth: number; clientWidth: number }[])];
+    return Math.max(...boxes.map((box) => box.scrollWidth - box.clientWidth));
+  });
 
 const rows = (page: Page) => page.locator('table.orchestrations tbody tr');
 const shoot = (page: Page, name: string) => page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
@@ -171,14 +184,15 @@ describe('the operator console', () => {
     expect(await operator.evaluate(() => (globalThis as unknown as BrowserGlobals).sessionStorage.length)).toBe(1);
   });
 
-  it('lists the orchestrations with their columns, a page at a time, and draws the histogram of starts by status', async () => {
-    // CONSOLE_PAGE_SIZE 2: the continuation token reads on to the third.
+  it('lists the orchestrations newest first with their columns, a page at a time, and draws the histogram of starts by status', async () => {
+    // CONSOLE_PAGE_SIZE 2: the third, the oldest, is on the second page.
     await expect(rows(operator).count()).resolves.toBe(2);
     const firstPage = await rows(operator).evaluateAll((shown) => shown.map((row) => row.getAttribute('data-id')));
     await operator.getByRole('button', { name: 'Next page' }).click();
     await operator.getByText('Page 2').waitFor();
     const secondPage = await rows(operator).evaluateAll((shown) => shown.map((row) => row.getAttribute('data-id')));
-    expect([...firstPage, ...secondPage].sort()).toEqual(Object.values(ids).sort());
+    expect([...firstPage, ...secondPage]).toEqual([ids.running, ids.failed, ids.completed]);
+    await expect(operator.locator('th[aria-sort="descending"]').textContent()).resolves.toBe('Created');
     await expect(operator.getByRole('button', { name: 'Next page' }).isDisabled()).resolves.toBe(true);
     await operator.getByRole('button', { name: 'Previous page' }).click();
     await operator.getByText('Page 1').waitFor();
@@ -190,15 +204,17 @@ describe('the operator console', () => {
     await shownIds(operator, [ids.completed]);
     const completed = operator.locator(`tr[data-id="${ids.completed}"]`);
     await expect(completed.locator('td').nth(5).textContent()).resolves.toBe('Completed');
-    await expect(completed.locator('td').nth(6).textContent()).resolves.toContain('/containerGroups/console-completed');
+    // The target: the resource's name and group, the whole id on hover.
+    const target = completed.locator('td').nth(6);
+    await expect(target.locator('.resource-name').textContent()).resolves.toBe('console-completed');
+    await expect(target.locator('.resource-group').textContent()).resolves.toBe('rg');
+    await expect(target.getAttribute('title')).resolves.toBe(`subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/console-completed`);
     await expect(completed.locator('td').nth(7).textContent()).resolves.toBe(keyFingerprintOf(operatorKey));
-    await expect(operator.locator('.histogram figcaption').textContent()).resolves.toBe('Starts by status: 0 Pending, 0 Running, 1 Completed, 0 Failed, 0 Terminated');
+    await expect(operator.locator('.histogram figcaption').textContent()).resolves.toMatch(/: 0 Pending, 0 Running, 1 Completed, 0 Failed, 0 Terminated$/);
     await expect(operator.locator('.histogram rect[data-status="Completed"]').count()).resolves.toBe(1);
-    // Unfiltered, three starts pass CONSOLE_HISTOGRAM_MAX_STARTS (2): the histogram says so.
     await operator.getByLabel('Id prefix').fill('');
     await operator.getByRole('button', { name: 'Apply filters' }).click();
-    await operator.locator('.histogram[data-total="2"]').waitFor();
-    await expect(operator.locator('.histogram figcaption').textContent()).resolves.toMatch(/^Starts by status \(the first 2 only\)/);
+    await operator.locator('.histogram[data-total="3"]').waitFor();
     await shoot(operator, 'orchestrations');
   });
 
@@ -229,14 +245,41 @@ describe('the operator console', () => {
     await shownIds(operator, [ids.running]);
   });
 
+  it('sorts by a column, saying so with aria-sort, and searches the page shown by resource name', async () => {
+    await operator.getByLabel('Id prefix').fill('');
+    await operator.getByRole('button', { name: 'Apply filters' }).click();
+    await shownIds(operator, [ids.running, ids.failed]);
+    const sortedBy = () => operator.locator('th[aria-sort]').evaluateAll((headers) => headers.map((header) => `${header.textContent} ${header.getAttribute('aria-sort')}`));
+    await operator.getByRole('button', { name: 'Created' }).click();
+    await expect(sortedBy()).resolves.toEqual(['Created ascending']);
+    await shownIds(operator, [ids.completed, ids.failed]);
+    await operator.getByRole('button', { name: 'Runtime status' }).click();
+    await operator.getByRole('button', { name: 'Runtime status' }).click();
+    await expect(sortedBy()).resolves.toEqual(['Runtime status descending']);
+    await expect(rows(operator).first().getAttribute('data-id')).resolves.toBe(ids.running);
+    await operator.getByRole('button', { name: 'Created' }).click();
+    await expect(sortedBy()).resolves.toEqual(['Created descending']);
+    await shownIds(operator, [ids.running, ids.failed]);
+    // The search filters the rows of the page shown, by the resource's name or group.
+    await operator.getByLabel('Search this page by resource name').fill('FAILED');
+    await shownIds(operator, [ids.failed]);
+    await operator.getByLabel('Search this page by resource name').fill('console-completed');
+    await operator.getByText('No orchestration on this page matches').waitFor();
+    await operator.getByLabel('Search this page by resource name').fill('');
+    await shownIds(operator, [ids.running, ids.failed]);
+  });
+
   it('opens one orchestration, terminates it after a confirmation, then purges it', async () => {
+    await operator.getByLabel('Id prefix').fill(ids.running);
+    await operator.getByRole('button', { name: 'Apply filters' }).click();
+    await shownIds(operator, [ids.running]);
     await operator.locator(`a[href="#/orchestrations/${ids.running}"]`).click();
     await operator.getByRole('heading', { name: 'Polls' }).waitFor();
     await expect(operator.locator('pre.document').textContent()).resolves.toContain(`"id": "${ids.running}"`);
     await expect(operator.getByRole('button', { name: 'Purge' }).count()).resolves.toBe(0);
-    await expect(operator.getByRole('link', { name: 'Open the resource in the Azure portal' }).getAttribute('href')).resolves.toBe(
-      `https://portal.azure.com/#resource/subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/console-running`,
-    );
+    // The whole id in the detail view; no portal link for the emulator's Vendor.* resources, where it leads nowhere.
+    await expect(operator.locator('.facts').textContent()).resolves.toContain(`/subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/console-running`);
+    await expect(operator.getByRole('link', { name: 'Open the resource in the Azure portal' }).count()).resolves.toBe(0);
     await shoot(operator, 'orchestration');
     // Cancel first: nothing happens.
     await operator.getByRole('button', { name: 'Terminate' }).click();
@@ -305,7 +348,7 @@ describe('the operator console', () => {
   it('shows the API\'s answer, not a broken page, for a link whose id is not valid percent-encoding', async () => {
     // The API refuses such an id (a console error the browser logs): only script errors count here.
     const scriptErrors: string[] = [];
-    const page = await signedIn(readerKey, scriptErrors, true);
+    const page = await signedIn(readerKey, { problems: scriptErrors, scriptErrorsOnly: true });
     await page.goto(`${gateway.api('console')}#/orchestrations/%E0%A4`);
     await page.getByRole('link', { name: 'Back to the list' }).waitFor();
     await expect(page.locator('p.error').textContent()).resolves.toMatch(/\S/);
@@ -313,7 +356,136 @@ describe('the operator console', () => {
     await page.context().close();
   });
 
-  it('ran without a script error or a Content-Security-Policy violation in any view', () => {
-    expect(pageProblems).toEqual([]);
+  it('fits a window 800 px wide: no horizontal scroll in the list, one orchestration, the certificates or health', async () => {
+    const id = await startGroup('console-narrow-window-with-a-rather-long-container-group-name-0001');
+    expect(await waitForEnd(id)).toBe('Completed');
+    const page = await signedIn(operatorKey, { width: 800 });
+    await rows(page).nth(1).waitFor();
+    expect(await overflowOf(page)).toBeLessThanOrEqual(0);
+    await shoot(page, 'orchestrations-800');
+    await page.locator(`a[href="#/orchestrations/${id}"]`).click();
+    await page.getByRole('heading', { name: 'Polls' }).waitFor();
+    expect(await overflowOf(page)).toBeLessThanOrEqual(0);
+    await page.getByRole('link', { name: 'Certificates' }).click();
+    await page.locator('table.certificates tbody tr').nth(1).waitFor();
+    expect(await overflowOf(page)).toBeLessThanOrEqual(0);
+    await page.getByRole('link', { name: 'Health' }).click();
+    await page.getByRole('heading', { name: 'Dependencies' }).waitFor();
+    expect(await overflowOf(page)).toBeLessThanOrEqual(0);
+    await page.context().close();
   });
+
+  it('works at console/ (a trailing slash): styled, and past "Loading..."', async () => {
+    const page = await newConsolePage(browser);
+    await page.goto(`${gateway.api('console')}/#/health`);
+    await page.getByLabel('Function key').waitFor({ timeout: 10_000 });
+    await expect(page.locator('#view').textContent()).resolves.not.toContain('Loading...');
+    const headerColour = await page.evaluate(() => {
+      const page = globalThis as unknown as BrowserGlobals;
+      return page.getComputedStyle(page.document.querySelector('header')!).backgroundColor;
+    });
+    expect(headerColour).toBe('rgb(31, 42, 55)');
+    await page.keyboard.type(readerKey);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Dependencies' }).waitFor();
+    await page.context().close();
+  });
+
+  it('opens with no error in the browser console: its icon is in the page, no favicon 404', async () => {
+    // A browser of its own: one that opened the console before remembers it found no icon, and asks no more.
+    const fresh = await launchChromium();
+    const page = await newConsolePage(fresh);
+    const errors: string[] = [];
+    page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(gateway.api('console'), { waitUntil: 'load' });
+    await page.getByLabel('Function key').waitFor();
+    // The browser asks for the icon after the page loaded.
+    await page.waitForTimeout(1000);
+    expect(errors).toEqual([]);
+    await expect(page.locator('link[rel="icon"]').getAttribute('href')).resolves.toMatch(/^data:image\/svg\+xml,/);
+    await fresh.close();
+  });
+});
+
+describe('the operator console on list answers the test makes', () => {
+  const minute = 60_000;
+  const base = Date.now() - 30 * minute;
+  const fakeSubscription = '11111111-2222-3333-4444-555555555555';
+
+  /** A list entry created `minutes` after `base`, acting on `path`. */
+  const entry = (minutes: number, path: string, runtimeStatus = 'Completed') => ({
+    id: randomUUID(),
+    name: path.endsWith('/migrateToStv2') ? 'ApiManagementService_MigrateToStv2' : 'ContainerGroups_CreateOrUpdate',
+    runtimeStatus,
+    createdTime: new Date(base + minutes * minute).toISOString(),
+    lastUpdatedTime: new Date(base + minutes * minute + 5000).toISOString(),
+    endedTime: runtimeStatus === 'Running' ? undefined : new Date(base + minutes * minute + 5000).toISOString(),
+    startedBy: 'key:0123456789ab',
+    path,
+  });
+  type Entry = ReturnType<typeof entry>;
+  const groupPath = (name: string, provider = 'Vendor') => `subscriptions/${fakeSubscription}/resourceGroups/rg-shop/providers/${provider}.ContainerInstance/containerGroups/${name}`;
+
+  /** Answers the page's list reads (paged by `top` and the continuation token, as the API pages) and its reads of one document. */
+  async function answerList(page: Page, entries: Entry[]): Promise<void> {
+    await page.route(/\/api\/orchestrations(\/[^/?]+)?(\?|$)/, async (route) => {
+      const url = new URL(route.request().url());
+      const json = (status: number, body: unknown, headers: Record<string, string> = {}) => route.fulfill({ status, contentType: 'application/json', headers, body: JSON.stringify(body) });
+      if (url.pathname.endsWith('/orchestrations')) {
+        const from = Number((await route.request().headerValue('x-ms-continuation-token')) ?? 0);
+        const to = from + Number(url.searchParams.get('top') ?? 100);
+        const value = entries.slice(from, to).map(({ path: _path, ...listed }) => listed);
+        return json(200, { value }, to < entries.length ? { 'x-ms-continuation-token': String(to) } : {});
+      }
+      const found = entries.find((each) => url.pathname.endsWith(`/${each.id}`));
+      if (!found) return json(404, { error: { code: 'NotFound', message: 'No such orchestration.' } });
+      const { path, ...listed } = found;
+      return json(200, { ...listed, input: { method: 'PUT', path, query: [] }, output: null, customStatus: null, failure: null, nextPollTime: null, pollCount: 1, deadlineTime: null, notifications: [] });
+    });
+  }
+
+  it("cuts the histogram into buckets from the data's span: starts a few minutes apart fall in several bars", async () => {
+    const spread = [0, 1.2, 2.5, 3.7, 5, 6].map((minutes, index) => entry(minutes, groupPath(`shop-worker-${index}`)));
+    const page = await signedIn(operatorKey, { prepare: (opened) => answerList(opened, spread) });
+    await page.locator('.histogram').waitFor();
+    const bars = await page.locator('.histogram rect').evaluateAll((rects) => rects.map((rect) => rect.getAttribute('x')));
+    expect(new Set(bars).size).toBe(6);
+    await expect(page.locator('.histogram figcaption').textContent()).resolves.toMatch(/^Starts by status, a bar per 30 seconds: 0 Pending, 0 Running, 6 Completed/);
+    await page.context().close();
+  });
+
+  it('says when more orchestrations match than it reads (CONSOLE_HISTOGRAM_MAX_STARTS), newest first among those read', async () => {
+    const many = Array.from({ length: 14 }, (_, index) => entry(index, groupPath(`shop-batch-${index}`)));
+    const page = await signedIn(operatorKey, { prepare: (opened) => answerList(opened, many) });
+    await page.locator('.histogram[data-total="10"]').waitFor();
+    await expect(page.locator('.histogram figcaption').textContent()).resolves.toMatch(/^Starts by status \(the first 10 read only\)/);
+    await expect(page.locator('.read-limit').textContent()).resolves.toContain('More orchestrations match than the 10 the console reads');
+    await shownIds(page, [many[9]!.id, many[8]!.id]);
+    await page.context().close();
+  });
+
+  it('links to the Azure portal for Microsoft.* resources only, at the resource rather than its action', async () => {
+    const group = entry(1, groupPath('shop-web', 'Microsoft'));
+    const migration = entry(2, `subscriptions/${fakeSubscription}/resourceGroups/rg-api/providers/Microsoft.ApiManagement/service/apim-shop/migrateToStv2`);
+    const page = await signedIn(operatorKey, { prepare: (opened) => answerList(opened, [group, migration]) });
+    const migrationTarget = page.locator(`tr[data-id="${migration.id}"] td`).nth(6);
+    await expect(migrationTarget.locator('.resource-name').textContent()).resolves.toBe('apim-shop');
+    await expect(migrationTarget.locator('.resource-group').textContent()).resolves.toBe('rg-api');
+    const portalLink = page.getByRole('link', { name: 'Open the resource in the Azure portal' });
+    for (const [opened, resourceId] of [
+      [group, `/${group.path}`],
+      [migration, `/subscriptions/${fakeSubscription}/resourceGroups/rg-api/providers/Microsoft.ApiManagement/service/apim-shop`],
+    ] as const) {
+      await page.locator(`a[href="#/orchestrations/${opened.id}"]`).click();
+      await expect(portalLink.getAttribute('href')).resolves.toBe(`https://portal.azure.com/#resource${resourceId}`);
+      await page.getByRole('link', { name: 'Back to the list' }).click();
+      await page.locator('table.orchestrations').waitFor();
+    }
+    await page.context().close();
+  });
+});
+
+it('ran without a script error or a Content-Security-Policy violation in any view', () => {
+  expect(pageProblems).toEqual([]);
 });

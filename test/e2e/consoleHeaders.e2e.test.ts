@@ -1,7 +1,8 @@
 /**
  * The console's security headers on every answer of its routes, not only on the files it
- * serves: a 404 for a file it does not have (traversal attempts included), a refused session, and
- * the session itself, which no cache keeps. The real registrations in process, no browser.
+ * serves: a 404 for a file it does not have (traversal attempts included), the redirect of
+ * `console/` to `console`, a refused session, and the session itself, which no cache keeps. The
+ * real registrations in process, no browser.
  */
 import { request } from 'undici';
 import { keyFingerprintOf } from '../../src/http/caller';
@@ -23,8 +24,8 @@ afterAll(async () => {
 
 async function get(path: string, key?: string) {
   const response = await request(`${gateway.url}/api/${path}`, { headers: key ? { 'x-functions-key': key } : {} });
-  await response.body.dump();
-  return { status: response.statusCode, headers: response.headers };
+  const body = await response.body.text();
+  return { status: response.statusCode, headers: response.headers, body };
 }
 
 function expectConsoleHeaders(headers: Record<string, unknown>) {
@@ -47,10 +48,20 @@ describe("the console's headers", () => {
 
   it('are on console/assets/%2e%2e, a dot segment the host resolves to the page itself', async () => {
     const answer = await get('console/assets/%2e%2e');
-    // URL parsers read `%2e%2e` as `..`: the path is then `console/`, the page, never a file beside it.
-    expect([404, 200]).toContain(answer.status);
-    if (answer.status === 200) expect(answer.headers['content-type']).toBe('text/html; charset=utf-8');
+    // URL parsers read `%2e%2e` as `..`: the path is then `console/`, sent to the page, never a file beside it.
+    expect([404, 301]).toContain(answer.status);
+    if (answer.status === 301) expect(answer.headers.location).toBe('../console');
     expectConsoleHeaders(answer.headers);
+  });
+
+  it('are on the redirect of console/ to the page, where its relative links resolve', async () => {
+    const slash = await get('console/');
+    expect(slash.status).toBe(301);
+    expect(slash.headers.location).toBe('../console');
+    expectConsoleHeaders(slash.headers);
+    const page = await get('console');
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('href="console/assets/console.css"');
   });
 
   it('are on a refused session, and the session is never cached', async () => {
