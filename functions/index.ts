@@ -15,4 +15,4 @@ import './console';
 startTelemetry();
 // What is buffered is sent before the worker stops.
 app.hook.appTerminate(() => stopTelemetry());
-export { settingsSummary } from '../src/settingsSummary';
+export { routesOff, settingsSummary } from '../src/settingsSummary';

@@ -1,10 +1,12 @@
 /**
  * The block of effective settings a start prints: which upstreams, how it authenticates to
  * them, which storage, the namespace, the public address, whether the access policy is
- * enforced, and the schedules. It is read from the parsed settings (defaults included), so it
+ * enforced, whether Slack, Teams, notifications and telemetry are on, and the schedules. It is read from the parsed settings (defaults included), so it
  * says what runs rather than what was typed, and it holds no secret: a storage account is
  * named by its account name or endpoint, never its key or signature.
  */
+import { appRoutes } from './appRoutes';
+import { chatEnabled, chatSummary } from './chatops/chatSettings';
 import { getConfig, type Config } from './config';
 import { describeIdentityStorage, developmentStorage } from './storage/storageTarget';
 
@@ -57,6 +59,25 @@ function policyOf(config: Config): string {
   return `ACCESS_POLICY enforced (${config.ACCESS_POLICY.length} rule${config.ACCESS_POLICY.length === 1 ? '' : 's'})${scopes}`;
 }
 
+function notificationsOf(config: Config): string {
+  if (!config.NOTIFY_SIGNING_SECRET) return 'off: NOTIFY_SIGNING_SECRET not set, so no CloudEvent is sent (docs/notifications.md)';
+  const origins = config.NOTIFY_ALLOWED_ORIGINS.length;
+  const everyEnd = config.NOTIFY_URL ? ` and to NOTIFY_URL (${new URL(config.NOTIFY_URL).origin}) for every orchestration` : '';
+  return `on: signed CloudEvents to x-gateway-notify targets at ${origins} allowed origin${origins === 1 ? '' : 's'}${everyEnd}`;
+}
+
+function telemetryOf(config: Config): string {
+  const { OTEL_EXPORTER_OTLP_ENDPOINT: otlp, APPLICATIONINSIGHTS_CONNECTION_STRING: applicationInsights } = config;
+  if (!otlp && !applicationInsights) return 'off: neither OTEL_EXPORTER_OTLP_ENDPOINT nor APPLICATIONINSIGHTS_CONNECTION_STRING set (docs/observability.md)';
+  const to = [otlp && `OTLP to ${new URL(otlp).origin} (${config.OTEL_EXPORTER_OTLP_PROTOCOL})`, applicationInsights && 'Application Insights'].filter(Boolean).join(' and ');
+  return `on: traces and metrics to ${to}${config.TELEMETRY_SAMPLING_RATIO < 1 ? `, ${config.TELEMETRY_SAMPLING_RATIO} of new traces kept` : ''}`;
+}
+
+/** The routes registered that answer 404 for now: a chat platform's route until it is set up. */
+export function routesOff(config: Config = getConfig()): string[] {
+  return (['slack', 'teams'] as const).filter((platform) => !chatEnabled(config, platform)).map((platform) => appRoutes[platform === 'slack' ? 'chatopsSlack' : 'chatopsTeams'].name);
+}
+
 /** The rows of the block, as [label, value]; the local host adds its own (function keys). */
 export function settingsSummary(embedded: EmbeddedServices = {}, config: Config = getConfig()): [string, string][] {
   const environments = config.CERT_ENVIRONMENTS.length;
@@ -67,6 +88,10 @@ export function settingsSummary(embedded: EmbeddedServices = {}, config: Config 
     ['namespace', config.PROVIDER_NAMESPACE],
     ['public URL', config.APP_PUBLIC_URL ?? 'APP_PUBLIC_URL not set: links name the address each request came to'],
     ['access', policyOf(config)],
+    ['Slack', chatSummary(config, 'slack')],
+    ['Teams', chatSummary(config, 'teams')],
+    ['notifications', notificationsOf(config)],
+    ['telemetry', telemetryOf(config)],
     [
       'schedules',
       `poller ${config.ORCHESTRATION_POLL_SCHEDULE}; certificate refresh ${config.CERT_REFRESH_SCHEDULE} (${environments === 0 ? 'no CERT_ENVIRONMENTS' : `${environments} environment${environments === 1 ? '' : 's'}`})`,

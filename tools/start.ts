@@ -19,7 +19,8 @@ import { startLocalHost, type RunningHost } from './localHost/localHost';
 import { parseLocalHostKeys } from './localHostKeys';
 import { applyLocalSettings, localSettingsFile } from './localSettings';
 import { parseStartArguments, type StartArguments } from './startArguments';
-import { emulatorSettings, formatSummary, listenOn, refuseHalfUpstreams, routeList } from './startChecks';
+import { emulatorSettings, formatSummary, listenOn, refuseHalfUpstreams, routeList, StartRefused } from './startChecks';
+import type { TraceViewer } from './traceViewer';
 
 /**
  * The function app served: the current folder when it holds a host.json (as `func start` serves
@@ -34,6 +35,7 @@ interface Started {
   emulator?: Emulator;
   azurite?: RunningAzurite;
   host?: RunningHost;
+  traces?: TraceViewer;
 }
 
 function routePrefixOf(hostJsonPath: string): string {
@@ -51,6 +53,22 @@ async function httpsCertificateOf(args: StartArguments): Promise<HttpsCertificat
   return args.cert && args.password ? pfxCertificate(args.cert, args.password) : generatedCertificate(resolve(generatedCertificateFolder));
 }
 
+/**
+ * `--traces`: the app exports its traces to a receiver in this process, which prints each as a
+ * tree (tools/traceViewer.ts), as it would to a collector; the batches go out every half second
+ * unless OTEL_BSP_SCHEDULE_DELAY says otherwise, so a call's trace shows as it ends.
+ */
+async function startTraces(env: NodeJS.ProcessEnv): Promise<TraceViewer> {
+  const exporting = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'].filter((name) => env[name]);
+  if (exporting.length > 0) throw new StartRefused(`--traces prints the traces here instead of exporting them, and ${exporting.join(' and ')} is set too: leave out one or the other.`);
+  const { startTraceViewer } = await import('./traceViewer');
+  const viewer = await startTraceViewer((text) => console.log(text));
+  env.OTEL_EXPORTER_OTLP_ENDPOINT = viewer.url;
+  env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
+  env.OTEL_BSP_SCHEDULE_DELAY ||= '500';
+  return viewer;
+}
+
 async function main(): Promise<Started> {
   const started: Started = {};
   const env = process.env;
@@ -63,6 +81,7 @@ async function main(): Promise<Started> {
   const certificate = await httpsCertificateOf(args);
   const shutdown = async (code: number) => {
     await started.host?.close().catch(() => undefined);
+    await started.traces?.close().catch(() => undefined);
     await started.emulator?.close().catch(() => undefined);
     await started.azurite?.close().catch(() => undefined);
     process.exit(code);
@@ -73,6 +92,7 @@ async function main(): Promise<Started> {
   // Settings of the local host itself are checked before anything is started.
   refuseHalfUpstreams(env);
   const keys = parseLocalHostKeys(env.LOCAL_HOST_KEYS);
+  if (args.traces) started.traces = await startTraces(env);
   if (!env.MANAGEMENT_BASE_URL && !env.LIFECYCLE_BASE_URL) {
     const { startEmulator } = await import('../test/emulator/emulatorServer');
     const emulator = emulatorSettings(env);
@@ -99,7 +119,7 @@ async function main(): Promise<Started> {
   installFunctionsCore();
   const appEntry = resolve(appRoot, env.FUNCTIONS_APP_ENTRY || JSON.parse(readFileSync(join(appRoot, 'package.json'), 'utf8')).main);
   console.log(`Function app: ${appEntry}`);
-  let app: { settingsSummary?: (embedded: EmbeddedServices) => [string, string][] } = {};
+  let app: { settingsSummary?: (embedded: EmbeddedServices) => [string, string][]; routesOff?: () => string[] } = {};
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     app = require(appEntry);
@@ -116,11 +136,12 @@ async function main(): Promise<Started> {
   const keysRow: [string, string] = ['function keys', keys ? `checked (LOCAL_HOST_KEYS: ${Object.keys(keys).length})` : 'not checked, as with Core Tools: set LOCAL_HOST_KEYS to check them as the real host does'];
   // An app package built before the summary existed has none: its start simply goes without.
   if (app.settingsSummary) console.log(formatSummary([...app.settingsSummary(embedded), keysRow]));
-  console.log(routeList(started.host, routePrefix, args.verbose));
+  console.log(routeList(started.host, routePrefix, args.verbose, app.routesOff?.()));
   if (certificate) {
     const { trustHints } = await import('./localHost/httpsCertificate');
     console.log([certificate.description, ...(certificate.pemPath ? trustHints(certificate.pemPath) : [])].join('\n'));
   }
+  if (started.traces) console.log('Traces: each printed here as a tree as it arrives (--traces); docs/observability.md says what each span is.');
   console.log(`Functions host listening on ${started.host.url}`);
   return started;
 }

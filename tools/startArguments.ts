@@ -1,7 +1,8 @@
 /**
  * The options of `npm start -- …`, named as Core Tools' `func start` names them:
  * `--useHttps [--cert file.pfx --password <password or file>] [--port N]` (`-p N`), and
- * `--verbose` (every route listed at start; Core Tools has the same option).
+ * `--verbose` (every route listed at start; Core Tools has the same option), and the local host's
+ * own `--traces` (each trace printed in the terminal: tools/traceViewer.ts).
  *
  * Messages name the option, never the value given: a mistyped `--pasword secret` must not put
  * the secret on the terminal.
@@ -15,11 +16,13 @@ export interface StartArguments {
   port?: number;
   /** List every route at start, not only their count. */
   verbose: boolean;
+  /** Export traces to the terminal (tools/traceViewer.ts). */
+  traces: boolean;
 }
 
 export class StartArgumentError extends Error {}
 
-const startUsage = 'npm start -- [--useHttps [--cert <file.pfx> --password <password, or a file holding it>]] [--port <N>] [--verbose]';
+const startUsage = 'npm start -- [--useHttps [--cert <file.pfx> --password <password, or a file holding it>]] [--port <N>] [--verbose] [--traces]';
 
 const options = {
   useHttps: { type: 'boolean' },
@@ -27,6 +30,7 @@ const options = {
   password: { type: 'string' },
   port: { type: 'string', short: 'p' },
   verbose: { type: 'boolean' },
+  traces: { type: 'boolean' },
 } as const;
 
 function fail(problem: string): never {
@@ -52,5 +56,5 @@ export function parseStartArguments(args: readonly string[]): StartArguments {
   if (cert !== undefined && password === undefined) fail('--cert needs --password: the password of the .pfx, or the path of a file holding it.');
   if (password !== undefined && cert === undefined) fail('--password needs --cert: the .pfx file it opens.');
   if (port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) <= 65535)) fail('--port must be a port number from 0 to 65535.');
-  return { useHttps, cert, password, port: port === undefined ? undefined : Number(port), verbose: given.verbose === true };
+  return { useHttps, cert, password, port: port === undefined ? undefined : Number(port), verbose: given.verbose === true, traces: given.traces === true };
 }

@@ -53,18 +53,24 @@ export async function listenOn<T>(port: number, listen: () => Promise<T>, choice
   }
 }
 
-/** The routes: their count and the anonymous ones, or with `--verbose` one line each. */
-export function routeList(host: RunningHost, routePrefix: string, verbose: boolean): string {
+/**
+ * The routes: their count and the anonymous ones, or with `--verbose` one line each. Routes in
+ * `off` (a chat platform's route before it is set up, which answers 404) are not counted or
+ * listed as served: the line names them as off.
+ */
+export function routeList(host: RunningHost, routePrefix: string, verbose: boolean, off: readonly string[] = []): string {
+  const offNote = off.length === 0 ? '' : `${off.join(' and ')} ${off.length === 1 ? 'is' : 'are'} off (404) until set up, as the settings above say`;
   if (verbose) {
     return [
       'Routes:',
-      ...host.routes.map((route) => `  ${route.methods.join(',').padEnd(8)} /${routePrefix}/${route.route} (${route.name}, ${route.authLevel})`),
+      ...host.routes.map((route) => `  ${route.methods.join(',').padEnd(8)} /${routePrefix}/${route.route} (${route.name}, ${off.includes(route.name) ? 'off: answers 404' : route.authLevel})`),
       ...host.timers.map((timer) => `  TIMER    ${timer}`),
     ].join('\n');
   }
-  const anonymous = host.routes.filter((route) => route.authLevel === 'anonymous').map((route) => route.name);
+  const served = host.routes.filter((route) => !off.includes(route.name));
+  const anonymous = served.filter((route) => route.authLevel === 'anonymous').map((route) => route.name);
   return (
-    `Routes: ${host.routes.length} under /${routePrefix}/ (anonymous: ${anonymous.join(', ') || 'none'}; the others need a function key) and ` +
+    `Routes: ${served.length} under /${routePrefix}/ (anonymous: ${anonymous.join(', ') || 'none'}; the others need a function key${offNote ? `; ${offNote}` : ''}) and ` +
     `${host.timers.length} timer${host.timers.length === 1 ? '' : 's'} (${host.timers.join(', ')}); npm start -- --verbose lists each`
   );
 }

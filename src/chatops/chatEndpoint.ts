@@ -10,8 +10,9 @@ import { appBaseOf } from '../http/appBase';
 import { refusalCodes } from '../http/authorization';
 import type { CallerIdentity } from '../http/caller';
 import { inCallFrame } from '../http/callFrame';
+import { correlationHeader } from '../http/correlation';
 import { bodyBytesOf } from '../http/requestBody';
-import { failureForLog } from '../http/redaction';
+import { failureForLog } from '../rules/redaction';
 import { jsonResponse } from '../http/responses';
 import { getServices, type Services } from '../services';
 import { traceIncoming } from '../telemetry/hooks';
@@ -36,6 +37,8 @@ export interface ChatPlatformHandler {
   platform: ChatPlatform;
   /** The signature check, on the raw body. */
   verify(services: Services, request: HttpRequest, body: Buffer): SignatureVerdict;
+  /** A signed request the platform sends only to check the route (Slack's `ssl_check=1`): answered 200, nothing read or run. */
+  isCheck?(body: Buffer): boolean;
   /** The verified request read; a GatewayError for one that is signed but unreadable. */
   read(services: Services, request: HttpRequest, body: Buffer): ChatRequest;
   answerBudgetMs(services: Services): number;
@@ -71,7 +74,7 @@ const verdictMessages = {
 function runCommand(call: ChatCall, command: ChatCommand): Promise<ChatReply> {
   switch (command.kind) {
     case 'help':
-      return Promise.resolve(usageReply('Commands this app takes:', commandUsage.slice(1)));
+      return Promise.resolve({ title: 'Commands this app takes:', lines: commandUsage.slice(1) });
     case 'status':
     case 'wait':
     case 'terminate':
@@ -137,6 +140,7 @@ export function chatRoute(platform: ChatPlatformHandler) {
       const body = await boundedBody(request, config.CHATOPS_MAX_BODY_BYTES);
       const verdict = platform.verify(services, request, body);
       if (!verdict.ok) throw new GatewayError('Unauthorized', verdictMessages[verdict.reason]);
+      if (platform.isCheck?.(body)) return { status: 200, headers: { [correlationHeader]: correlationId } };
       const chat = platform.read(services, request, body);
       // Counted only once the whole request proved itself: a forged one cannot evict real ones.
       if (!replayCacheOf(services, platform.platform).firstUse(verdict.signature, services.now())) throw new GatewayError('Unauthorized', verdictMessages.replayed);

@@ -11,10 +11,28 @@ import { ChatNotifier, type ChatPlatform } from './chatNotifier';
 
 type ChatConfig = Pick<Config, 'ACCESS_POLICY' | 'SLACK_SIGNING_SECRET' | 'TEAMS_WEBHOOK_SECRET'>;
 
+const secretNames = { slack: 'SLACK_SIGNING_SECRET', teams: 'TEAMS_WEBHOOK_SECRET' } as const;
+
 /** Asks the app's parsed policy, as the chat caller's match does, so a route is on only for callers a rule can match. */
 export function chatEnabled(config: ChatConfig, platform: ChatPlatform): boolean {
-  const secret = platform === 'slack' ? config.SLACK_SIGNING_SECRET : config.TEAMS_WEBHOOK_SECRET;
-  return secret !== undefined && accessPolicyOf(config).namesKind(`${platform}:`);
+  return config[secretNames[platform]] !== undefined && accessPolicyOf(config).namesKind(`${platform}:`);
+}
+
+/** Where the ends of a platform's commands are posted, named without a path or query (a webhook URL holds its token). */
+function endsOf(config: Config, platform: ChatPlatform): string {
+  if (platform === 'teams') return config.TEAMS_WORKFLOW_URL ? `ends posted to TEAMS_WORKFLOW_URL (${new URL(config.TEAMS_WORKFLOW_URL).origin})` : 'no TEAMS_WORKFLOW_URL: `status <id>` reads the ends';
+  const webhook = config.SLACK_WEBHOOK_URL ? `, after 30 minutes to SLACK_WEBHOOK_URL (${new URL(config.SLACK_WEBHOOK_URL).origin})` : '';
+  return `ends posted to response_urls at ${config.SLACK_RESPONSE_URL_ORIGINS.join(', ')}${webhook}`;
+}
+
+/** The start's line for a platform: on, and where ends go; or off, and what is missing. */
+export function chatSummary(config: Config, platform: ChatPlatform): string {
+  if (chatEnabled(config, platform)) return `on: POST chatops/${platform}; ${endsOf(config, platform)}`;
+  const missing = [
+    ...(config[secretNames[platform]] === undefined ? [`${secretNames[platform]} not set`] : []),
+    ...(accessPolicyOf(config).namesKind(`${platform}:`) ? [] : [`no ACCESS_POLICY rule names a ${platform}: user`]),
+  ];
+  return `off (POST chatops/${platform} answers 404): ${missing.join(', ')}`;
 }
 
 /** The origins the ends of chat commands go to: Slack's response_url hosts, the Teams workflow's. */

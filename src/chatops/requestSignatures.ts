@@ -21,7 +21,8 @@ function sameText(given: string, expected: string): boolean {
   return a.length === b.length ? timingSafeEqual(a, b) : !timingSafeEqual(b, b);
 }
 
-function slackSignatureOf(secret: string, timestamp: string, body: Buffer | string): string {
+/** Slack's signature of a request: what Slack sends in `X-Slack-Signature` (and `npm run chat` signs with). */
+export function slackSignatureOf(secret: string, timestamp: string, body: Buffer | string): string {
   return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:`).update(body).digest('hex')}`;
 }
 
@@ -38,7 +39,8 @@ export function verifySlackRequest(
   return sameText(signature, slackSignatureOf(secret, timestamp, body)) ? { ok: true, signature } : { ok: false, reason: 'mismatch' };
 }
 
-function teamsSignatureOf(base64Secret: string, body: Buffer | string): string {
+/** Teams' signature of a request: what follows `HMAC ` in its `Authorization` header. */
+export function teamsSignatureOf(base64Secret: string, body: Buffer | string): string {
   return createHmac('sha256', Buffer.from(base64Secret, 'base64')).update(body).digest('base64');
 }
 

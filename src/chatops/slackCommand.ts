@@ -47,6 +47,8 @@ export const slackCommands: ChatPlatformHandler = {
       services.now(),
       services.config.CHATOPS_TIMESTAMP_TOLERANCE_SECONDS,
     ),
+  // Slack checks the certificate of a command's URL with a signed `ssl_check=1` and expects a 200.
+  isCheck: (body) => new URLSearchParams(body.toString('utf8')).get('ssl_check') === '1',
   read(services, request, body) {
     if (!/^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '')) {
       throw new GatewayError('UnsupportedMediaType', 'A slash command comes as application/x-www-form-urlencoded.');

@@ -14,7 +14,7 @@ import { fetchedCertificate } from '../certificates/fetchedCertificate';
 import { GatewayError } from '../errors';
 import { grantFor } from '../http/authorization';
 import { prepareCall, refuseRedirect, sendUpstream, startRequestOf, type PreparedCall } from '../http/operationHandler';
-import { failureForLog } from '../http/redaction';
+import { failureForLog } from '../rules/redaction';
 import type { StartOutcome } from '../orchestration/orchestrationEngine';
 import { operations, type OperationSpec } from '../spec/catalogue';
 import { isListPage } from '../upstream/paging';

@@ -193,6 +193,25 @@ describe('Slack', () => {
     expect(gateway.logLines.filter((line) => line.includes('A chat command failed')).length).toBe(errorsBefore);
   });
 
+  it("Slack's certificate check (a signed ssl_check=1, no team or user): 200 and nothing else; unsigned, 401", async () => {
+    const before = { migrations: migrations(), posts: posts.length };
+    const body = new URLSearchParams({ ssl_check: '1', token: 'deprecated-verification-token' }).toString();
+    const signed = await request(`${gateway.url}/api/chatops/slack`, { method: 'POST', headers: slackHeaders(body), body });
+    expect(signed.statusCode).toBe(200);
+    expect(await signed.body.text()).toBe('');
+    const unsigned = await request(`${gateway.url}/api/chatops/slack`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    expect(unsigned.statusCode).toBe(401);
+    await unsigned.body.dump();
+    expect({ migrations: migrations(), posts: posts.length }).toEqual(before);
+  });
+
+  it('help lists the commands under one heading', async () => {
+    const answer = await sendSlack(slackForm('help'));
+    expect(answer.status).toBe(200);
+    expect(answer.body.text).toMatch(/^Commands this app takes:\n`status <id>`/);
+    expect(answer.body.text).not.toContain('Commands:');
+  });
+
   describe('refused before any upstream call', () => {
     const command = `migrate ${subscription}/rg-chat/apim-refused`;
 

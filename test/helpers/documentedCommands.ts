@@ -1,7 +1,8 @@
 /**
  * The command blocks of the README and docs/, sorted by what the tests do with each, as its mark
  * (the HTML comment just before the block) says:
- * - `<!-- local start -->`: a block whose `npm start` line starts the app the blocks after it use;
+ * - `<!-- local start -->`: a block whose `npm start` line (one command, continued with `\` over
+ *   lines if long) starts the app the blocks after it use;
  * - `<!-- file: NAME -->`: a file the commands use (a body, a script), written before any runs;
  * - `<!-- package start -->`: run by test/e2e/deployPackage.e2e.test.ts in the unpacked package;
  * - `<!-- not run by the tests: WHY -->`: a block that cannot run here (Azure, a sign-in), shown
@@ -21,9 +22,12 @@ export type DocumentedStep =
   | { kind: 'not run'; block: FencedBlock; reason: string }
   | { kind: 'run'; block: FencedBlock };
 
-/** The `npm start` line of a start block, or why the block is not one. */
+/** The `npm start` line of a start block (its settings may be continued over lines ending in `\`), or why the block is not one. */
 function startCommandOf(block: FencedBlock): string {
-  const lines = block.text.split('\n').filter((line) => line.trim() !== '' && !line.trim().startsWith('#'));
+  const lines = block.text
+    .replace(/\s*\\\n\s*/g, ' ')
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.trim().startsWith('#'));
   if (lines.length !== 1 || !/(^|\s)npm start(\s|$)/.test(lines[0]!)) throw new Error(`${block.where}: a local start block holds one npm start line and nothing else`);
   return lines[0]!;
 }

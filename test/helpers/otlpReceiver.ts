@@ -6,27 +6,13 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { attributesOf, identityOf, spansOf, type Attributes, type ExportedResource, type KeyValue, type OtlpSpan } from '../../tools/otlpSpans';
 import { metricsRequestOf, traceRequestOf } from './otlpProtobuf';
 
-type AnyValue = { stringValue?: string; intValue?: number | string; doubleValue?: number; boolValue?: boolean };
-type KeyValue = { key: string; value: AnyValue };
+export type { Attributes } from '../../tools/otlpSpans';
 
-export type Attributes = Record<string, string | number | boolean | undefined>;
-
-export interface ReceivedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  /** OTLP's SpanKind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
-  kind: number;
-  attributes: Attributes;
-  links: { traceId: string; spanId: string }[];
-  status?: { code?: number };
-  /** The exporting process (`service.instance.id`). */
-  instance: string;
-  service: string;
-}
+/** A span as the collector received it (tools/otlpSpans.ts reads the JSON encoding; ./otlpProtobuf the other). */
+export type ReceivedSpan = OtlpSpan;
 
 export interface MetricPoint {
   name: string;
@@ -48,42 +34,6 @@ export interface OtlpReceiver {
   /** Content types seen, by path. */
   contentTypes: string[];
   close(): Promise<void>;
-}
-
-function valueOf(value: AnyValue): string | number | boolean | undefined {
-  if (value.stringValue !== undefined) return value.stringValue;
-  if (value.intValue !== undefined) return Number(value.intValue);
-  if (value.doubleValue !== undefined) return value.doubleValue;
-  return value.boolValue;
-}
-
-function attributesOf(list: KeyValue[] | undefined): Attributes {
-  return Object.fromEntries((list ?? []).map(({ key, value }) => [key, valueOf(value)]));
-}
-
-interface ExportedResource {
-  resource?: { attributes?: KeyValue[] };
-}
-
-function identityOf(entry: ExportedResource) {
-  const resource = attributesOf(entry.resource?.attributes);
-  return { instance: String(resource['service.instance.id']), service: String(resource['service.name']) };
-}
-
-type JsonSpan = Omit<ReceivedSpan, 'attributes' | 'instance' | 'service' | 'links'> & { attributes?: KeyValue[]; links?: { traceId: string; spanId: string }[] };
-
-function spansOf(body: { resourceSpans?: (ExportedResource & { scopeSpans?: { spans?: JsonSpan[] }[] })[] }): ReceivedSpan[] {
-  return (body.resourceSpans ?? []).flatMap((entry) =>
-    (entry.scopeSpans ?? []).flatMap((scope) =>
-      (scope.spans ?? []).map((span) => ({
-        ...span,
-        parentSpanId: span.parentSpanId || undefined,
-        attributes: attributesOf(span.attributes),
-        links: (span.links ?? []).map((link) => ({ traceId: link.traceId, spanId: link.spanId })),
-        ...identityOf(entry),
-      })),
-    ),
-  );
 }
 
 type JsonPoint = { attributes?: KeyValue[]; asInt?: number | string; asDouble?: number; count?: number | string; sum?: number };

@@ -1,2 +1,0 @@
-// Kept for src/chatops until its imports move to src/rules/redaction.ts.
-export * from '../rules/redaction';
