@@ -32,12 +32,24 @@ let folder: string;
 /** The PATH a reader's terminal has: this one. */
 const readerPath = process.env.PATH ?? '';
 
+/**
+ * A port free now, below Linux's ephemeral range (32768 and up): it stands for a documented port
+ * until a block listens on it, maybe a minute later, and the system hands ephemeral ports to every
+ * other test's servers and connections meanwhile, one of which took a port picked from that range.
+ */
 async function freePort(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  const { port } = server.address() as { port: number };
-  await new Promise((closed) => server.close(closed));
-  return String(port);
+  for (;;) {
+    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = createServer();
+    const bound = await new Promise<boolean>((done) => {
+      server.once('error', () => done(false));
+      server.listen(candidate, '127.0.0.1', () => done(true));
+    });
+    if (bound) {
+      await new Promise((closed) => server.close(closed));
+      return String(candidate);
+    }
+  }
 }
 
 /**

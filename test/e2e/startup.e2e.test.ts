@@ -147,6 +147,21 @@ describe('a port already taken', () => {
     expect(output).toMatch(/npm start -- --port <N>, the PORT setting, or Host\.LocalHttpPort in local\.settings\.json/);
     expect(output).not.toContain('EADDRINUSE');
   });
+
+  it("says the emulator's port is in use and how to choose another, rather than crashing", async () => {
+    const port = (holder.address() as AddressInfo).port;
+    const { code, output } = await runAppExpectingFailure({ EMULATOR_PORT: String(port) });
+    expect(code).toBe(1);
+    expect(output).toContain(`Port ${port} on 127.0.0.1 is already in use`);
+    expect(output).toMatch(/choose another port: the EMULATOR_PORT setting/);
+    expect(output).not.toContain('EADDRINUSE');
+  });
+
+  it('names an emulator setting that is not a whole number in its range', async () => {
+    const { code, output } = await runAppExpectingFailure({ EMULATOR_LRO_STEPS: 'many' });
+    expect(code).toBe(1);
+    expect(output).toContain('EMULATOR_LRO_STEPS must be a whole number from 0 to 1000.');
+  });
 });
 
 it('says why the poller has no token and which settings to look at, and runs on without polls', async () => {

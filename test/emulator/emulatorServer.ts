@@ -290,7 +290,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  // A port in use rejects (npm start then says how to choose another) rather than crashing the process.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const { port } = server.address() as AddressInfo;
   context.baseUrl = `http://127.0.0.1:${port}`;
 
