@@ -21,6 +21,7 @@ import { accessPolicyOf, type AccessPolicy } from './access/accessPolicy';
 import { CallerRateLimiter } from './access/callerRateLimiter';
 import { UpstreamBudget } from './upstream/upstreamBudget';
 import { watchUpstreamBudget } from './telemetry/telemetry';
+import { OnceMarkers } from './storage/onceMarkers';
 import { StorageBudget } from './storage/storageBudget';
 import { blobServiceOf } from './storage/storageTarget';
 import { appVersion } from './version';
@@ -36,6 +37,8 @@ export interface Services {
   /** Tokens for work no caller is waiting on (timers); none where only callers hold them. */
   backgroundToken(upstream: UpstreamName): Promise<string | undefined>;
   orchestrations: OrchestrationEngine;
+  /** The chat routes' replay records, shared by every instance (chatops/chatReplays.ts). */
+  chatReplays: Pick<OnceMarkers, 'take'>;
   /** `gateway-wait`: the watches shared by the waiters on one orchestration, and the bounds on held waits. */
   waits: { watches: OrchestrationWatches; slots: WaitSlots };
   certificates: { refresher: CertificateRefresher; store: CertificateStore; downloadGuard: DownloadGuard };
@@ -160,6 +163,7 @@ function certificateWatchOf(config: Config, store: () => CertificateStore, polic
 interface StoredServices {
   blobService: BlobServiceClient;
   orchestrations: OrchestrationEngine;
+  chatReplays: OnceMarkers;
   watches: OrchestrationWatches;
   certificates: Services['certificates'];
 }
@@ -172,8 +176,13 @@ function createStoredServices(config: Config, upstreams: Services['upstreams']):
   // One pool for every end notice, CloudEvent or chat message, rather than one each.
   const deliveries = deliveryPool();
   const events = config.NOTIFY_SIGNING_SECRET ? new NotificationSender({ signingSecret: config.NOTIFY_SIGNING_SECRET, timeoutMs: config.NOTIFY_TIMEOUT_MS, dispatcher: deliveries }) : undefined;
-  const orchestrations = engineOnContainer(blobService.getContainerClient(config.ORCHESTRATION_CONTAINER), {
+  const orchestrationContainer = blobService.getContainerClient(config.ORCHESTRATION_CONTAINER);
+  // A signature is refusable while its signed time is within the tolerance of now, on any
+  // instance's clock: kept the tolerance and 5 minutes for clocks that differ, then the janitor's.
+  const chatReplays = new OnceMarkers(orchestrationContainer, 'chat-replay/', new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Chat replay records'), (config.CHATOPS_TIMESTAMP_TOLERANCE_SECONDS + 300) * 1000);
+  const orchestrations = engineOnContainer(orchestrationContainer, {
     storageTimeoutMs: config.STORAGE_TIMEOUT_MS,
+    expiringMarkers: chatReplays,
     upstream: upstreams.management,
     notifier: chatNotifierOf(config, events, deliveries),
     settings: orchestrationSettingsOf(config),
@@ -203,6 +212,7 @@ function createStoredServices(config: Config, upstreams: Services['upstreams']):
       }),
     },
     orchestrations,
+    chatReplays,
     watches: new OrchestrationWatches(orchestrations),
   };
 }
@@ -235,6 +245,9 @@ export function createServices(config: Config): Services {
     },
     get orchestrations() {
       return storage().orchestrations;
+    },
+    get chatReplays() {
+      return storage().chatReplays;
     },
     waits: {
       get watches() {

@@ -22,6 +22,7 @@ import type { ChatPlatform } from './chatNotifier';
 import { chatEnabled } from './chatSettings';
 import { commandUsage, parseCommand, type ChatCommand } from './commandGrammar';
 import { runOrchestrationCommand } from './orchestrationCommands';
+import { firstUseAppWide, uncheckedReply } from './chatReplays';
 import { ReplayCache, type SignatureVerdict } from './requestSignatures';
 import { runUpstreamCommand } from './upstreamCommands';
 
@@ -31,6 +32,8 @@ export interface ChatRequest {
   text: string;
   endTarget?: string;
   endNote: string;
+  /** The time the request was signed at (ms since the epoch): the same for every copy of one signature. */
+  signedAtMs: number;
 }
 
 export interface ChatPlatformHandler {
@@ -144,13 +147,18 @@ export function chatRoute(platform: ChatPlatformHandler) {
       const chat = platform.read(services, request, body);
       // Counted only once the whole request proved itself: a forged one cannot evict real ones.
       if (!replayCacheOf(services, platform.platform).firstUse(verdict.signature, services.now())) throw new GatewayError('Unauthorized', verdictMessages.replayed);
+      // Then app-wide (chatReplays.ts): one conditional create, refused when another instance took it.
+      const answerBy = startedMs + platform.answerBudgetMs(services) - lateMarginMs;
+      const use = await firstUseAppWide(services, { platform: platform.platform, signature: verdict.signature, signedAtMs: chat.signedAtMs }, answerBy, (line) => context.error(line));
+      if (use === 'replayed') throw new GatewayError('Unauthorized', verdictMessages.replayed);
       const caller = (record.caller = chat.caller);
+      if (use === 'unchecked') return jsonResponse(200, platform.render(uncheckedReply(correlationId)), correlationId);
       const call: ChatCall = {
         services,
         caller,
         correlationId,
         appBase: appBaseOf(request.url, `chatops/${platform.platform}`, config.APP_PUBLIC_URL),
-        answerBy: startedMs + platform.answerBudgetMs(services) - lateMarginMs,
+        answerBy,
         endTarget: chat.endTarget,
         endNote: chat.endNote,
         log: (line) => context.error(line),

@@ -8,7 +8,8 @@
  *   the base64-decoded security token. Teams signs no time, so the activity's own `timestamp`
  *   is held to the same tolerance once the signature proved the body is Teams'.
  * Signatures compare in constant time; a signature seen within the tolerance is refused again
- * (ReplayCache), so a replay inside the window fails too.
+ * (ReplayCache in this instance, and the app-wide record of chatReplays.ts), so a replay inside
+ * the window fails too.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 

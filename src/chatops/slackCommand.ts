@@ -64,6 +64,8 @@ export const slackCommands: ChatPlatformHandler = {
       text: form.get('text') ?? '',
       endTarget: responseUrl && chatTargetUrl({ platform: 'slack', url: responseUrl, untilMs: services.now() + responseUrlLifetimeMs }),
       endNote: endNoteOf(services, responseUrl),
+      // Checked by verify (digits, within the tolerance) and signed: the same for every copy.
+      signedAtMs: Number(request.headers.get('x-slack-request-timestamp')) * 1000,
     };
   },
   answerBudgetMs: (services) => services.config.SLACK_ACK_BUDGET_MS,

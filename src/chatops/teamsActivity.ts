@@ -66,6 +66,7 @@ export const teamsActivities: ChatPlatformHandler = {
       text: typeof activity.text === 'string' ? commandTextOf(activity.text.slice(0, 4 * services.config.CHATOPS_MAX_COMMAND_CHARS)) : '',
       endTarget: workflowUrl && chatTargetUrl({ platform: 'teams', url: workflowUrl }),
       endNote: workflowUrl ? 'Its end will be posted to the channel.' : 'No channel webhook is set: `status <id>` reads the end.',
+      signedAtMs: sentMs,
     };
   },
   answerBudgetMs: (services) => services.config.TEAMS_ACK_BUDGET_MS,

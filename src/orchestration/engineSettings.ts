@@ -10,6 +10,7 @@ import type { OrchestrationState } from './orchestrationState';
 import type { OrchestrationStore } from './orchestrationStore';
 import type { OriginGatePolicy } from './originGate';
 import type { OutboxPolicy } from './outbox';
+import type { OnceMarkers } from '../storage/onceMarkers';
 
 export interface OrchestrationSettings {
   pollInterval: PollIntervalPolicy;
@@ -92,6 +93,8 @@ export interface EngineDependencies {
   upstream: UpstreamClient;
   /** Absent when no signing secret is configured: no target can then be named. */
   notifier?: Pick<NotificationSender, 'send'>;
+  /** Records that expire in the same storage (the chat routes' replay records): the janitor removes the expired ones. */
+  expiringMarkers?: Pick<OnceMarkers, 'removeExpired'>;
   settings: OrchestrationSettings;
   now: () => number;
   log: (line: string) => void;

@@ -11,7 +11,7 @@ import { scheduleOf } from './transitions';
 
 export class OrchestrationJanitor {
   constructor(
-    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'settings' | 'now'>,
+    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'settings' | 'now' | 'expiringMarkers'>,
     private readonly records: OrchestrationRecords,
   ) {}
 
@@ -51,5 +51,22 @@ export class OrchestrationJanitor {
     });
     await index.saveJanitor(page.marker, page.marker ? now : now + settings.janitorIntervalMs, turn.etag);
     return { scanned: page.summaries.length, repaired };
+  }
+
+  /**
+   * Every run, not only on the janitor's turn: the expired records of `expiringMarkers` (the chat
+   * replay records), at most `purgeBatch` of them, oldest first; the rest in the next run. Any
+   * instance may do it at once (a delete of what is gone is nothing), and a failure waits for the
+   * next run: a record kept longer refuses nothing a fresh request could send.
+   */
+  async removeExpiredMarkers(): Promise<number> {
+    const { expiringMarkers, settings } = this.deps;
+    if (!expiringMarkers) return 0;
+    try {
+      return await expiringMarkers.removeExpired(this.deps.now(), settings.purgeBatch, settings.concurrency);
+    } catch (error) {
+      this.records.log({ step: 'markers-error', code: (error as { code?: string }).code ?? 'InternalError' });
+      return 0;
+    }
   }
 }

@@ -81,6 +81,7 @@ export class OrchestrationSweeper {
       result.reconciled += janitor.repaired;
       result.janitorScanned = janitor.scanned;
     }
+    if (this.deps.now() < housekeepingEndsAt) await this.parts.janitor.removeExpiredMarkers();
     result.durationMs = this.deps.now() - startedAt;
     return result;
   }

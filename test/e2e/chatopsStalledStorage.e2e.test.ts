@@ -3,8 +3,9 @@
  * answer takes longer than 3 s (Teams: 5 s), so a command whose storage read stalls is answered,
  * within the platform's limit, with a message saying it is still running (and its correlation
  * id), not after the storage timeout. With the highest ack budgets the settings accept, the
- * answer still leaves the time it needs to reach the platform. The app is the real one in
- * process, its storage behind a proxy that stalls as a hung account does.
+ * answer still leaves the time it needs to reach the platform. A command whose replay record
+ * (docs/chatops.md) cannot be written in that time is refused unrun, in time too. The app is the
+ * real one in process, its storage behind a proxy that stalls as a hung account does.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseConfig } from '../../src/config';
@@ -75,9 +76,23 @@ const send = {
 };
 
 describe.each(['slack', 'teams'] as const)('a %s command while storage hangs, at the highest ack budget the settings accept', (platform) => {
-  it('is answered with a message saying it is still running, with its correlation id, in time to reach the platform', async () => {
+  it('is refused unrun, in time to reach the platform, when the replay record cannot be written (fails closed)', async () => {
     storage.stall();
-    // An id no cache holds: its status is a storage read, which hangs.
+    const answer = await send[platform](`status ${randomUUID()}`);
+    expect(answer.status).toBe(200);
+    expect(answer.text).toContain('The command was not run: the app could not check that this request was not sent before');
+    expect(answer.text).toContain(`Correlation id: ${String(answer.correlationId)}`);
+    console.log(`chat-ops: ${platform} at SLACK/TEAMS_ACK_BUDGET_MS=${budgets[platform]} with storage stalled refused in ${answer.elapsedMs} ms`);
+    expect(answer.elapsedMs).toBeLessThanOrEqual(platformLimitMs[platform] - transitMs);
+    storage.resume();
+  });
+
+  it('is answered with a message saying it is still running, with its correlation id, in time to reach the platform', async () => {
+    // The command once with storage well (its code loaded), then: the replay record is written,
+    // the command's own read (the orchestration's document) hangs.
+    const warm = randomUUID();
+    expect((await send[platform](`status ${warm}`)).text).toContain(`No operation ${warm}`);
+    storage.stallMatching(/^(GET|HEAD) \S*\/instances\//);
     const answer = await send[platform](`status ${randomUUID()}`);
     expect(answer.status).toBe(200);
     expect(answer.text).toContain('The command is still running');
