@@ -5,6 +5,7 @@
  * end, as Slack's response_url and a Teams Workflows webhook would, and answers 200.
  */
 import { createServer } from 'node:http';
+import { readBody } from './requestBody';
 
 export interface ChatPost {
   path: string;
@@ -20,23 +21,29 @@ export interface ChatStandIn {
 
 export class StandInRefused extends Error {}
 
-export async function startChatStandIn(address: URL): Promise<ChatStandIn> {
+/** What the stand-in holds: a message's body at most (Slack takes 40,000 characters of text), and the posts it keeps, the latest. */
+export interface StandInLimits {
+  maxBodyBytes: number;
+  maxPosts: number;
+}
+
+export async function startChatStandIn(address: URL, limits: StandInLimits = { maxBodyBytes: 256 * 1024, maxPosts: 100 }): Promise<ChatStandIn> {
   const posts: ChatPost[] = [];
   const waiters = new Set<() => void>();
   const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
+    void readBody(request, limits.maxBodyBytes).then((body) => {
+      if (!body) return; // Cut off: past maxBodyBytes.
       let text = '';
       try {
-        text = String((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { text?: unknown }).text ?? '');
+        text = String((JSON.parse(body.toString('utf8')) as { text?: unknown }).text ?? '');
       } catch {
         // Not a chat message: kept with no text, answered all the same.
       }
       posts.push({ path: request.url ?? '/', text });
+      if (posts.length > limits.maxPosts) posts.shift();
       response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
       for (const wake of waiters) wake();
-    });
+    }, () => undefined);
   });
   server.keepAliveTimeout = 500;
   await new Promise<void>((resolve, reject) => {

@@ -11,6 +11,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { spansOf, type OtlpSpan, type TraceExport } from './otlpSpans';
+import { readBody } from './requestBody';
 import { isEntry, traceLines, type TraceNames } from './traceTree';
 
 export interface TraceViewer {
@@ -20,7 +21,19 @@ export interface TraceViewer {
   close(): Promise<void>;
 }
 
-export async function startTraceViewer(print: (text: string) => void, windowMs = 1000, holdMs = 60_000): Promise<TraceViewer> {
+export interface TraceViewerOptions {
+  /** How long after the span where the app's work began a trace is printed. */
+  windowMs?: number;
+  /** How long a trace without that span is held before it is printed. */
+  holdMs?: number;
+  /** The largest export request read (the app's batches are far smaller); a larger one is cut off. */
+  maxBodyBytes?: number;
+  /** Traces held at once, and names of printed ones kept for later spans: past it the oldest goes (printed now, or forgotten). */
+  maxTraces?: number;
+}
+
+export async function startTraceViewer(print: (text: string) => void, options: TraceViewerOptions = {}): Promise<TraceViewer> {
+  const { windowMs = 1000, holdMs = 60_000, maxBodyBytes = 8 * 1024 * 1024, maxTraces = 1000 } = options;
   const names: TraceNames = { originMs: Number.NaN, printed: new Map() };
   const held = new Map<string, { spans: OtlpSpan[]; timer: NodeJS.Timeout }>();
 
@@ -31,6 +44,7 @@ export async function startTraceViewer(print: (text: string) => void, windowMs =
     held.delete(traceId);
     if (Number.isNaN(names.originMs)) names.originMs = Math.min(...trace.spans.map((span) => span.startMs ?? Date.now()));
     names.printed.set(traceId, (trace.spans.find(isEntry) ?? trace.spans[0]!).name);
+    if (names.printed.size > maxTraces) names.printed.delete(names.printed.keys().next().value!);
     print(`${traceLines(traceId, trace.spans, names).join('\n')}\n`);
   };
 
@@ -44,6 +58,7 @@ export async function startTraceViewer(print: (text: string) => void, windowMs =
       }
       const trace = held.get(traceId) ?? { spans: [], timer: setTimeout(() => flush(traceId), holdMs) };
       held.set(traceId, trace);
+      if (held.size > maxTraces) flush(held.keys().next().value!);
       trace.spans.push(...arrived);
       if (arrived.some(isEntry)) {
         clearTimeout(trace.timer);
@@ -53,18 +68,17 @@ export async function startTraceViewer(print: (text: string) => void, windowMs =
   };
 
   const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
+    void readBody(request, maxBodyBytes).then((body) => {
+      if (!body) return; // Cut off: past maxBodyBytes.
       if (request.url !== '/v1/traces') return void response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       try {
-        take(spansOf(JSON.parse(Buffer.concat(chunks).toString('utf8')) as TraceExport));
+        take(spansOf(JSON.parse(body.toString('utf8')) as TraceExport));
         response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       } catch {
         // Only the JSON encoding is read: OTEL_EXPORTER_OTLP_PROTOCOL=http/json.
         response.writeHead(400, { 'content-type': 'application/json' }).end('{}');
       }
-    });
+    }, () => undefined);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   server.unref();

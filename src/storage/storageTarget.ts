@@ -93,7 +93,7 @@ export function storageTargetOf(settings: StorageSettings): StorageTarget {
 /** The credential of an identity-based target, built (and @azure/identity loaded) at its first token. */
 function credentialOf(target: Extract<StorageTarget, { kind: 'identity' }>): TokenCredential {
   if (target.credential === 'default') return credentialOnFirstUse((identity) => new identity.DefaultAzureCredential());
-  return target.resourceId ? credentialOnFirstUse((identity) => new identity.ManagedIdentityCredential({ resourceId: target.resourceId! })) : managedIdentityOnFirstUse(target.clientId);
+  return managedIdentityOnFirstUse(target);
 }
 
 /** The client of every storage use of the app. */

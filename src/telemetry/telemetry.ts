@@ -47,7 +47,7 @@ export function exportSettingsOf(config: Config) {
     applicationInsights: APPLICATIONINSIGHTS_CONNECTION_STRING
       ? {
           connectionString: APPLICATIONINSIGHTS_CONNECTION_STRING,
-          ...(config.APPLICATIONINSIGHTS_AUTHENTICATION_STRING && { credential: managedIdentityOnFirstUse(config.APPLICATIONINSIGHTS_AUTHENTICATION_STRING.clientId) }),
+          ...(config.APPLICATIONINSIGHTS_AUTHENTICATION_STRING && { credential: managedIdentityOnFirstUse(config.APPLICATIONINSIGHTS_AUTHENTICATION_STRING) }),
         }
       : undefined,
     serviceName: config.OTEL_SERVICE_NAME,

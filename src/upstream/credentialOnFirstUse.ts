@@ -19,9 +19,10 @@ export function credentialOnFirstUse(create: (identity: typeof Identity) => Toke
   };
 }
 
-/** The platform's managed identity: the user-assigned one with this client id, else the system-assigned one. */
-export function managedIdentityOnFirstUse(clientId: string | undefined): TokenCredential {
-  return credentialOnFirstUse((identity) => new identity.ManagedIdentityCredential(clientId ? { clientId } : {}));
+/** The platform's managed identity: the user-assigned one with this client id or resource id, else the system-assigned one. */
+export function managedIdentityOnFirstUse(userAssigned: { clientId?: string; resourceId?: string }): TokenCredential {
+  const { clientId, resourceId } = userAssigned;
+  return credentialOnFirstUse((identity) => (resourceId ? new identity.ManagedIdentityCredential({ resourceId }) : new identity.ManagedIdentityCredential(clientId ? { clientId } : {})));
 }
 
 /**

@@ -8,20 +8,16 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { startChatPostReceiver, type ChatPostReceiver } from '../helpers/chatPostReceiver';
-import { slackSignedHeaders, teamsActivityOf, teamsAuthorization } from '../helpers/chatSigning';
+import { chatIdentities, slackSignedHeaders, teamsActivityOf, teamsAuthorization } from '../helpers/chatSigning';
 import { startCountingStorageProxy, type CountingStorageProxy } from '../helpers/countingStorage';
 import { startInProcessGateway, storageBehind, type InProcessGateway } from '../helpers/inProcessGateway';
 
-const slackSecret = randomBytes(16).toString('hex');
-const teamsToken = randomBytes(32).toString('base64');
+const { slackSecret, teamsToken, team, user: operator, tenant, teamsUser } = chatIdentities('T0CHAT');
+
 const workflowSig = randomBytes(12).toString('hex');
 const subscription = '11111111-2222-3333-4444-555555555555';
-const tenant = 'aaaaaaaa-0000-4000-8000-000000000001';
-const teamsUser = 'bbbbbbbb-0000-4000-8000-000000000002';
-const team = 'T0CHAT';
 /** A key with `admin`, to read the status documents of the orchestrations chat users start. */
 const adminKey = randomBytes(16).toString('hex');
-const operator = 'UOPS1';
 
 /** The receiving end of both platforms: Slack's response_urls and the Teams workflow. */
 let receiver: ChatPostReceiver;

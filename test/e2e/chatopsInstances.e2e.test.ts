@@ -6,18 +6,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { startApp, type AppProcess } from '../helpers/appProcess';
-import { sendChat, slackSignedHeaders, teamsActivityOf, teamsAuthorization } from '../helpers/chatSigning';
+import { chatIdentities, sendChat, slackSignedHeaders, teamsActivityOf, teamsAuthorization } from '../helpers/chatSigning';
 import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 import { slackFormOf } from '../../tools/chatRequests';
 
+const { slackSecret, teamsToken, team, user, tenant, teamsUser } = chatIdentities('T0PAIR');
+
 jest.setTimeout(60_000);
 
-const slackSecret = randomBytes(16).toString('hex');
-const teamsToken = randomBytes(32).toString('base64');
-const team = 'T0PAIR';
-const user = 'UOPS1';
-const tenant = 'aaaaaaaa-0000-4000-8000-000000000001';
-const teamsUser = 'bbbbbbbb-0000-4000-8000-000000000002';
 
 let gateway: GatewayFixture;
 let second: AppProcess;

@@ -4,17 +4,12 @@
  * set up so chat cannot, never asked for an `Authorization` header no chat user can send, and the
  * operator's log names the setting to change. Nothing reaches the upstream.
  */
-import { randomBytes } from 'node:crypto';
-import { sendSlackCommand, sendTeamsCommand } from '../helpers/chatSigning';
+import { chatIdentities, sendSlackCommand, sendTeamsCommand } from '../helpers/chatSigning';
 import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
 
-const slackSecret = randomBytes(16).toString('hex');
-const teamsToken = randomBytes(32).toString('base64');
+const { slackSecret, teamsToken, team, user, tenant, teamsUser } = chatIdentities('T0PASS');
+
 const subscription = '11111111-2222-3333-4444-555555555555';
-const team = 'T0PASS';
-const user = 'UOPS1';
-const tenant = 'aaaaaaaa-0000-4000-8000-000000000001';
-const teamsUser = 'bbbbbbbb-0000-4000-8000-000000000002';
 
 let gateway: InProcessGateway;
 beforeAll(async () => {

@@ -7,20 +7,16 @@
  * (docs/chatops.md) cannot be written in that time is refused unrun, in time too. The app is the
  * real one in process, its storage behind a proxy that stalls as a hung account does.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { parseConfig } from '../../src/config';
-import { sendSlackCommand, sendTeamsCommand } from '../helpers/chatSigning';
+import { chatIdentities, sendSlackCommand, sendTeamsCommand } from '../helpers/chatSigning';
 import { startInProcessGateway, storageBehind, type InProcessGateway } from '../helpers/inProcessGateway';
 import { startStallingProxy, type StallingProxy } from '../helpers/stallingProxy';
 
+const { slackSecret, teamsToken, team, user, tenant, teamsUser } = chatIdentities('T0STALL');
+
 jest.setTimeout(60_000);
 
-const slackSecret = randomBytes(16).toString('hex');
-const teamsToken = randomBytes(32).toString('base64');
-const team = 'T0STALL';
-const user = 'UOPS1';
-const tenant = 'aaaaaaaa-0000-4000-8000-000000000001';
-const teamsUser = 'bbbbbbbb-0000-4000-8000-000000000002';
 /** The platforms' limits, and what an answer needs of them to get from the app to the platform. */
 const platformLimitMs = { slack: 3000, teams: 5000 };
 const transitMs = 400;

@@ -38,7 +38,7 @@ const readerPath = process.env.PATH ?? '';
  * other test's servers and connections meanwhile, one of which took a port picked from that range.
  */
 async function freePort(): Promise<string> {
-  for (;;) {
+  for (let tries = 0; tries < 200; tries += 1) {
     const candidate = 20_000 + Math.floor(Math.random() * 12_000);
     const server = createServer();
     const bound = await new Promise<boolean>((done) => {
@@ -50,6 +50,7 @@ async function freePort(): Promise<string> {
       return String(candidate);
     }
   }
+  throw new Error('No free port from 20000 to 31999 in 200 tries');
 }
 
 /**

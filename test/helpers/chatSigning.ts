@@ -4,10 +4,26 @@
  * the body>` keyed with the base64-decoded token), sent to the app's chat routes. The requests
  * are built as `npm run chat` builds them (tools/chatRequests.ts).
  */
+import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { slackCommandRequest, teamsCommandRequest } from '../../tools/chatRequests';
 
 export { slackSignedHeaders, teamsActivityOf, teamsAuthorization } from '../../tools/chatRequests';
+
+/**
+ * The platforms' secrets (new ones each call) and a chat user on each, as a test's app is set up
+ * with them: the Slack team is the test's own, so its users name where they come from.
+ */
+export function chatIdentities(team: string) {
+  return {
+    slackSecret: randomBytes(16).toString('hex'),
+    teamsToken: randomBytes(32).toString('base64'),
+    team,
+    user: 'UOPS1',
+    tenant: 'aaaaaaaa-0000-4000-8000-000000000001',
+    teamsUser: 'bbbbbbbb-0000-4000-8000-000000000002',
+  };
+}
 
 export interface ChatAnswer {
   status: number;

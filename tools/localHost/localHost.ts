@@ -6,6 +6,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readBody } from '../requestBody';
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
@@ -74,27 +75,6 @@ function matchingRoute(routes: readonly HttpRoute[], path: string): { route: Htt
     if (params) return { route, params };
   }
   return undefined;
-}
-
-/** The request body, or undefined past `limit`; read from events, cheaper per call than an async iterator. */
-function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        // As leaving a for-await loop early did: the rest of the upload is not read.
-        request.destroy();
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    };
-    request.on('data', onData);
-    request.once('end', () => resolve(Buffer.concat(chunks, size)));
-    request.once('error', reject);
-  });
 }
 
 interface RpcHttpResponse {
