@@ -1,42 +1,14 @@
 /**
  * The app's own routes, declared once like the catalogue's operations: functions/ registers
- * them from here and the OpenAPI document describes them from here. Like an operation's, a
- * route's schemas are built when first read (src/fieldsOnFirstRead.ts).
+ * them from here and the OpenAPI document describes them from here (src/appRouteKit.ts says how
+ * a route is declared).
  */
 import { z } from 'zod';
-import type { HttpMethod } from './spec/catalogue';
-import { withFieldsOnFirstRead } from './fieldsOnFirstRead';
+import { appRoute, type AppRoute } from './appRouteKit';
+import { orchestrationRoutes } from './orchestrationRoutes';
 import { environmentId, projectId } from './spec/lifecycle';
 
-export interface AppRoute {
-  name: string;
-  method: HttpMethod;
-  route: string;
-  authLevel: 'function' | 'anonymous';
-  /** For ACCESS_POLICY: `read` (status, lists, validation, metadata) or `write` (terminate, purge, refresh). */
-  access: 'read' | 'write';
-  /** Acts on nothing a scope names (the certificate routes): a rule limited to scopes never grants it. */
-  unscoped?: true;
-  /**
-   * Reads one orchestration: its starter may call it on that orchestration without a rule
-   * allowing the route, as a start grants following it (reading and waiting on it).
-   */
-  openToStarter?: true;
-  summary: string;
-  tag: string;
-  params?: z.ZodObject;
-  query?: z.ZodObject;
-  body?: z.ZodType;
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
-}
-
-type Description = Pick<AppRoute, 'params' | 'query' | 'body' | 'responses'>;
-const describedFields: readonly (keyof Description)[] = ['params', 'query', 'body', 'responses'];
-
-/** A route: what it declares outright, and its description, built on the first read of it. */
-function appRoute(entry: Omit<AppRoute, keyof Description>, describe: (schemas: RouteSchemas) => Description): AppRoute {
-  return withFieldsOnFirstRead(entry, describedFields, () => describe(routeSchemas()));
-}
+export { actionOf, registrationOf, type AppRoute } from './appRouteKit';
 
 /** A chat platform's endpoint: anonymous (the platform signs each request), the same answers, its own body and signature. */
 function chatopsRoute(platform: 'slack' | 'teams', text: { summary: string; body: string; answer: string; signature: string }): AppRoute {
@@ -52,146 +24,8 @@ function chatopsRoute(platform: 'slack' | 'teams', text: { summary: string; body
   }));
 }
 
-type RouteSchemas = ReturnType<typeof buildRouteSchemas>;
-let sharedSchemas: RouteSchemas | undefined;
-/** Built once, so every route that shares a schema describes it with the same one. */
-const routeSchemas = () => (sharedSchemas ??= buildRouteSchemas());
-
-/** The schemas the routes are described with, built when the OpenAPI document first reads one. */
-function buildRouteSchemas() {
-  const orchestrationId = z.object({ id: z.guid() });
-  const validationResult = z.object({
-    valid: z.boolean(),
-    checked: z.number().int(),
-    errorCount: z.number().int().describe('Every error found; `errors` lists the first 100.'),
-    errors: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })),
-    warnings: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })).optional(),
-  });
-  const statusDocument = z.looseObject({
-    id: z.string(),
-    name: z.string(),
-    runtimeStatus: z.enum(['Pending', 'Running', 'Completed', 'Failed', 'Terminated']),
-    input: z.unknown(),
-    output: z.unknown(),
-    customStatus: z.unknown(),
-    upstreamRequestIds: z
-      .object({ requestId: z.string().optional(), correlationRequestId: z.string().optional() })
-      .nullable()
-      .optional()
-      .describe("The upstream's x-ms-request-id and x-ms-correlation-request-id of the start, which its support asks for; null when it gave none."),
-    createdTime: z.string(),
-    lastUpdatedTime: z.string(),
-    statusQueryGetUri: z.string(),
-    terminatePostUri: z.string(),
-    operationGetUri: z.string(),
-  });
-  const listEntry = z.object({
-    id: z.string(),
-    name: z.string(),
-    runtimeStatus: statusDocument.shape.runtimeStatus,
-    createdTime: z.string(),
-    lastUpdatedTime: z.string(),
-    statusQueryGetUri: z.string(),
-    terminatePostUri: z.string(),
-    operationGetUri: z.string(),
-  });
-  const purgeResult = z.object({ instancesDeleted: z.number().int() });
-  const purgeFilter = z.object({
-    runtimeStatus: z.string().optional().describe('Comma-separated: Pending, Running, Completed, Failed, Terminated'),
-    name: z.string().optional().describe('Comma-separated operation ids, e.g. ContainerGroups_CreateOrUpdate'),
-    createdTimeFrom: z.string().optional().describe('ISO 8601'),
-    createdTimeTo: z.string().optional().describe('ISO 8601'),
-    instanceIdPrefix: z.string().optional(),
-  });
-  const waitQuery = z.object({ 'gateway-wait': z.string().regex(/^\d+$/).optional().describe('Seconds to hold the answer until the orchestration ends (at most GATEWAY_WAIT_MAX_SECONDS)') });
-  const refreshOutcome = z.looseObject({
-    projectId: z.number().int(),
-    environmentId: z.string(),
-    outcome: z.enum(['downloaded', 'fresh', 'rate-limited', 'failed']),
-    thumbprint: z.string().optional(),
-    expiresAt: z.string().optional(),
-    retryAt: z.string().optional(),
-    error: z.object({ code: z.string(), message: z.string() }).optional(),
-  });
-  const declarationBody = z.looseObject({}).describe('One resource declaration, or a template whose `resources` array holds them.');
-  return { orchestrationId, validationResult, statusDocument, listEntry, purgeResult, purgeFilter, waitQuery, refreshOutcome, declarationBody };
-}
-
-/** The answer of a `gateway-wait` past the bounds on held waits. */
-const tooManyWaits = { description: 'TooManyWaits: the caller or the instance holds as many gateway-wait answers as it may (GATEWAY_WAIT_MAX_PER_CALLER, GATEWAY_WAIT_MAX_PER_INSTANCE); Retry-After says when' };
-
 export const appRoutes = {
-  orchestrationsGet: appRoute(
-    {
-      name: 'orchestrations-get', method: 'GET', route: 'orchestrations/{id}', authLevel: 'function', access: 'read', openToStarter: true, tag: 'orchestrations',
-      summary: 'Status document of an orchestration (202 with Retry-After while it runs)',
-    },
-    ({ orchestrationId, statusDocument, waitQuery }) => ({
-      params: orchestrationId,
-      query: waitQuery,
-      responses: { 200: { description: 'Finished', schema: statusDocument }, 202: { description: 'Still running', schema: statusDocument }, 429: tooManyWaits },
-    }),
-  ),
-  orchestrationsList: appRoute(
-    {
-      name: 'orchestrations-list', method: 'GET', route: 'orchestrations', authLevel: 'function', access: 'read', tag: 'orchestrations',
-      summary: 'A page of orchestrations (no input or output unless showInput=true), filtered; x-ms-continuation-token reads on',
-    },
-    ({ listEntry, purgeFilter }) => ({
-      query: purgeFilter.extend({
-        top: z.string().regex(/^[1-9][0-9]*$/).optional().describe('Most entries answered: 1 to 1000, default 100'),
-        showInput: z.enum(['true', 'false']).optional().describe('Include each input; the answer ends where the documents read for them would pass ORCHESTRATION_LIST_INPUT_BYTES (at least one entry), and the continuation token reads on'),
-      }),
-      responses: {
-        200: {
-          description: 'The orchestrations in id order; the x-ms-continuation-token header, when present, reads on (send it back as a request header)',
-          schema: z.object({ value: z.array(listEntry) }),
-        },
-      },
-    }),
-  ),
-  orchestrationsPurge: appRoute(
-    {
-      name: 'orchestrations-purge', method: 'DELETE', route: 'orchestrations/{id}', authLevel: 'function', access: 'write', tag: 'orchestrations',
-      summary: 'Purge an ended orchestration (409 while it runs)',
-    },
-    ({ orchestrationId, purgeResult }) => ({
-      params: orchestrationId,
-      responses: { 200: { description: 'Purged', schema: purgeResult }, 404: { description: 'No such orchestration' }, 409: { description: 'Still running (OrchestrationRunning)' } },
-    }),
-  ),
-  orchestrationsPurgeMany: appRoute(
-    {
-      name: 'orchestrations-purge-many', method: 'DELETE', route: 'orchestrations', authLevel: 'function', access: 'write', tag: 'orchestrations',
-      summary: 'Purge the ended orchestrations matching a filter (at least one filter; a bounded batch per request, x-ms-continuation-token goes on)',
-    },
-    ({ purgeResult, purgeFilter }) => ({
-      query: purgeFilter,
-      responses: { 200: { description: 'How many were purged; x-ms-continuation-token, when present, purges on', schema: purgeResult } },
-    }),
-  ),
-  orchestrationsTerminate: appRoute(
-    {
-      name: 'orchestrations-terminate', method: 'POST', route: 'orchestrations/{id}/terminate', authLevel: 'function', access: 'write', tag: 'orchestrations',
-      summary: 'Stop tracking an orchestration',
-    },
-    ({ orchestrationId, statusDocument }) => ({
-      params: orchestrationId,
-      query: z.object({ reason: z.string().optional() }),
-      responses: { 202: { description: 'Terminated', schema: statusDocument }, 410: { description: 'Already ended (OrchestrationEnded): nothing to terminate' } },
-    }),
-  ),
-  operationsGet: appRoute(
-    {
-      name: 'operations-get', method: 'GET', route: 'operations/{id}', authLevel: 'function', access: 'read', openToStarter: true, tag: 'orchestrations',
-      summary: "The operation in the upstream's polling protocol: 202 + Retry-After while running, then its final status and body",
-    },
-    ({ orchestrationId, waitQuery }) => ({
-      params: orchestrationId,
-      query: waitQuery,
-      responses: { 200: { description: 'The final resource or result' }, 202: { description: 'Still running; follow Location after Retry-After' }, 429: tooManyWaits },
-    }),
-  ),
+  ...orchestrationRoutes,
   certificatesRefresh: appRoute(
     {
       name: 'certificates-refresh', method: 'POST', route: 'certificates/refresh', authLevel: 'function', access: 'write', unscoped: true, tag: 'certificates',
@@ -325,13 +159,3 @@ export const appRoutes = {
     }),
   ),
 } satisfies Record<string, AppRoute>;
-
-/** The options app.http takes for a declared route. */
-/** What the access policy judges of a call to `route` (src/access/accessPolicy.ts). */
-export function actionOf(route: AppRoute) {
-  return { names: [route.name], access: route.access, unscoped: route.unscoped };
-}
-
-export function registrationOf(route: AppRoute) {
-  return { methods: [route.method], route: route.route, authLevel: route.authLevel };
-}
