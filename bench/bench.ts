@@ -8,6 +8,7 @@ import { cpus, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { addedLatency } from './addedLatency';
 import { printTable, results, root, round, serveAzurite, spawnAzurite } from './benchKit';
+import { callerShares } from './callerShares';
 import { certificates } from './certificates';
 import { longRunning, pollerRun } from './longRunning';
 import { paging } from './paging';
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
     pollerBurst: () => pollerBurst(),
     certificates: () => certificates(azurite),
     paging: () => paging(azurite),
+    callerShares: () => callerShares(azurite),
     // Last: it leaves the telemetry SDK set up in this process.
     telemetry: () => telemetryCost(azurite),
   };

@@ -59,9 +59,14 @@ export async function call<T>(path: string, init: { method?: string; body?: unkn
 export interface Session {
   caller: string;
   sees: 'all' | 'admin-scopes' | 'own';
-  may: { terminate: boolean; purge: boolean; refreshCertificates: boolean };
+  may: { terminate: boolean; purge: boolean; refreshCertificates: boolean; approve?: boolean; restart?: boolean; terminateMany?: boolean; restartMany?: boolean };
   list: { pageSize: number; histogramMaxStarts: number };
   certificates: { alertDays: number; environments: { projectId: number; environmentId: string }[] } | null;
 }
 
-export const loadSession = async (): Promise<Session> => (await call<Session>('console/session')).body;
+let lastSession: Session | undefined;
+
+export const loadSession = async (): Promise<Session> => (lastSession = (await call<Session>('console/session')).body);
+
+/** The session last loaded (the views given only part of it read the rest here). */
+export const currentSession = (): Session | undefined => lastSession;

@@ -3,9 +3,11 @@
  * runtime status, each as wide as the data's span calls for (a bar per 10 seconds for a minute of
  * local activity, a bar per hour for a day), so a few minutes of starts fall in several bars.
  * SVG built element by element; each bar's title and the legend say in words what the colours show.
+ * With the counts of `GET orchestrations/counts`, the caption and the legend give every match by
+ * status, not only those read for the bars.
  */
 import { h, svg } from './dom';
-import { runtimeStatuses, type ListEntry } from './orchestrationData';
+import { runtimeStatuses, type ListEntry, type StatusCounts } from './orchestrationData';
 
 const width = 720;
 const height = 140;
@@ -48,7 +50,7 @@ function stepFor(first: number, last: number): [number, string] {
   return steps.find(([step]) => Math.floor((last - alignedStart(first, step)) / step) + 1 <= maxBars) ?? steps.at(-1)!;
 }
 
-export function histogram(starts: Pick<ListEntry, 'createdTime' | 'runtimeStatus'>[], complete: boolean): HTMLElement {
+export function histogram(starts: Pick<ListEntry, 'createdTime' | 'runtimeStatus'>[], complete: boolean, counted?: StatusCounts): HTMLElement {
   const times = starts.map((start) => Date.parse(start.createdTime)).filter(Number.isFinite);
   const now = Date.now();
   const first = times.length ? Math.min(...times) : now;
@@ -88,12 +90,15 @@ export function histogram(starts: Pick<ListEntry, 'createdTime' | 'runtimeStatus
   });
   chart.appendChild(svg('text', { x: 0, y: height + axis - 4, class: 'axis' }, new Date(begin).toLocaleString()));
   chart.appendChild(svg('text', { x: width, y: height + axis - 4, class: 'axis', 'text-anchor': 'end' }, new Date(begin + bars * step).toLocaleString()));
-  const summary = runtimeStatuses.map((status) => `${totals[status]} ${status}`).join(', ');
+  const shown: Record<string, number> = counted?.counts ?? totals;
+  const summary = runtimeStatuses.map((status) => `${shown[status] ?? 0} ${status}`).join(', ');
+  const readOnly = complete ? '' : counted ? ` (bars: the first ${starts.length} read)` : ` (the first ${starts.length} read only)`;
+  const countedPart = counted && !counted.complete ? ' (counted in part)' : '';
   return h(
     'figure',
-    { class: 'histogram', 'data-total': starts.length, 'data-step-ms': step },
-    h('figcaption', {}, `Starts by status${complete ? '' : ` (the first ${starts.length} read only)`}, a bar per ${stepWords}: ${summary}`),
+    { class: 'histogram', 'data-total': starts.length, 'data-step-ms': step, 'data-counted': counted ? 'true' : 'false' },
+    h('figcaption', {}, `Starts by status${readOnly}, a bar per ${stepWords}: ${summary}${countedPart}`),
     chart,
-    h('ul', { class: 'legend' }, ...runtimeStatuses.map((status) => h('li', {}, h('span', { class: `swatch status-${status.toLowerCase()}`, 'aria-hidden': 'true' }), `${status}: ${totals[status]}`))),
+    h('ul', { class: 'legend' }, ...runtimeStatuses.map((status) => h('li', {}, h('span', { class: `swatch status-${status.toLowerCase()}`, 'aria-hidden': 'true' }), `${status}: ${shown[status] ?? 0}`))),
   );
 }

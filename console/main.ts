@@ -1,9 +1,11 @@
 /**
  * The operator console's entry: sign-in (a function key pasted once, kept in sessionStorage),
  * the navigation, and the views by the location's hash (`#/orchestrations`,
- * `#/orchestrations/<id>`, `#/certificates`, `#/health`), so no key or data is ever in a URL.
+ * `#/orchestrations/<id>`, `#/approvals`, `#/approvals/<id>`, `#/certificates`, `#/health`), so
+ * no key or data is ever in a URL.
  */
 import { ApiError, forgetKey, loadSession, storedKey, storeKey, type Session } from './api';
+import { approvalsView } from './approvalsView';
 import { certificatesView } from './certificatesView';
 import { announce, h, replace } from './dom';
 import { healthView } from './healthView';
@@ -58,15 +60,21 @@ function idOf(encoded: string): string {
 function route(): void {
   if (!session) return;
   leave();
-  const [, area = 'orchestrations', id] = location.hash.replace(/^#/, '').split('/');
+  // `#approval=<id>` is read as `#/approvals/<id>`.
+  const [, area = 'orchestrations', id] = location.hash.replace(/^#approval=/, '#/approvals/').replace(/^#/, '').split('/');
   for (const link of document.querySelectorAll('nav.main a')) {
     if (link.getAttribute('href') === `#/${area}`) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
-  if (area === 'orchestrations' && id) leave = orchestrationView(view, idOf(id), session);
-  else if (area === 'certificates') leave = certificatesView(view, session);
-  else if (area === 'health') leave = healthView(view);
-  else leave = orchestrationsView(view, session.list);
+  // Each view draws into a pane of its own: an answer that comes after the user moved on lands
+  // in a pane no longer shown, never over the next view.
+  const pane = document.createElement('div');
+  view.replaceChildren(pane);
+  if (area === 'orchestrations' && id) leave = orchestrationView(pane, idOf(id), session);
+  else if (area === 'approvals') leave = approvalsView(pane, session, id ? idOf(id) : undefined);
+  else if (area === 'certificates') leave = certificatesView(pane, session);
+  else if (area === 'health') leave = healthView(pane);
+  else leave = orchestrationsView(pane, session.list);
   view.focus();
 }
 
@@ -78,7 +86,7 @@ async function start(): Promise<void> {
     forgetKey();
     return signInForm(error instanceof ApiError ? `${error.code}: ${error.message}` : String(error));
   }
-  who.textContent = `Signed in as ${session.caller}${session.may.terminate || session.may.purge ? '' : ' (read only)'}`;
+  who.textContent = `Signed in as ${session.caller}${session.may.terminate || session.may.purge || session.may.approve ? '' : ' (read only)'}`;
   signOut.hidden = false;
   route();
 }

@@ -37,6 +37,9 @@ export interface StatusDocument extends ListEntry {
   pollCount: number;
   deadlineTime: string | null;
   notifications: { targetOrigin: string; eventId: string; state: string; attempts: number; nextAttemptTime: string | null; lastError: string | null; deliveredTime: string | null }[];
+  /** Set by a restart: the ended one this restarts, and (on that one) the restart. */
+  restartedFrom?: string;
+  restartedAs?: string;
 }
 
 export const isActive = (entry: ListEntry): boolean => entry.runtimeStatus === 'Pending' || entry.runtimeStatus === 'Running';
@@ -139,4 +142,42 @@ export async function matchesOf(filter: Filter, maxEntries: number): Promise<{ e
     if (!token) return { entries, complete: true };
   }
   return { entries, complete: false };
+}
+
+/** `GET orchestrations/counts`: how many the filters match in each status, `complete` unless it stopped at the scan bound. */
+export interface StatusCounts {
+  counts: Record<RuntimeStatus, number>;
+  complete: boolean;
+}
+
+export const countsOf = async (filter: Filter): Promise<StatusCounts> => (await call<StatusCounts>(`orchestrations/counts?${queryOf(filter, {})}`)).body;
+
+export type BulkAction = 'terminate' | 'restart';
+
+/** One batch of a bulk action's answer. */
+export interface BulkAnswer {
+  count: number;
+  instanceIds?: string[];
+  done?: number;
+  results?: { instanceId: string; status: number; restartedAs?: string; error?: { code: string; message: string } }[];
+}
+
+/** Most batches one bulk action (or its dry run) calls for: ORCHESTRATION_BULK_BATCH each. */
+const maxBulkCalls = 50;
+
+/**
+ * A bulk action on what the filters match, batch after batch while the answer says more
+ * remain (at most `maxBulkCalls`): with `dryRun`, only what would be acted on. `complete` is false
+ * when it stopped at that bound.
+ */
+export async function bulkOf(action: BulkAction, filter: Filter, dryRun: boolean): Promise<{ answers: BulkAnswer[]; complete: boolean }> {
+  const answers: BulkAnswer[] = [];
+  let token: string | undefined;
+  for (let calls = 0; calls < maxBulkCalls; calls += 1) {
+    const answer = await call<BulkAnswer>(`orchestrations/${action}?${queryOf(filter, dryRun ? { dryRun: 'true' } : {})}`, { method: 'POST', headers: tokenHeaders(token) });
+    answers.push(answer.body);
+    token = answer.headers.get(tokenHeader) ?? undefined;
+    if (!token) return { answers, complete: true };
+  }
+  return { answers, complete: false };
 }

@@ -4,7 +4,7 @@
  * the target as the resource's name and group (the whole path on hover).
  */
 import { duration, h, statusBadge, time, type Child } from './dom';
-import { endOf, type ListEntry, type RowDetails } from './orchestrationData';
+import { endOf, type ListEntry, type RowDetails, type StatusCounts } from './orchestrationData';
 
 export type SortKey = 'id' | 'name' | 'created' | 'updated' | 'duration' | 'status' | 'startedBy';
 export interface Sort {
@@ -99,4 +99,14 @@ export function table(entries: ListEntry[], details: Map<string, RowDetails>, so
     h('thead', {}, h('tr', {}, ...columns.map(header))),
     h('tbody', {}, ...entries.map((entry) => row(entry, details.get(entry.id)))),
   );
+}
+
+/**
+ * The list header's range: `1–25 of 40`, where the whole is what the counts found when they are
+ * known and complete (the table may hold fewer: those read), else what was read.
+ */
+export function rangeText(first: number, shown: number, read: number, counted: StatusCounts | undefined): string {
+  const total = counted?.complete ? Object.values(counted.counts).reduce((sum, count) => sum + count, 0) : undefined;
+  const whole = total !== undefined && total > read ? `${total} (the first ${read} read)` : String(read);
+  return `${first}–${first + shown - 1} of ${whole}`;
 }

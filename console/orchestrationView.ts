@@ -1,7 +1,8 @@
 /**
  * One orchestration: its status document, the timeline of its polls, its notification
  * deliveries, links to the upstream resource, and the actions the caller may take (terminate
- * while it runs, purge once ended, each after a confirmation).
+ * while it runs, restart or purge once ended, each after a confirmation; a restart opens the new
+ * orchestration).
  */
 import { ApiError, call, type Session } from './api';
 import { confirmAction } from './confirmDialog';
@@ -49,6 +50,23 @@ export function orchestrationView(container: HTMLElement, id: string, session: S
         ),
       );
     }
+    if (session.may.restart && !active(document)) {
+      const restart = async () => {
+        const answer = await call(`orchestrations/${encodeURIComponent(id)}/restart`, { method: 'POST' });
+        const newId = answer.headers.get('x-orchestration-id');
+        if (newId && container.isConnected) location.hash = `#/orchestrations/${encodeURIComponent(newId)}`;
+      };
+      buttons.push(
+        h(
+          'button',
+          {
+            type: 'button',
+            onclick: () => void act(`Restart orchestration ${id}? Its request is sent again as a new orchestration, under your rights as they are now.`, 'Restart', restart, 'Restarted.'),
+          },
+          'Restart',
+        ),
+      );
+    }
     if (session.may.purge && !active(document)) {
       buttons.push(
         h(
@@ -89,6 +107,8 @@ export function orchestrationView(container: HTMLElement, id: string, session: S
         ...fact('Started by', document.startedBy ?? '-'),
         ...fact('Target resource', resource ? targetOf(resource) : '-'),
         ...fact('Last upstream error', upstreamError ? h('span', { class: 'upstream-error wrap' }, upstreamError) : '-'),
+        ...(document.restartedFrom ? fact('Restart of', orchestrationLink(document.restartedFrom)) : []),
+        ...(document.restartedAs ? fact('Restarted as', orchestrationLink(document.restartedAs)) : []),
       ),
       portalLink ? h('p', {}, h('a', { href: portalLink, rel: 'noopener noreferrer', target: '_blank' }, 'Open the resource in the Azure portal')) : null,
       h('h2', {}, 'Polls'),
@@ -103,6 +123,8 @@ export function orchestrationView(container: HTMLElement, id: string, session: S
   void show();
   return () => undefined;
 }
+
+const orchestrationLink = (other: string) => h('a', { href: `#/orchestrations/${encodeURIComponent(other)}`, class: 'mono' }, other);
 
 function fact(term: string, value: Child): HTMLElement[] {
   return [h('dt', {}, term), h('dd', {}, value)];

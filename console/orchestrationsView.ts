@@ -4,13 +4,16 @@
  * filters match from the list's metadata (at most CONSOLE_HISTOGRAM_MAX_STARTS, what the histogram
  * counts anyway), sorts them, pages through them CONSOLE_PAGE_SIZE a page, and reads the documents
  * of the page shown only (their targets, the failed ones' errors). The search box filters that page.
+ * The counts by status (`GET orchestrations/counts`) give the histogram's totals and the list's
+ * whole; the bulk actions act on what the filters match.
  */
 import { ApiError, type Session } from './api';
 import { announce, h, replace } from './dom';
 import { histogram } from './histogram';
-import { detailsOf, matchesOf, type ListEntry, type RowDetails } from './orchestrationData';
+import { bulkButtons } from './bulkActions';
+import { countsOf, detailsOf, matchesOf, type ListEntry, type RowDetails, type StatusCounts } from './orchestrationData';
 import { filter, filterForm } from './orchestrationFilters';
-import { sortAfterClick, sorted, sortLabel, table, type Sort, type SortKey } from './orchestrationTable';
+import { rangeText, sortAfterClick, sorted, sortLabel, table, type Sort, type SortKey } from './orchestrationTable';
 import type { ResourceRef } from './resource';
 
 /** Kept while the tab is open, as the filters are. */
@@ -23,6 +26,8 @@ const matchesSearch = (resource: ResourceRef | undefined, term: string) => resou
 export function orchestrationsView(container: HTMLElement, { pageSize, histogramMaxStarts }: Session['list']): () => void {
   let pageIndex = 0;
   let matched: { entries: ListEntry[]; complete: boolean } = { entries: [], complete: true };
+  /** Undefined when the counts could not be read: the view then counts what it read, as before. */
+  let counted: StatusCounts | undefined;
   let pageEntries: ListEntry[] = [];
   let details = new Map<string, RowDetails>();
   /** Each draw's number: a slower one that an other overtook draws nothing. */
@@ -42,8 +47,8 @@ export function orchestrationsView(container: HTMLElement, { pageSize, histogram
     loading = true;
     tableArea.setAttribute('aria-busy', 'true');
     try {
-      matched = await matchesOf(filter, histogramMaxStarts);
-      replace(chartArea, histogram(matched.entries, matched.complete));
+      [matched, counted] = await Promise.all([matchesOf(filter, histogramMaxStarts), countsOf(filter).catch(() => undefined)]);
+      replace(chartArea, histogram(matched.entries, matched.complete, counted));
       readLimit.hidden = matched.complete;
       readLimit.textContent = `More orchestrations match than the ${histogramMaxStarts} the console reads (CONSOLE_HISTOGRAM_MAX_STARTS): the table and the histogram hold the first ${histogramMaxStarts} the list answered (in id order), sorted. Narrow the filters to see the others.`;
       await showPage();
@@ -77,7 +82,7 @@ export function orchestrationsView(container: HTMLElement, { pageSize, histogram
     if (pageEntries.length === 0) return replace(tableArea, h('p', { class: 'empty' }, 'No orchestration matches these filters.'));
     if (shown.length === 0) return replace(tableArea, h('p', { class: 'empty' }, `No orchestration on this page matches "${search.trim()}" (resource name or group).`));
     const first = pageIndex * pageSize + 1;
-    const range = `${first}–${first + pageEntries.length - 1} of ${matched.entries.length}`;
+    const range = rangeText(first, pageEntries.length, matched.entries.length, counted);
     const caption = `Orchestrations ${range}, sorted by ${sortLabel(sort)}${term ? `; ${shown.length} on this page match "${search.trim()}"` : ''}`;
     replace(
       tableArea,
@@ -144,6 +149,7 @@ export function orchestrationsView(container: HTMLElement, { pageSize, histogram
       h('span', {}, h('label', { for: 'auto-refresh' }, 'Auto-refresh '), refreshSelect),
       h('button', { type: 'button', onclick: () => void load() }, 'Refresh now'),
       h('span', { class: 'search' }, h('label', { for: 'resource-search' }, 'Search this page by resource name '), searchBox),
+      bulkButtons(() => void load()),
     ),
     chartArea,
     readLimit,

@@ -11,6 +11,7 @@ import './certificates';
 import './templates';
 import './chatops';
 import './console';
+import './approvals';
 // Before any call: the exporters, only when configured (nothing is loaded otherwise).
 startTelemetry();
 // What is buffered is sent before the worker stops.

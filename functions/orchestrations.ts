@@ -1,8 +1,9 @@
 /**
  * The orchestration routes and the poller timer, with Durable
- * Functions' names: status (`gateway-wait` holds it until the end), list, terminate, purge, and
- * the upstream-style `operations/{id}`. Registration and glue only: the engine is in
- * src/orchestration.
+ * Functions' names: status (`gateway-wait` holds it until the end), list, terminate, purge,
+ * restart, the bulk terminate and restart, counts, and the upstream-style `operations/{id}`.
+ * Registration and glue only: the engine is in src/orchestration, the restart, bulk actions and
+ * counts in src/http.
  */
 import { app, type InvocationContext } from '@azure/functions';
 import { appRoutes, registrationOf } from '../src/appRoutes';
@@ -10,7 +11,10 @@ import { getConfig } from '../src/config';
 import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { operationAnswer, statusDocumentResponse } from '../src/http/orchestrationAnswers';
-import { continuationHeader, listRequestOf, purgeRequestOf, waitSecondsOf } from '../src/http/orchestrationQueries';
+import { continuationHeader, listRequestOf, purgeRequestOf, scanBoundsOf, waitSecondsOf } from '../src/http/orchestrationQueries';
+import { restartOrchestration } from '../src/http/orchestrationRestart';
+import { bulkAction } from '../src/http/bulkActions';
+import { orchestrationCounts } from '../src/http/orchestrationCounts';
 import { visibleFilter } from '../src/http/authorization';
 import { visibleOrchestration, visibleStatus, type Viewer } from '../src/http/orchestrationVisibility';
 import { callerGoneSignalOf, longestWaitSeconds, takeWaitSlot, waitForEnd } from '../src/http/gatewayWait';
@@ -26,8 +30,6 @@ import { runTimesOf } from '../src/timerSchedule';
 import { tokenFailureMessage } from '../src/upstream/tokenFailure';
 
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** How much of the store one list or purge request may read, and for how long. */
-const scanBounds = { maxScanned: 10_000, timeBudgetMs: 5000 };
 
 function orchestrationId(call: AppCall): string {
   const id = call.request.params.id ?? '';
@@ -95,7 +97,7 @@ export const listOrchestrations = appHandler(appRoutes.orchestrationsList, async
     ...visibleFilter(services, call.caller, filter),
     top,
     continuationToken,
-    ...scanBounds,
+    ...scanBoundsOf(services.config),
     ...(showInput ? { maxDocumentBytes: services.config.ORCHESTRATION_LIST_INPUT_BYTES } : {}),
   });
   const value = [];
@@ -130,9 +132,18 @@ export const purgeOrchestration = appHandler(appRoutes.orchestrationsPurge, asyn
 /** Durable's purge by filter, bounded per request: `x-ms-continuation-token` goes on purging. */
 export const purgeOrchestrations = appHandler(appRoutes.orchestrationsPurgeMany, async (call) => {
   const { filter, continuationToken } = purgeRequestOf(rawQueryOf(call.request), call.request.headers);
-  const purged = await call.services.orchestrations.purgeMatching(visibleFilter(call.services, call.caller, filter), { top: call.services.config.ORCHESTRATION_PURGE_BATCH, continuationToken, ...scanBounds });
+  const purged = await call.services.orchestrations.purgeMatching(visibleFilter(call.services, call.caller, filter), { top: call.services.config.ORCHESTRATION_PURGE_BATCH, continuationToken, ...scanBoundsOf(call.services.config) });
   return jsonResponse(200, { instancesDeleted: purged.instancesDeleted }, call.correlationId, purged.continuationToken ? { [continuationHeader]: purged.continuationToken } : {});
 });
+
+/** Durable's restart: the stored request started again as a new orchestration, answered as a start is. */
+export const restartOrchestrationRoute = appHandler(appRoutes.orchestrationsRestart, (call) => restartOrchestration(call, viewerOf(call), orchestrationId(call)));
+
+export const terminateOrchestrations = appHandler(appRoutes.orchestrationsTerminateMany, (call) => bulkAction('terminate', call, viewerOf(call)));
+
+export const restartOrchestrations = appHandler(appRoutes.orchestrationsRestartMany, (call) => bulkAction('restart', call, viewerOf(call)));
+
+export const countOrchestrations = appHandler(appRoutes.orchestrationsCounts, orchestrationCounts);
 
 for (const route of [
   [appRoutes.orchestrationsGet, getOrchestration],
@@ -141,6 +152,10 @@ for (const route of [
   [appRoutes.orchestrationsPurge, purgeOrchestration],
   [appRoutes.orchestrationsPurgeMany, purgeOrchestrations],
   [appRoutes.operationsGet, getOperation],
+  [appRoutes.orchestrationsRestart, restartOrchestrationRoute],
+  [appRoutes.orchestrationsTerminateMany, terminateOrchestrations],
+  [appRoutes.orchestrationsRestartMany, restartOrchestrations],
+  [appRoutes.orchestrationsCounts, countOrchestrations],
 ] as const) {
   app.http(route[0].name, { ...registrationOf(route[0]), handler: route[1] });
 }

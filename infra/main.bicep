@@ -32,6 +32,8 @@ param lifecyclePassword string = ''
 param slackSigningSecret string = ''
 @secure()
 param teamsWebhookSecret string = ''
+@secure()
+param slackApprovalWebhookUrl string = ''
 param operationRoles array = []
 
 module app 'main.json' = {
@@ -60,6 +62,7 @@ module app 'main.json' = {
     lifecyclePassword: lifecyclePassword
     slackSigningSecret: slackSigningSecret
     teamsWebhookSecret: teamsWebhookSecret
+    slackApprovalWebhookUrl: slackApprovalWebhookUrl
     operationRoles: operationRoles
   }
 }

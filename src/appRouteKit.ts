@@ -21,6 +21,11 @@ export interface AppRoute {
    * allowing the route, as a start grants following it (reading and waiting on it).
    */
   openToStarter?: true;
+  /**
+   * Reached by a caller some rule names as an approver (docs/approvals.md) without a rule
+   * allowing the route: the handler answers on what it may approve only.
+   */
+  openToApprovers?: true;
   summary: string;
   tag: string;
   params?: z.ZodObject;
@@ -88,6 +93,17 @@ function buildRouteSchemas() {
     createdTimeTo: z.string().optional().describe('ISO 8601'),
     instanceIdPrefix: z.string().optional(),
   });
+  const bulkFilter = purgeFilter.extend({ dryRun: z.enum(['true', 'false']).optional().describe('Change nothing; answer what would be acted on') });
+  const bulkResult = z.object({
+    dryRun: z.literal(true).optional(),
+    count: z.number().int().describe('Orchestrations this request selected (at most ORCHESTRATION_BULK_BATCH)'),
+    instanceIds: z.array(z.string()).optional().describe('With dryRun: the ones that would be acted on'),
+    done: z.number().int().optional(),
+    results: z
+      .array(z.object({ instanceId: z.string(), status: z.number().int(), restartedAs: z.string().optional(), error: z.object({ code: z.string(), message: z.string() }).optional() }))
+      .optional()
+      .describe('Without dryRun: each one\'s outcome, with the status its own call would have answered'),
+  });
   const waitQuery = z.object({ 'gateway-wait': z.string().regex(/^\d+$/).optional().describe('Seconds to hold the answer until the orchestration ends (at most GATEWAY_WAIT_MAX_SECONDS)') });
   const refreshOutcome = z.looseObject({
     projectId: z.number().int(),
@@ -99,7 +115,7 @@ function buildRouteSchemas() {
     error: z.object({ code: z.string(), message: z.string() }).optional(),
   });
   const declarationBody = z.looseObject({}).describe('One resource declaration, or a template whose `resources` array holds them.');
-  return { orchestrationId, validationResult, statusDocument, listEntry, purgeResult, purgeFilter, waitQuery, refreshOutcome, declarationBody };
+  return { orchestrationId, validationResult, statusDocument, listEntry, purgeResult, purgeFilter, bulkFilter, bulkResult, waitQuery, refreshOutcome, declarationBody };
 }
 
 /** The answer of a `gateway-wait` past the bounds on held waits. */

@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { appRoute, type AppRoute } from './appRouteKit';
 import { orchestrationRoutes } from './orchestrationRoutes';
+import { approvalChatRoutes } from './chatops/approvalRoutes';
+import { approvalRoutes } from './approvals/approvalRoutes';
 import { environmentId, projectId } from './spec/lifecycle';
 
 export { actionOf, registrationOf, type AppRoute } from './appRouteKit';
@@ -92,6 +94,8 @@ export const appRoutes = {
     answer: 'The ephemeral Block Kit message Slack shows the user',
     signature: 'no valid signature',
   }),
+  ...approvalChatRoutes,
+  ...approvalRoutes,
   chatopsTeams: chatopsRoute('teams', {
     summary: 'A Teams outgoing webhook activity, verified by its Authorization: HMAC (off until TEAMS_WEBHOOK_SECRET and a rule naming teams: callers are set)',
     body: 'The message activity Teams sends: text, from.aadObjectId, channelData.tenant.id, timestamp',
@@ -131,7 +135,7 @@ export const appRoutes = {
   ),
   consoleSession: appRoute(
     {
-      name: 'console-session', method: 'GET', route: 'console/session', authLevel: 'function', access: 'read', tag: 'console',
+      name: 'console-session', method: 'GET', route: 'console/session', authLevel: 'function', access: 'read', openToApprovers: true, tag: 'console',
       summary: 'Who the caller is taken for, which actions ACCESS_POLICY lets it take, and the certificate environments it may read',
     },
     () => ({
@@ -141,7 +145,15 @@ export const appRoutes = {
           schema: z.object({
             caller: z.string(),
             sees: z.enum(['all', 'admin-scopes', 'own']),
-            may: z.object({ terminate: z.boolean(), purge: z.boolean(), refreshCertificates: z.boolean() }),
+            may: z.object({
+              terminate: z.boolean(),
+              purge: z.boolean(),
+              restart: z.boolean(),
+              terminateMany: z.boolean(),
+              restartMany: z.boolean(),
+              refreshCertificates: z.boolean(),
+              approve: z.boolean().describe('Named as an approver by some rule: reads and decides the starts it may approve'),
+            }),
             list: z.object({ pageSize: z.number().int(), histogramMaxStarts: z.number().int() }),
             certificates: z.object({ alertDays: z.number(), environments: z.array(z.object({ projectId: z.number().int(), environmentId: z.string() })) }).nullable(),
           }),

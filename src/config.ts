@@ -7,6 +7,7 @@ import { crossSettingRules, describeIssue } from './settingRules';
 import {
   absoluteHttpUrl,
   accessRule,
+  approvalBounds,
   appInsightsAuthentication,
   certificateEnvironment,
   chatSecret,
@@ -125,7 +126,23 @@ const settingsSchema = z.object({
   // A held wait keeps a request, a socket and a share of its watch: one caller may not hold them all.
   GATEWAY_WAIT_MAX_PER_CALLER: integerText(1, 10_000).default(20),
   GATEWAY_WAIT_MAX_PER_INSTANCE: integerText(1, 10_000).default(200),
+  // A caller's share held across instances (src/access/sharedCallerRates.ts): leases of calls from a bucket in storage.
+  CALLER_SHARE_MAX_LEASE: integerText(1, 1000).default(10),
+  CALLER_SHARE_LEASE_SECONDS: integerText(1, 60).default(10),
+  CALLER_SHARE_TIMEOUT_MS: integerText(10, 10_000).default(200),
+  CALLER_SHARE_ATTEMPTS: integerText(1, 10).default(3),
+  CALLER_SHARE_MAX_CALLERS: integerText(1, 1_000_000).default(10_000),
+  // Starts that wait for approval (an ACCESS_POLICY rule's `approval`, docs/approvals.md): how long
+  // one waits when its rule says not, the longest a rule may ask, and how many wait at once.
+  APPROVAL_DEFAULT_MINUTES: integerText(1, approvalBounds.maxMinutes).default(60),
+  APPROVAL_MAX_MINUTES: integerText(1, approvalBounds.maxMinutes).default(1440),
+  APPROVAL_MAX_PENDING_PER_CALLER: integerText(1, 10_000).default(20),
+  APPROVAL_MAX_PENDING: integerText(1, 100_000).default(1000),
   ORCHESTRATION_PURGE_BATCH: integerText(1, 10_000).default(500),
+  // Most orchestrations one bulk terminate or restart acts on (or a dry run lists); a continuation token goes on.
+  ORCHESTRATION_BULK_BATCH: integerText(1, 1000).default(100),
+  // Most stored orchestrations one list, count, purge or bulk request looks at (blob metadata only).
+  ORCHESTRATION_QUERY_MAX_SCANNED: integerText(1, 1_000_000).default(10_000),
   // Steps one poller run makes at once: the upstream's read budget, not storage, is what bounds it.
   ORCHESTRATION_POLL_CONCURRENCY: integerText(1, 256).default(16),
   // A poll's answer is a status, or the resource at the end: a runaway one must not be held, by
@@ -149,6 +166,8 @@ const settingsSchema = z.object({
   SLACK_RESPONSE_URL_ORIGINS: jsonText(z.array(origin).min(1).max(20), '["https://hooks.slack.com"]').default(['https://hooks.slack.com']),
   // An incoming webhook for ends that come after a response_url expired (Slack keeps one 30 minutes).
   SLACK_WEBHOOK_URL: notifyUrl.optional(),
+  // An incoming webhook to the approvers' channel: a start waiting for approval is posted there with Approve / Reject buttons.
+  SLACK_APPROVAL_WEBHOOK_URL: notifyUrl.optional(),
   TEAMS_WEBHOOK_SECRET: chatSecret.refine((value) => /^[A-Za-z0-9+/]+={0,2}$/.test(value), 'must be the base64 security token Teams shows').optional(),
   // A Teams Workflows webhook ("post to a channel when a webhook request is received") for the ends.
   TEAMS_WORKFLOW_URL: notifyUrl.optional(),

@@ -22,12 +22,18 @@ export const errorStatusByCode = {
   Unauthorized: 401,
   ScopeNotAllowed: 403,
   OperationNotAllowed: 403,
+  /** The caller may see a request waiting for approval but may not decide it. */
+  ApprovalNotAllowed: 403,
+  /** The final answer of a start that waited for approval and was rejected or expired: nothing was sent upstream. */
+  NotApproved: 403,
   NotFound: 404,
   Conflict: 409,
   OrchestrationTerminated: 409,
   OrchestrationRunning: 409,
   NotificationsPending: 409,
   OrchestrationEnded: 410,
+  /** A decision on a request waiting for approval came at or after its expiry: it is not recorded. */
+  ApprovalExpired: 410,
   NotifyTargetNotAllowed: 400,
   PayloadTooLarge: 413,
   /** The caller hung up during a `gateway-wait`: no one hears this answer; the call log records it (nginx's 499). */
@@ -35,6 +41,8 @@ export const errorStatusByCode = {
   RateLimited: 429,
   CallerRateLimited: 429,
   TooManyWaits: 429,
+  /** Too many starts wait for approval (the caller's or the app's bound). */
+  TooManyPendingApprovals: 429,
   InternalError: 500,
   UpstreamBadResponse: 502,
   UpstreamUnreachable: 502,

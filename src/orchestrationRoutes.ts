@@ -1,6 +1,7 @@
 /**
- * The orchestration routes, with Durable Functions' names: status, list, purge, terminate, and
- * the upstream-style `operations/{id}` (functions/orchestrations.ts registers them).
+ * The orchestration routes, with Durable Functions' names: status, list, purge, terminate,
+ * restart, the bulk terminate and restart, counts, and the upstream-style `operations/{id}`
+ * (functions/orchestrations.ts registers them).
  */
 import { z } from 'zod';
 import { appRoute, tooManyWaits, type AppRoute } from './appRouteKit';
@@ -64,6 +65,56 @@ export const orchestrationRoutes = {
       params: orchestrationId,
       query: z.object({ reason: z.string().optional() }),
       responses: { 202: { description: 'Terminated', schema: statusDocument }, 410: { description: 'Already ended (OrchestrationEnded): nothing to terminate' } },
+    }),
+  ),
+  orchestrationsRestart: appRoute(
+    {
+      name: 'orchestrations-restart', method: 'POST', route: 'orchestrations/{id}/restart', authLevel: 'function', access: 'write', tag: 'orchestrations',
+      summary: "Start an ended orchestration's request again as a new orchestration, under the caller's rights as they are now; answered as a start is",
+    },
+    ({ orchestrationId, waitQuery }) => ({
+      params: orchestrationId,
+      query: waitQuery,
+      responses: {
+        201: { description: 'Started, as the operation answers a start: Location, Retry-After, and the new id in x-orchestration-id' },
+        202: { description: 'Started (as above)' },
+        409: { description: 'Still running (OrchestrationRunning); restarted already, or its request held secrets that are never stored (Conflict): send the request again' },
+      },
+    }),
+  ),
+  orchestrationsTerminateMany: appRoute(
+    {
+      name: 'orchestrations-terminate-many', method: 'POST', route: 'orchestrations/terminate', authLevel: 'function', access: 'write', tag: 'orchestrations',
+      summary: 'Terminate the running orchestrations matching a filter that the caller may act on (at least one filter; ORCHESTRATION_BULK_BATCH per request, x-ms-continuation-token goes on; dryRun=true only counts)',
+    },
+    ({ bulkFilter, bulkResult }) => ({
+      query: bulkFilter.extend({ reason: z.string().optional() }),
+      responses: { 200: { description: 'What would be, or was, terminated; x-ms-continuation-token, when present, goes on', schema: bulkResult } },
+    }),
+  ),
+  orchestrationsRestartMany: appRoute(
+    {
+      name: 'orchestrations-restart-many', method: 'POST', route: 'orchestrations/restart', authLevel: 'function', access: 'write', tag: 'orchestrations',
+      summary: 'Restart the ended orchestrations matching a filter that the caller may act on, each as a start of its own (at least one filter; ORCHESTRATION_BULK_BATCH per request; dryRun=true only counts)',
+    },
+    ({ bulkFilter, bulkResult }) => ({
+      query: bulkFilter,
+      responses: { 200: { description: 'What would be, or was, restarted (each one\'s status and new id); x-ms-continuation-token, when present, goes on', schema: bulkResult } },
+    }),
+  ),
+  orchestrationsCounts: appRoute(
+    {
+      name: 'orchestrations-counts', method: 'GET', route: 'orchestrations/counts', authLevel: 'function', access: 'read', tag: 'orchestrations',
+      summary: 'How many orchestrations the caller sees are in each runtime status, filtered as the list; complete=false when the count stopped at the scan bound',
+    },
+    ({ purgeFilter, statusDocument }) => ({
+      query: purgeFilter,
+      responses: {
+        200: {
+          description: 'The counts; when complete is false, x-ms-continuation-token counts on',
+          schema: z.object({ counts: z.record(statusDocument.shape.runtimeStatus, z.number().int()), complete: z.boolean() }),
+        },
+      },
     }),
   ),
   operationsGet: appRoute(

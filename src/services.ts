@@ -18,10 +18,14 @@ import { OrchestrationWatches } from './orchestration/orchestrationWaiter';
 import { WaitSlots } from './access/waitSlots';
 import { HealthMonitor, upstreamProbeDetail, type HealthChecks, type HealthMonitorOptions } from './health';
 import { accessPolicyOf, type AccessPolicy } from './access/accessPolicy';
-import { CallerRateLimiter } from './access/callerRateLimiter';
+import { SharedCallerRates, type CallerRates } from './access/sharedCallerRates';
+import { ShareBucketStore } from './access/shareBucketStore';
+import { IdleShareBuckets } from './access/shareBucketJanitor';
 import { UpstreamBudget } from './upstream/upstreamBudget';
 import { watchUpstreamBudget } from './telemetry/telemetry';
-import { OnceMarkers } from './storage/onceMarkers';
+import { allExpiring, OnceMarkers } from './storage/onceMarkers';
+import { UseCounters } from './storage/useCounters';
+import { CircuitRecords } from './orchestration/circuitRecords';
 import { StorageBudget } from './storage/storageBudget';
 import { blobServiceOf } from './storage/storageTarget';
 import { appVersion } from './version';
@@ -43,8 +47,8 @@ export interface Services {
   waits: { watches: OrchestrationWatches; slots: WaitSlots };
   certificates: { refresher: CertificateRefresher; store: CertificateStore; downloadGuard: DownloadGuard };
   health: HealthMonitor;
-  /** ACCESS_POLICY and the per-caller shares of the upstream. */
-  access: { policy: AccessPolicy; rates: CallerRateLimiter };
+  /** ACCESS_POLICY and the callers' shares of the upstream, held across instances. */
+  access: { policy: AccessPolicy; rates: CallerRates };
   /** The management service's last remaining-request counts. */
   upstreamBudget: UpstreamBudget;
   now: () => number;
@@ -180,12 +184,18 @@ function createStoredServices(config: Config, upstreams: Services['upstreams']):
   // A signature is refusable while its signed time is within the tolerance of now, on any
   // instance's clock: kept the tolerance and 5 minutes for clocks that differ, then the janitor's.
   const chatReplays = new OnceMarkers(orchestrationContainer, 'chat-replay/', new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Chat replay records'), (config.CHATOPS_TIMESTAMP_TOLERANCE_SECONDS + 300) * 1000);
+  // Posts per Slack response_url, app-wide: kept the URL's 30 minutes from its issue and 5 for clocks that differ.
+  const postCounts = new UseCounters(orchestrationContainer, 'chat-posts/', new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Response URL post counts'), 35 * 60_000);
+  const settings = orchestrationSettingsOf(config);
+  // A circuit nobody probed in the longest retry back-off and 5 minutes more has no delivery waiting on it.
+  const circuits = new CircuitRecords(orchestrationContainer, new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Receiver circuits'), settings.outbox.maxRetryMs + 300_000);
   const orchestrations = engineOnContainer(orchestrationContainer, {
     storageTimeoutMs: config.STORAGE_TIMEOUT_MS,
-    expiringMarkers: chatReplays,
+    expiringMarkers: allExpiring([chatReplays, postCounts, new IdleShareBuckets(orchestrationContainer, new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Caller share buckets'), config.CALLER_SHARE_LEASE_SECONDS * 1000)]),
+    circuits,
     upstream: upstreams.management,
-    notifier: chatNotifierOf(config, events, deliveries),
-    settings: orchestrationSettingsOf(config),
+    notifier: chatNotifierOf(config, events, deliveries, postCounts),
+    settings,
     now: Date.now,
     // The engine outlives any one invocation (a start settles in a later poll), so its lines
     // go to the process log, which the Node worker captures like context.log.
@@ -255,7 +265,7 @@ export function createServices(config: Config): Services {
       },
       slots: new WaitSlots({ perCaller: config.GATEWAY_WAIT_MAX_PER_CALLER, perInstance: config.GATEWAY_WAIT_MAX_PER_INSTANCE }),
     },
-    access: { policy: accessPolicyOf(config), rates: new CallerRateLimiter() },
+    access: { policy: accessPolicyOf(config), rates: callerRatesOf(config, () => storage().blobService) },
     upstreamBudget,
     health: new HealthMonitor({
       checks: healthChecks(config, () => storage().blobService),
@@ -267,6 +277,20 @@ export function createServices(config: Config): Services {
     }),
     now: Date.now,
   };
+}
+
+/** The callers' shares, their buckets in the orchestration container (reached at the first call that has a rate). */
+function callerRatesOf(config: Config, blobService: () => BlobServiceClient): CallerRates {
+  return new SharedCallerRates({
+    store: new ShareBucketStore(() => blobService().getContainerClient(config.ORCHESTRATION_CONTAINER)),
+    maxLease: config.CALLER_SHARE_MAX_LEASE,
+    leaseLifetimeMs: config.CALLER_SHARE_LEASE_SECONDS * 1000,
+    timeoutMs: config.CALLER_SHARE_TIMEOUT_MS,
+    attempts: config.CALLER_SHARE_ATTEMPTS,
+    maxCallers: config.CALLER_SHARE_MAX_CALLERS,
+    now: Date.now,
+    warn: (line) => console.warn(line),
+  });
 }
 
 let services: Services | undefined;

@@ -30,6 +30,9 @@ interface RuleSettings extends StorageSettings {
   LIFECYCLE_CLIENT_ID?: string;
   LIFECYCLE_USERNAME?: string;
   LIFECYCLE_PASSWORD?: string;
+  ACCESS_POLICY?: readonly { approval?: { expiresAfterMinutes?: number } }[];
+  APPROVAL_DEFAULT_MINUTES: number;
+  APPROVAL_MAX_MINUTES: number;
 }
 
 export const crossSettingRules: CrossSettingRule<RuleSettings>[] = [
@@ -52,6 +55,19 @@ export const crossSettingRules: CrossSettingRule<RuleSettings>[] = [
       (s.NOTIFY_URL || s.NOTIFY_ALLOWED_ORIGINS.length > 0) && !s.NOTIFY_SIGNING_SECRET
         ? ['NOTIFY_SIGNING_SECRET is required when NOTIFY_URL or NOTIFY_ALLOWED_ORIGINS is set (whsec_ followed by base64)']
         : [],
+  },
+  {
+    // A rule may not ask a start to wait longer than the app lets any wait.
+    reads: ['ACCESS_POLICY', 'APPROVAL_DEFAULT_MINUTES', 'APPROVAL_MAX_MINUTES'],
+    check: (s) => [
+      ...(s.APPROVAL_DEFAULT_MINUTES > s.APPROVAL_MAX_MINUTES ? [`APPROVAL_DEFAULT_MINUTES (${s.APPROVAL_DEFAULT_MINUTES}) must not be above APPROVAL_MAX_MINUTES (${s.APPROVAL_MAX_MINUTES})`] : []),
+      ...(s.ACCESS_POLICY ?? []).flatMap((rule, index) => {
+        const minutes = rule.approval?.expiresAfterMinutes;
+        return minutes !== undefined && minutes > s.APPROVAL_MAX_MINUTES
+          ? [`ACCESS_POLICY [${index}].approval.expiresAfterMinutes (${minutes}) must not be above APPROVAL_MAX_MINUTES (${s.APPROVAL_MAX_MINUTES}): shorten the rule's wait or raise APPROVAL_MAX_MINUTES`]
+          : [];
+      }),
+    ],
   },
   {
     // One storage, named once; in Azure never development storage.

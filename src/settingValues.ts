@@ -135,13 +135,29 @@ export const signingSecret = z.string().refine((value) => {
 /** What a rule may allow: an operation id or function name, an app route's name, or a class. */
 const allowable = new Set<string>([...operations.flatMap((operation) => [operation.operationId, operation.name]), ...Object.values(appRoutes).map((route) => route.name), ...accessClasses]);
 
+/** A caller as a rule names it (`*` aside): a key, a principal, an app role, a Slack or Teams user. */
+const namedCaller = /key:[0-9a-fA-F]{12}|principal:[\w.@-]{1,128}|role:[\w.:/ -]{1,128}|slack:[A-Z0-9]{1,32}\/[A-Z0-9]{1,32}|teams:[0-9a-fA-F-]{36}\/[0-9a-fA-F-]{36}/;
+
+/** Most approvers one rule names, most approvals it asks, and the longest wait any rule may give (APPROVAL_MAX_MINUTES bounds it further). */
+export const approvalBounds = { maxApprovers: 20, maxCount: 10, maxMinutes: 30 * 24 * 60 } as const;
+
+/** What a rule asks of its starts: approvals by distinct approvers, within a time (docs/approvals.md). */
+const ruleApproval = z.strictObject({
+  count: z.number().int().min(1).max(approvalBounds.maxCount),
+  approvers: z
+    .array(z.string().regex(new RegExp(`^(${namedCaller.source})$`), 'each approver must be key:<12 hex digits>, principal:<object id>, role:<app role>, slack:<team id>/<user id> or teams:<tenant id>/<AAD object id> (not *)'))
+    .min(1)
+    .max(approvalBounds.maxApprovers),
+  expiresAfterMinutes: z.number().int().min(1).max(approvalBounds.maxMinutes).optional(),
+});
+
 export const accessRule = z.strictObject({
   callers: z
     .array(
       z
         .string()
         .regex(
-          /^(\*|key:[0-9a-fA-F]{12}|principal:[\w.@-]{1,128}|role:[\w.:/ -]{1,128}|slack:[A-Z0-9]{1,32}\/[A-Z0-9]{1,32}|teams:[0-9a-fA-F-]{36}\/[0-9a-fA-F-]{36})$/,
+          new RegExp(`^(\\*|${namedCaller.source})$`),
           'each caller must be key:<12 hex digits>, principal:<object id>, role:<app role>, slack:<team id>/<user id>, teams:<tenant id>/<AAD object id> or *',
         ),
     )
@@ -153,6 +169,7 @@ export const accessRule = z.strictObject({
     .max(100),
   scopes: z.array(scopePrefix).min(1).max(100).optional(),
   rate: z.strictObject({ readsPerMinute: z.number().int().min(0).max(1_000_000).optional(), writesPerMinute: z.number().int().min(0).max(1_000_000).optional() }).optional(),
+  approval: ruleApproval.optional(),
 });
 
 export const certificateEnvironment = z.object({
@@ -197,6 +214,7 @@ export const jsonSettingKeys: ReadonlySet<string> = new Set<string>([
   ...Object.keys(accessRule.shape),
   'readsPerMinute',
   'writesPerMinute',
+  ...Object.keys(ruleApproval.shape),
   ...Object.keys(certificateEnvironment.shape),
   ...operations.flatMap((operation) => [operation.operationId, operation.name]),
 ]);

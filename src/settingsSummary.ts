@@ -73,9 +73,10 @@ function telemetryOf(config: Config): string {
   return `on: traces and metrics to ${to}${config.TELEMETRY_SAMPLING_RATIO < 1 ? `, ${config.TELEMETRY_SAMPLING_RATIO} of new traces kept` : ''}`;
 }
 
-/** The routes registered that answer 404 for now: a chat platform's route until it is set up. */
+/** The routes registered that answer 404 for now: a chat platform's routes until it is set up. */
 export function routesOff(config: Config = getConfig()): string[] {
-  return (['slack', 'teams'] as const).filter((platform) => !chatEnabled(config, platform)).map((platform) => appRoutes[platform === 'slack' ? 'chatopsSlack' : 'chatopsTeams'].name);
+  const chatRoutes = { slack: [appRoutes.chatopsSlack, appRoutes.chatopsSlackInteractive], teams: [appRoutes.chatopsTeams] };
+  return (['slack', 'teams'] as const).filter((platform) => !chatEnabled(config, platform)).flatMap((platform) => chatRoutes[platform].map((route) => route.name));
 }
 
 /** The rows of the block, as [label, value]; the local host adds its own (function keys). */

@@ -59,7 +59,8 @@ export async function listenOn<T>(port: number, listen: () => Promise<T>, choice
  * listed as served: the line names them as off.
  */
 export function routeList(host: RunningHost, routePrefix: string, verbose: boolean, off: readonly string[] = []): string {
-  const offNote = off.length === 0 ? '' : `${off.join(' and ')} ${off.length === 1 ? 'is' : 'are'} off (404) until set up, as the settings above say`;
+  const offNames = off.length > 1 ? `${off.slice(0, -1).join(', ')} and ${off.at(-1)}` : off.join('');
+  const offNote = off.length === 0 ? '' : `${offNames} ${off.length === 1 ? 'is' : 'are'} off (404) until set up, as the settings above say`;
   if (verbose) {
     return [
       'Routes:',

@@ -10,7 +10,14 @@
  * `write`, `secrets` (the certificate download) and `admin` (every orchestration, not only
  * one's own). A rule's scopes bound every grant of the rule, `admin` included: an orchestration
  * is in its target resource's scope.
+ *
+ * A rule may also ask for approval (`approval`): the long-running starts it allows, within its
+ * scopes, then wait until `count` distinct callers its `approvers` name approve them (never the
+ * starter). Where one rule of a caller needs approval for a start and another allows it without,
+ * approval is needed: the stricter wins.
  */
+import { isScopeAllowed } from '../rules/scopeGuard';
+
 export const accessClasses = ['read', 'write', 'secrets', 'admin'] as const;
 export type AccessClass = (typeof accessClasses)[number];
 
@@ -19,11 +26,27 @@ export interface CallerRate {
   writesPerMinute?: number;
 }
 
+export interface RuleApproval {
+  count: number;
+  /** Selectors as in `callers`: keys, principals, roles, chat users (never `*`). */
+  approvers: string[];
+  expiresAfterMinutes?: number;
+}
+
 export interface AccessRule {
   callers: string[];
   allow: string[];
   scopes?: string[];
   rate?: CallerRate;
+  approval?: RuleApproval;
+}
+
+/** What a start must wait for: approvals from `required` distinct callers `approvers` names, within `expiresAfterMinutes` (undefined: the default). */
+export interface ApprovalRequirement {
+  required: number;
+  /** As the rule wrote them. */
+  approvers: string[];
+  expiresAfterMinutes?: number;
 }
 
 /** Who is calling, as the policy sees it (see caller.ts). */
@@ -55,7 +78,7 @@ export interface Grant {
 }
 
 /** Selectors compare case-insensitively for keys, principals and Teams users (hex, GUIDs); app roles and Slack ids as written. */
-function normalizeSelector(selector: string): string {
+export function normalizeSelector(selector: string): string {
   return /^(key|principal|teams):/i.test(selector) ? selector.toLowerCase() : selector;
 }
 
@@ -77,7 +100,9 @@ export class AccessPolicy {
 
   constructor(rules: readonly AccessRule[] | undefined) {
     this.#rules = rules?.map((rule) => ({ ...rule, callers: rule.callers.map(normalizeSelector) }));
-    this.#named = new Set((this.#rules ?? []).flatMap((rule) => rule.callers));
+    // An approver is a caller of the routes that decide: naming chat users as approvers turns
+    // their platform's route on, as naming them in `callers` does.
+    this.#named = new Set((this.#rules ?? []).flatMap((rule) => [...rule.callers, ...(rule.approval?.approvers ?? []).map(normalizeSelector)]));
     this.#namedKinds = new Set([...this.#named].map((selector) => selector.slice(0, selector.indexOf(':') + 1)));
   }
 
@@ -136,6 +161,28 @@ export class AccessPolicy {
   }
 
   /**
+   * The approval a start of `action` on `targetPath` needs, or undefined when none does: every
+   * rule of the caller that allows the action, reaches the target and asks for approval counts,
+   * whether or not another allows it without (the stricter wins). Of several, the one asking the
+   * most approvals is taken (the first of equals), with the shortest expiry any of them gives.
+   */
+  approvalFor(caller: Caller, action: Action, targetPath: string): ApprovalRequirement | undefined {
+    const asking = this.#rulesFor(caller).filter(
+      (rule) => rule.approval && rule.allow.some((entry) => entry === action.access || action.names.includes(entry)) && isScopeAllowed(targetPath, rule.scopes),
+    );
+    if (asking.length === 0) return undefined;
+    const strictest = asking.reduce((most, rule) => (rule.approval!.count > most.approval!.count ? rule : most));
+    const expiries = asking.map((rule) => rule.approval!.expiresAfterMinutes).filter((minutes): minutes is number => minutes !== undefined);
+    const { count, approvers } = strictest.approval!;
+    return { required: count, approvers: [...approvers], ...(expiries.length > 0 ? { expiresAfterMinutes: Math.min(...expiries) } : {}) };
+  }
+
+  /** Whether some rule names the caller among its approvers (by its key, principal, a role, its chat user). */
+  namesApprover(caller: Caller): boolean {
+    return (this.#rules ?? []).some((rule) => rule.approval !== undefined && matchesAny(caller, rule.approval.approvers));
+  }
+
+  /**
    * Where the caller may see and act on any orchestration, not only its own: undefined when it
    * has `admin` nowhere, `scopes` undefined when everywhere, else the scopes of its `admin` rules.
    */
@@ -144,6 +191,12 @@ export class AccessPolicy {
     const admin = this.#rulesFor(caller).filter((rule) => rule.allow.includes('admin'));
     return admin.length === 0 ? undefined : { scopes: scopesOf(admin) };
   }
+}
+
+/** Whether one of `selectors` (as a rule writes them: keys, principals, roles, chat users) names the caller; `*` never does here. */
+export function matchesAny(caller: Caller, selectors: readonly string[]): boolean {
+  const own = new Set(caller.selectors.map(normalizeSelector));
+  return selectors.some((selector) => selector !== '*' && own.has(normalizeSelector(selector)));
 }
 
 const parsedPolicies = new WeakMap<object, AccessPolicy>();

@@ -4,8 +4,8 @@
  * evenly over the minute. The management service throttles per identity, and in `managed` mode
  * every caller shares the app's, so one noisy caller must not drain the budget of the others.
  *
- * Per instance: a bucket shared across instances would cost a storage round trip per call;
- * with N instances a caller may make up to N times its limit (docs/caller-rights.md says so).
+ * This bucket is one instance's own: the shares held across instances (sharedCallerRates.ts)
+ * fall back to it while storage does not answer, and keep it in step with the calls they serve.
  */
 export type CallKind = 'reads' | 'writes';
 

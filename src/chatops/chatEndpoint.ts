@@ -1,5 +1,5 @@
 /**
- * What the two chat routes share: the route is off until its platform is configured, the body is
+ * What the chat routes share: the route is off until its platform is configured, the body is
  * read within its bound, the signature and its freshness are checked before anything else, the
  * command runs as the chat user's caller and always ends in a message (a refusal, a usage
  * message, a failure's correlation id: never a 500), and the call leaves the usual call record.
@@ -9,7 +9,7 @@ import { GatewayError, toGatewayError } from '../errors';
 import { appBaseOf } from '../http/appBase';
 import { refusalCodes } from '../http/authorization';
 import type { CallerIdentity } from '../http/caller';
-import { inCallFrame } from '../http/callFrame';
+import { inCallFrame, type FramedCall } from '../http/callFrame';
 import { correlationHeader } from '../http/correlation';
 import { bodyBytesOf } from '../http/requestBody';
 import { failureForLog } from '../rules/redaction';
@@ -21,6 +21,7 @@ import { usageReply, type ChatReply } from './chatMessages';
 import type { ChatPlatform } from './chatNotifier';
 import { chatEnabled } from './chatSettings';
 import { commandUsage, parseCommand, type ChatCommand } from './commandGrammar';
+import { runApprovalCommand } from './approvalCommands';
 import { runOrchestrationCommand } from './orchestrationCommands';
 import { firstUseAppWide, uncheckedReply } from './chatReplays';
 import { ReplayCache, type SignatureVerdict } from './requestSignatures';
@@ -36,15 +37,19 @@ export interface ChatRequest {
   signedAtMs: number;
 }
 
-export interface ChatPlatformHandler {
+/** How a platform's signed request proves itself and is read: what every chat route checks the same way. */
+export interface SignedChatRequests<Read extends { signedAtMs: number }> {
   platform: ChatPlatform;
   /** The signature check, on the raw body. */
   verify(services: Services, request: HttpRequest, body: Buffer): SignatureVerdict;
   /** A signed request the platform sends only to check the route (Slack's `ssl_check=1`): answered 200, nothing read or run. */
   isCheck?(body: Buffer): boolean;
   /** The verified request read; a GatewayError for one that is signed but unreadable. */
-  read(services: Services, request: HttpRequest, body: Buffer): ChatRequest;
+  read(services: Services, request: HttpRequest, body: Buffer): Read;
   answerBudgetMs(services: Services): number;
+}
+
+export interface ChatPlatformHandler extends SignedChatRequests<ChatRequest> {
   render(reply: ChatReply): unknown;
 }
 
@@ -83,6 +88,9 @@ function runCommand(call: ChatCall, command: ChatCommand): Promise<ChatReply> {
     case 'terminate':
     case 'list':
       return runOrchestrationCommand(call, command);
+    case 'approve':
+    case 'reject':
+      return runApprovalCommand(call, command, 'chat-command');
     default:
       return runUpstreamCommand(call, command);
   }
@@ -127,8 +135,61 @@ function failureReply(thrown: unknown, call: Pick<ChatCall, 'correlationId' | 'c
   return { title: error.message, lines: hint };
 }
 
+/**
+ * What a verified chat request is answered, always a message: that the user has no rights yet (no
+ * rule names it), else what `run` answers by the call's time, or its refusal or failure in words.
+ * The call record says what the policy decided.
+ */
+export async function answerChat(call: ChatCall, record: FramedCall['record'], run: () => Promise<ChatReply>): Promise<ChatReply> {
+  const { services, caller } = call;
+  if (!services.access.policy.names(caller.primary)) {
+    record.decision = 'OperationNotAllowed';
+    return { title: 'You have no rights in this app yet.', lines: [`Ask its operators to name \`${caller.primary}\` in ACCESS_POLICY.`] };
+  }
+  try {
+    const reply = await answeredInTime(call, run());
+    record.decision = 'allowed';
+    return reply;
+  } catch (thrown) {
+    const code = toGatewayError(thrown).code;
+    record.decision = refusalCodes.has(code) ? code : 'allowed';
+    return failureReply(thrown, call, call.log);
+  }
+}
+
 /** Who the call record names when the request stopped before its chat user was known. */
-const unknownChatUser = (): CallerIdentity => ({ primary: 'anonymous', selectors: [] });
+export const unknownChatUser = (): CallerIdentity => ({ primary: 'anonymous', selectors: [] });
+
+/** A signed request past the checks: the platform's route check, not taken (storage could not say), or taken once, to be answered by `answerBy`. */
+export type Admission<Read> = { kind: 'check' } | { kind: 'unchecked'; chat: Read } | { kind: 'first'; chat: Read; answerBy: number };
+
+/**
+ * The checks every chat route makes, in this order, before it runs anything a request asks: the
+ * route is on, the body within its bound, the signature and its time good, the request readable,
+ * and its signature not seen before by this instance nor (chatReplays.ts) by the app.
+ */
+export async function admitChatRequest<Read extends { signedAtMs: number }>(
+  services: Services,
+  platform: SignedChatRequests<Read>,
+  request: HttpRequest,
+  startedMs: number,
+  log: (line: string) => void,
+): Promise<Admission<Read>> {
+  const { config } = services;
+  if (!chatEnabled(config, platform.platform)) throw new GatewayError('NotFound', 'Not found.');
+  const body = await boundedBody(request, config.CHATOPS_MAX_BODY_BYTES);
+  const verdict = platform.verify(services, request, body);
+  if (!verdict.ok) throw new GatewayError('Unauthorized', verdictMessages[verdict.reason]);
+  if (platform.isCheck?.(body)) return { kind: 'check' };
+  const chat = platform.read(services, request, body);
+  // Counted only once the whole request proved itself: a forged one cannot evict real ones.
+  if (!replayCacheOf(services, platform.platform).firstUse(verdict.signature, services.now())) throw new GatewayError('Unauthorized', verdictMessages.replayed);
+  // Then app-wide (chatReplays.ts): one conditional create, refused when another instance took it.
+  const answerBy = startedMs + platform.answerBudgetMs(services) - lateMarginMs;
+  const use = await firstUseAppWide(services, { platform: platform.platform, signature: verdict.signature, signedAtMs: chat.signedAtMs }, answerBy, log);
+  if (use === 'replayed') throw new GatewayError('Unauthorized', verdictMessages.replayed);
+  return use === 'unchecked' ? { kind: 'unchecked', chat } : { kind: 'first', chat, answerBy };
+}
 
 /**
  * A platform's route, traced as the app's other routes are: its span (the command's upstream
@@ -139,20 +200,12 @@ export function chatRoute(platform: ChatPlatformHandler) {
     inCallFrame(request, context, unknownChatUser, async ({ correlationId, startedMs, record }) => {
       const services = getServices();
       const { config } = services;
-      if (!chatEnabled(config, platform.platform)) throw new GatewayError('NotFound', 'Not found.');
-      const body = await boundedBody(request, config.CHATOPS_MAX_BODY_BYTES);
-      const verdict = platform.verify(services, request, body);
-      if (!verdict.ok) throw new GatewayError('Unauthorized', verdictMessages[verdict.reason]);
-      if (platform.isCheck?.(body)) return { status: 200, headers: { [correlationHeader]: correlationId } };
-      const chat = platform.read(services, request, body);
-      // Counted only once the whole request proved itself: a forged one cannot evict real ones.
-      if (!replayCacheOf(services, platform.platform).firstUse(verdict.signature, services.now())) throw new GatewayError('Unauthorized', verdictMessages.replayed);
-      // Then app-wide (chatReplays.ts): one conditional create, refused when another instance took it.
-      const answerBy = startedMs + platform.answerBudgetMs(services) - lateMarginMs;
-      const use = await firstUseAppWide(services, { platform: platform.platform, signature: verdict.signature, signedAtMs: chat.signedAtMs }, answerBy, (line) => context.error(line));
-      if (use === 'replayed') throw new GatewayError('Unauthorized', verdictMessages.replayed);
+      const admission = await admitChatRequest(services, platform, request, startedMs, (line) => context.error(line));
+      if (admission.kind === 'check') return { status: 200, headers: { [correlationHeader]: correlationId } };
+      const { chat } = admission;
       const caller = (record.caller = chat.caller);
-      if (use === 'unchecked') return jsonResponse(200, platform.render(uncheckedReply(correlationId)), correlationId);
+      if (admission.kind === 'unchecked') return jsonResponse(200, platform.render(uncheckedReply(correlationId)), correlationId);
+      const { answerBy } = admission;
       const call: ChatCall = {
         services,
         caller,
@@ -163,21 +216,10 @@ export function chatRoute(platform: ChatPlatformHandler) {
         endNote: chat.endNote,
         log: (line) => context.error(line),
       };
-      let reply: ChatReply;
-      if (!services.access.policy.names(caller.primary)) {
-        record.decision = 'OperationNotAllowed';
-        reply = { title: 'You have no rights in this app yet.', lines: [`Ask its operators to name \`${caller.primary}\` in ACCESS_POLICY.`] };
-      } else {
+      const reply = await answerChat(call, record, () => {
         const parsed = parseCommand(chat.text, config.CHATOPS_MAX_COMMAND_CHARS);
-        try {
-          reply = parsed.ok ? await answeredInTime(call, runCommand(call, parsed.command)) : usageReply(parsed.problem, commandUsage);
-          record.decision = 'allowed';
-        } catch (thrown) {
-          const code = toGatewayError(thrown).code;
-          record.decision = refusalCodes.has(code) ? code : 'allowed';
-          reply = failureReply(thrown, call, call.log);
-        }
-      }
+        return parsed.ok ? runCommand(call, parsed.command) : Promise.resolve(usageReply(parsed.problem, commandUsage));
+      });
       return jsonResponse(200, platform.render(reply), correlationId);
     }),
   );

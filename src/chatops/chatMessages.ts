@@ -9,6 +9,8 @@ export interface ChatReply {
   title: string;
   facts?: [label: string, value: string][];
   lines?: string[];
+  /** Links the app builds itself (the console's approval page): a link in Slack, a button in Teams. */
+  links?: { label: string; url: string }[];
 }
 
 /** What chat shows of an operation, from its state (`status`, `wait`, …) or from its end notice. */
@@ -63,7 +65,8 @@ function teamsNeutral(text: string): string {
  */
 function replyText(reply: ChatReply, escape: (text: string) => string = (text) => text): string {
   const facts = (reply.facts ?? []).map(([label, value]) => `${escape(label)}: ${escape(value)}`);
-  return clip([escape(reply.title), ...facts, ...(reply.lines ?? [])].join('\n'), maxTextChars);
+  const links = (reply.links ?? []).map((link) => `${link.label}: ${link.url}`);
+  return clip([escape(reply.title), ...facts, ...(reply.lines ?? []), ...links].join('\n'), maxTextChars);
 }
 
 export function slackMessage(reply: ChatReply, options: { replaceOriginal?: boolean } = {}) {
@@ -74,6 +77,8 @@ export function slackMessage(reply: ChatReply, options: { replaceOriginal?: bool
   }
   // Lines are the app's own text (commands in backticks are meant as code).
   if (reply.lines?.length) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: clip(reply.lines.join('\n'), maxTextChars) } });
+  // The app's own URLs (its base and an id); `<url|label>` is Slack's link.
+  if (reply.links?.length) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: reply.links.map((link) => `<${link.url}|${slackEscape(link.label)}>`).join('\n') } });
   return { response_type: 'ephemeral', ...(options.replaceOriginal === undefined ? {} : { replace_original: options.replaceOriginal }), text: replyText(reply, slackEscape), blocks };
 }
 
@@ -89,7 +94,13 @@ export function teamsMessage(reply: ChatReply) {
       {
         contentType: 'application/vnd.microsoft.card.adaptive',
         contentUrl: null,
-        content: { $schema: 'http://adaptivecards.io/schemas/adaptive-card.json', type: 'AdaptiveCard', version: '1.4', body },
+        content: {
+          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+          type: 'AdaptiveCard',
+          version: '1.4',
+          body,
+          ...(reply.links?.length ? { actions: reply.links.map((link) => ({ type: 'Action.OpenUrl', title: link.label, url: link.url })) } : {}),
+        },
       },
     ],
   };

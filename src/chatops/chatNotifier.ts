@@ -8,16 +8,18 @@
  * target's origin, and the outbox's one-delivery-per-target rule holds as before. A Slack
  * target also carries when its response_url expires (Slack keeps one 30 minutes and takes 5
  * posts): an end after that goes to SLACK_WEBHOOK_URL instead, and no response_url is posted
- * to more than CHATOPS_RESPONSE_URL_MAX_POSTS times by this instance.
+ * to more than CHATOPS_RESPONSE_URL_MAX_POSTS times by the whole app (responseUrlPosts.ts: a
+ * count shared by the instances in storage).
  */
 import { notConfigured } from '../orchestration/notificationDispatcher';
-import { createHash } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { endEventData } from '../orchestration/statusDocument';
 import { postDelivery, type CloudEvent, type NotificationSender } from '../orchestration/notificationSender';
 import type { DeliveryOutcome } from '../orchestration/outbox';
 import { traceNotification } from '../telemetry/hooks';
 import { operationFacts, slackMessage, teamsMessage, type ChatReply } from './chatMessages';
+import { ResponseUrlPosts } from './responseUrlPosts';
+import type { UseCounters } from '../storage/useCounters';
 
 export type ChatPlatform = 'slack' | 'teams';
 
@@ -62,21 +64,25 @@ export interface ChatNotifierOptions {
   events?: Pick<NotificationSender, 'send'>;
   slackWebhookUrl?: string;
   maxPostsPerResponseUrl: number;
-  /** Most response_urls counted at once (the oldest is forgotten past it). */
+  /** The posts per response_url counted app-wide (storage/useCounters.ts); absent, per instance. */
+  postCounts?: Pick<UseCounters, 'take'>;
+  /** Most response_urls this instance remembers a count of (the oldest is forgotten past it). */
   maxTracked: number;
   timeoutMs: number;
   now: () => number;
   /** The pool the CloudEvents go out on (deliveryPool): its owner closes it. */
   dispatcher: Dispatcher;
+  log?: (line: string) => void;
 }
 
 export class ChatNotifier implements Pick<NotificationSender, 'send'> {
   readonly #options: ChatNotifierOptions;
-  /** Posts made per response_url, by a hash of it (the URL holds a token). */
-  readonly #posts = new Map<string, number>();
+  readonly #posts: ResponseUrlPosts;
 
   constructor(options: ChatNotifierOptions) {
     this.#options = options;
+    // eslint-disable-next-line no-console
+    this.#posts = new ResponseUrlPosts({ counts: options.postCounts, maxPosts: options.maxPostsPerResponseUrl, maxTracked: options.maxTracked, now: options.now, log: options.log ?? ((line) => console.log(line)) });
   }
 
   async send(target: string, event: CloudEvent): Promise<DeliveryOutcome> {
@@ -92,18 +98,9 @@ export class ChatNotifier implements Pick<NotificationSender, 'send'> {
       const { response_type: _ephemeral, ...channelMessage } = slackMessage(reply);
       return this.#post(slackWebhookUrl, event, channelMessage);
     }
-    if (!this.#takePost(chat.url)) return { delivered: false, retriable: false, error: `response_url took its ${this.#options.maxPostsPerResponseUrl} posts` };
+    const issuedAt = chat.untilMs === undefined ? undefined : chat.untilMs - responseUrlLifetimeMs;
+    if (!(await this.#posts.take(chat.url, issuedAt))) return { delivered: false, retriable: false, error: `response_url took its ${this.#options.maxPostsPerResponseUrl} posts` };
     return this.#post(chat.url, event, slackMessage(reply, { replaceOriginal: false }));
-  }
-
-  #takePost(responseUrl: string): boolean {
-    const key = createHash('sha256').update(responseUrl).digest('hex');
-    const made = this.#posts.get(key) ?? 0;
-    if (made >= this.#options.maxPostsPerResponseUrl) return false;
-    this.#posts.delete(key);
-    this.#posts.set(key, made + 1);
-    while (this.#posts.size > this.#options.maxTracked) this.#posts.delete(this.#posts.keys().next().value!);
-    return true;
   }
 
   /** One post, a delivery span as a CloudEvent's is (linked to the start), its context in the post's `traceparent`. */

@@ -7,7 +7,7 @@ import type { Config } from '../config';
 import { accessPolicyOf } from '../access/accessPolicy';
 import type { Dispatcher } from 'undici';
 import type { NotificationSender } from '../orchestration/notificationSender';
-import { ChatNotifier, type ChatPlatform } from './chatNotifier';
+import { ChatNotifier, type ChatNotifierOptions, type ChatPlatform } from './chatNotifier';
 
 type ChatConfig = Pick<Config, 'ACCESS_POLICY' | 'SLACK_SIGNING_SECRET' | 'TEAMS_WEBHOOK_SECRET'>;
 
@@ -22,7 +22,8 @@ export function chatEnabled(config: ChatConfig, platform: ChatPlatform): boolean
 function endsOf(config: Config, platform: ChatPlatform): string {
   if (platform === 'teams') return config.TEAMS_WORKFLOW_URL ? `ends posted to TEAMS_WORKFLOW_URL (${new URL(config.TEAMS_WORKFLOW_URL).origin})` : 'no TEAMS_WORKFLOW_URL: `status <id>` reads the ends';
   const webhook = config.SLACK_WEBHOOK_URL ? `, after 30 minutes to SLACK_WEBHOOK_URL (${new URL(config.SLACK_WEBHOOK_URL).origin})` : '';
-  return `ends posted to response_urls at ${config.SLACK_RESPONSE_URL_ORIGINS.join(', ')}${webhook}`;
+  const approvals = config.SLACK_APPROVAL_WEBHOOK_URL ? `; approval requests posted to SLACK_APPROVAL_WEBHOOK_URL (${new URL(config.SLACK_APPROVAL_WEBHOOK_URL).origin}), their clicks to POST chatops/slack/interactive` : '';
+  return `ends posted to response_urls at ${config.SLACK_RESPONSE_URL_ORIGINS.join(', ')}${webhook}${approvals}`;
 }
 
 /** The start's line for a platform: on, and where ends go; or off, and what is missing. */
@@ -44,12 +45,13 @@ export function chatEndOrigins(config: Config): string[] {
 }
 
 /** The engine's notifier: chat ends as chat messages on the CloudEvents' pool, every other target as before. */
-export function chatNotifierOf(config: Config, events: NotificationSender | undefined, deliveries: Dispatcher): Pick<NotificationSender, 'send'> | undefined {
+export function chatNotifierOf(config: Config, events: NotificationSender | undefined, deliveries: Dispatcher, postCounts?: ChatNotifierOptions['postCounts']): Pick<NotificationSender, 'send'> | undefined {
   if (!chatEnabled(config, 'slack') && !chatEnabled(config, 'teams')) return events;
   return new ChatNotifier({
     events,
     slackWebhookUrl: config.SLACK_WEBHOOK_URL,
     maxPostsPerResponseUrl: config.CHATOPS_RESPONSE_URL_MAX_POSTS,
+    postCounts,
     maxTracked: config.CHATOPS_REPLAY_CACHE_SIZE,
     timeoutMs: config.NOTIFY_TIMEOUT_MS,
     now: Date.now,

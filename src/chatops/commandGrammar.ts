@@ -7,15 +7,22 @@
  *   help
  *   status <id>                 wait <id>                 terminate <id>
  *   list [running|failed|completed|terminated] [since <n>h|<n>d]
+ *   approve <id>                reject <id> [reason]
  *   migrate <subscription>/<resourceGroup>/<service> [PreserveIp|NewIP]
  *   cert <project>/<environment>
  *   usage <subscription> <location>
  */
+import { maxReasonChars } from '../approvals/approvalDecisions';
+
+/** The longest reason `reject` takes: what a decision keeps (the command's own bound, CHATOPS_MAX_COMMAND_CHARS, comes first). */
+export { maxReasonChars };
 
 export type ChatCommand =
   | { kind: 'help' }
   | { kind: 'status' | 'wait' | 'terminate'; id: string }
   | { kind: 'list'; runtimeStatus?: ListedStatus; sinceHours?: number }
+  | { kind: 'approve'; id: string }
+  | { kind: 'reject'; id: string; reason?: string }
   | { kind: 'migrate'; subscriptionId: string; resourceGroupName: string; serviceName: string; mode: 'PreserveIp' | 'NewIP' }
   | { kind: 'cert'; projectId: string; environmentId: string }
   | { kind: 'usage'; subscriptionId: string; location: string };
@@ -30,6 +37,8 @@ export const commandUsage = [
   '`wait <id>` — its end, if it comes within a few seconds; else where it stands',
   '`terminate <id>` — stop tracking an operation',
   '`list [running|failed|completed|terminated] [since 24h|7d]` — your latest operations',
+  '`approve <id>` — approve a start that waits for your approval',
+  '`reject <id> [reason]` — reject it, saying why',
   '`migrate <subscription>/<resourceGroup>/<service> [PreserveIp|NewIP]` — migrate an API Management service to stv2',
   '`cert <project>/<environment>` — the stored certificate of an environment',
   '`usage <subscription> <location>` — container group usage in a location',
@@ -52,6 +61,22 @@ const done = (command: ChatCommand): ParsedCommand => ({ ok: true, command });
 function idCommand(kind: 'status' | 'wait' | 'terminate', args: string[]): ParsedCommand {
   if (args.length !== 1 || !guid.test(args[0]!)) return fail(`\`${kind}\` takes one operation id (a GUID), e.g. \`${kind} 0b5c…\`.`);
   return done({ kind, id: args[0]!.toLowerCase() });
+}
+
+/**
+ * `approve <id>`, `reject <id> [reason]`. The reason is the rest of the text as typed (spaces
+ * within it kept, control characters taken out), bounded with the command by the caller's
+ * `maxChars` and again here, so a stored decision never holds more than a line's worth.
+ */
+function decisionCommand(kind: 'approve' | 'reject', text: string, args: string[]): ParsedCommand {
+  if (args.length < 1 || !guid.test(args[0]!) || (kind === 'approve' && args.length > 1)) {
+    return fail(kind === 'approve' ? '`approve` takes one operation id (a GUID), e.g. `approve 0b5c…`.' : '`reject` takes an operation id (a GUID) and, if you like, why: `reject 0b5c… not during the freeze`.');
+  }
+  const id = args[0]!.toLowerCase();
+  if (kind === 'approve') return done({ kind, id });
+  const reason = text.trim().replace(/^\S+\s+\S+/, '').replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  if (reason.length > maxReasonChars) return fail(`A reason is at most ${maxReasonChars} characters.`);
+  return done(reason ? { kind, id, reason } : { kind, id });
 }
 
 function listCommand(args: string[]): ParsedCommand {
@@ -106,6 +131,9 @@ export function parseCommand(text: string, maxChars: number): ParsedCommand {
       return idCommand(verb.toLowerCase() as 'status' | 'wait' | 'terminate', args);
     case 'list':
       return listCommand(args);
+    case 'approve':
+    case 'reject':
+      return decisionCommand(verb.toLowerCase() as 'approve' | 'reject', text, args);
     case 'migrate':
       return migrateCommand(args);
     case 'cert':

@@ -4,7 +4,7 @@
  * in its scopes), lists with the list route's rule and terminates with the terminate route's.
  * Another caller's orchestration answers as one that does not exist.
  */
-import { actionOf, appRoutes } from '../appRoutes';
+import { actionOf, appRoutes, type AppRoute } from '../appRoutes';
 import { GatewayError } from '../errors';
 import { grantFor, visibleFilter } from '../http/authorization';
 import { visibleOrchestration, visibleStatus, type Viewer } from '../http/orchestrationVisibility';
@@ -13,14 +13,18 @@ import { isActive, type OrchestrationState } from '../orchestration/orchestratio
 import { operationFacts, type ChatReply } from './chatMessages';
 import type { ChatCall } from './chatCall';
 import type { ChatCommand, ListedStatus } from './commandGrammar';
+import { withApproval } from './approvalReplies';
 
 /** Most orchestrations a `list` answer shows: a phone screen's worth. */
 const listedAtMost = 10;
 
-/** The caller of a command on one orchestration, checked with the status route's rules. */
-function viewerOf(call: ChatCall): Viewer {
+/**
+ * The caller of a command on one orchestration, checked with the rules of the route doing the
+ * same (status by default): an approver reads a request it is named for, and terminates nothing
+ * through that.
+ */
+function viewerOf(call: ChatCall, route: AppRoute = appRoutes.orchestrationsGet): Viewer {
   const { services, caller } = call;
-  const route = appRoutes.orchestrationsGet;
   return {
     services,
     caller,
@@ -38,8 +42,10 @@ export function stateReply(state: OrchestrationState, note?: string): ChatReply 
 export async function runOrchestrationCommand(call: ChatCall, command: Extract<ChatCommand, { kind: 'status' | 'wait' | 'terminate' | 'list' }>): Promise<ChatReply> {
   const { services, caller } = call;
   switch (command.kind) {
-    case 'status':
-      return stateReply(await visibleOrchestration(viewerOf(call), command.id));
+    case 'status': {
+      const state = await visibleOrchestration(viewerOf(call), command.id);
+      return withApproval(stateReply(state), state, call.appBase);
+    }
     case 'wait': {
       // Let in from the status's metadata (a HEAD), as the wait route is: never the input.
       const viewer = viewerOf(call);
@@ -48,11 +54,11 @@ export async function runOrchestrationCommand(call: ChatCall, command: Extract<C
       const state = await waitForEnd(services, command.id, { untilMs: call.answerBy, firstLook });
       // None only when the document is gone (purged meanwhile): as one that does not exist.
       if (!state) throw viewer.notFound(command.id);
-      return stateReply(state, isActive(state) ? `Still running: \`wait ${state.id}\` or \`status ${state.id}\` asks again.` : undefined);
+      return withApproval(stateReply(state, isActive(state) ? `Still running: \`wait ${state.id}\` or \`status ${state.id}\` asks again.` : undefined), state, call.appBase);
     }
     case 'terminate': {
       grantFor(services, caller, actionOf(appRoutes.orchestrationsTerminate));
-      await visibleOrchestration(viewerOf(call), command.id);
+      await visibleOrchestration(viewerOf(call, appRoutes.orchestrationsTerminate), command.id);
       const state = await services.orchestrations.terminate(command.id, `Terminated from chat by ${caller.primary}.`);
       return stateReply(state, 'Terminated: the app no longer follows it (the upstream operation itself goes on).');
     }

@@ -13,6 +13,7 @@ import { actionOf, appRoutes } from '../appRoutes';
 import { fetchedCertificate } from '../certificates/fetchedCertificate';
 import { GatewayError } from '../errors';
 import { grantFor } from '../http/authorization';
+import { startOrHold, type HeldOutcome } from '../http/approvalStart';
 import { prepareCall, refuseRedirect, sendUpstream, startRequestOf, type PreparedCall } from '../http/operationHandler';
 import { failureForLog } from '../rules/redaction';
 import type { StartOutcome } from '../orchestration/orchestrationEngine';
@@ -25,6 +26,8 @@ import type { ChatReply } from './chatMessages';
 import { after, type ChatCall } from './chatCall';
 import type { ChatCommand } from './commandGrammar';
 import { stateReply } from './orchestrationCommands';
+import { approvalOf } from '../approvals/approvalDecisions';
+import { waitingReply } from './approvalReplies';
 
 const operationOf = (operationId: string): OperationSpec => operations.find((operation) => operation.operationId === operationId)!;
 
@@ -59,7 +62,7 @@ async function send(ready: PreparedCall): Promise<UpstreamResponse> {
   return refuseRedirect(await inOperation(ready.operation.operationId, () => sendUpstream(ready)));
 }
 
-type Settled = { outcome: StartOutcome } | { error: unknown };
+type Settled = { outcome: StartOutcome | HeldOutcome } | { error: unknown };
 
 async function migrate(call: ChatCall, command: Extract<ChatCommand, { kind: 'migrate' }>): Promise<ChatReply> {
   const { services } = call;
@@ -68,18 +71,15 @@ async function migrate(call: ChatCall, command: Extract<ChatCommand, { kind: 'mi
   const ready = await prepared(call, operation, params, { mode: command.mode });
   let announce: (id: string) => void = () => undefined;
   const announced = new Promise<string>((resolve) => (announce = resolve));
-  const starting: Promise<Settled> = services.orchestrations
-    .start(
-      { ...startRequestOf(ready, services, call.appBase), notifyTargets: call.endTarget ? [call.endTarget] : undefined },
-      (pending) => {
-        announce(pending.id);
-        return send(ready);
-      },
-    )
-    .then(
-      (outcome) => ({ outcome }),
-      (error: unknown) => ({ error }),
-    );
+  // Sent at once, or held for approval when a rule of the user asks one (then nothing is sent now).
+  const request = { ...startRequestOf(ready, services, call.appBase), notifyTargets: call.endTarget ? [call.endTarget] : undefined };
+  const starting: Promise<Settled> = startOrHold(services, ready, request, (pending) => {
+    announce(pending.id);
+    return send(ready);
+  }).then(
+    (outcome) => ({ outcome }),
+    (error: unknown) => ({ error }),
+  );
   // The start outlives the answer (and the invocation) when the upstream is slow: what it meets
   // goes to the process log, as the engine's own lines do, and its end reaches the chat all the same.
   void starting.then((settled) => {
@@ -96,6 +96,9 @@ async function migrate(call: ChatCall, command: Extract<ChatCommand, { kind: 'mi
   if (settled && 'error' in settled) throw settled.error;
   if (!settled) return { title: `Started operation ${(first as { id: string }).id}`, facts: [['Operation', operation.operationId], ['Service', command.serviceName]], lines: [call.endNote] };
   const { outcome } = settled;
+  // Held for approval: stored, nothing sent upstream; the approvers are asked (approvalAnnouncements.ts).
+  const approval = approvalOf(outcome.state);
+  if (approval?.state === 'waiting') return waitingReply(outcome.state, approval, call.appBase);
   if (outcome.kind === 'duplicate') return stateReply(outcome.state, 'This operation was already running for you: it was not started again.');
   if (outcome.kind === 'final') return stateReply(outcome.state, 'The upstream answered at once.');
   return { ...stateReply(outcome.state), title: `Started operation ${outcome.state.id}`, lines: [call.endNote] };

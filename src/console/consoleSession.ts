@@ -23,7 +23,13 @@ export function consoleSession(services: Services, caller: CallerIdentity) {
     may: {
       terminate: mayCall(services, caller, appRoutes.orchestrationsTerminate),
       purge: mayCall(services, caller, appRoutes.orchestrationsPurge),
+      // The route only: each restart is then judged as a start of its operation.
+      restart: mayCall(services, caller, appRoutes.orchestrationsRestart),
+      terminateMany: mayCall(services, caller, appRoutes.orchestrationsTerminateMany),
+      restartMany: mayCall(services, caller, appRoutes.orchestrationsRestartMany),
       refreshCertificates: mayCall(services, caller, appRoutes.certificatesRefresh),
+      // Named as an approver by some rule: it reads and decides the starts it may approve (docs/approvals.md).
+      approve: services.access.policy.namesApprover(caller),
     },
     /** How much the orchestrations view reads (CONSOLE_PAGE_SIZE, CONSOLE_HISTOGRAM_MAX_STARTS). */
     list: { pageSize: config.CONSOLE_PAGE_SIZE, histogramMaxStarts: config.CONSOLE_HISTOGRAM_MAX_STARTS },

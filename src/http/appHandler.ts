@@ -42,7 +42,7 @@ export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<H
       const judged = route.authLevel !== 'anonymous';
       // Judged once: without a grant, a route open to starters lets the caller reach its own only.
       const granted = judged && services.access.policy.allows(caller, action);
-      const starterOnly = judged && !granted && route.openToStarter === true;
+      const starterOnly = judged && !granted && (route.openToStarter === true || (route.openToApprovers === true && services.access.policy.namesApprover(caller)));
       if (judged && !granted && !starterOnly) throw notAllowed(caller, action);
       record.decision = 'allowed';
       const appBase = appBaseOf(request.url, fillPath(route.route, request.params), services.config.APP_PUBLIC_URL);

@@ -59,17 +59,16 @@ export class ShareDraw {
 }
 
 /** Draws one upstream call of `kind` from the caller's share, if its rules set one, or throws 429 `CallerRateLimited`. */
-export function takeCallerRate(services: Services, caller: CallerIdentity, grant: Grant, kind: CallKind): ShareDraw {
+export async function takeCallerRate(services: Services, caller: CallerIdentity, grant: Grant, kind: CallKind): Promise<ShareDraw> {
   const perMinute = kind === 'reads' ? grant.rate?.readsPerMinute : grant.rate?.writesPerMinute;
   if (perMinute === undefined) return new ShareDraw();
-  const subject = grant.rateSubject ?? caller.primary;
-  const taken = services.access.rates.take(subject, kind, perMinute, services.now());
+  const taken = await services.access.rates.take(grant.rateSubject ?? caller.primary, kind, perMinute);
   if (!taken.allowed) {
     throw new GatewayError('CallerRateLimited', `The caller (${caller.primary}) used its share of upstream ${kind} (${perMinute} a minute, see ACCESS_POLICY).`, {
       headers: { 'retry-after': String(taken.retryAfterSeconds) },
     });
   }
-  return new ShareDraw(() => services.access.rates.giveBack(subject, kind, perMinute, services.now()));
+  return new ShareDraw(taken.giveBack);
 }
 
 /** Whether the caller may see an orchestration: its own, or one in a scope where it has `admin` (its target's). */

@@ -22,6 +22,8 @@ import type { CallKind } from '../access/callerRateLimiter';
 import { remainingBudgetOf } from '../upstream/upstreamBudget';
 import { assertWithinGrant, grantFor, refusalCodes, takeCallerRate, type ShareDraw } from './authorization';
 import { callerLogFields, callerOf, type CallerIdentity } from './caller';
+import { replayOf } from './replayedStart';
+import { startOrHold, type HeldOutcome } from './approvalStart';
 import { correlationIdOf } from './correlation';
 import { validateOperationCall, type OperationCall } from './operationRequest';
 import { bodyBytesOf } from './requestBody';
@@ -55,7 +57,7 @@ export interface PreparedCall {
   /** The call's draw on the caller's share (ACCESS_POLICY): spent by `sendUpstream`, else given back by `settle`. */
   draw: ShareDraw;
   /** Takes one more upstream read from the caller's share (ACCESS_POLICY), or throws 429. */
-  takeRead: () => void;
+  takeRead: () => Promise<void>;
   /** The incoming call's trace, handed to its upstream requests. */
   callTrace?: CallTrace;
 }
@@ -98,7 +100,8 @@ export function createOperationHandler(operation: OperationSpec, getServices: ()
         const releaseWait = waitSeconds ? takeWaitSlot(services, caller, startedMs + waitSeconds * 1000) : undefined;
         try {
           response = await inCallTrace(callTrace, async () => {
-            const outcome = await services.orchestrations.start(startRequestOf(ready, services, appBase), send);
+            // Sent at once, or held for approval when a rule asks one (approvalStart.ts).
+            const outcome = await startOrHold(services, ready, { ...startRequestOf(ready, services, appBase), ...replayOf(request) }, send);
             return answerStart(outcome, ready, request, services, { appBase, correlationId, startedMs });
           });
         } finally {
@@ -167,7 +170,7 @@ export function startRequestOf(prepared: PreparedCall, services: Services, appBa
  * arrival, so the upstream's own time is part of it.
  */
 async function answerStart(
-  outcome: StartOutcome,
+  outcome: StartOutcome | HeldOutcome,
   prepared: PreparedCall,
   request: HttpRequest,
   services: Services,
@@ -256,9 +259,9 @@ export async function prepareCall(
   }
   const limits = { deadlineAt: services.now() + config.UPSTREAM_TIMEOUT_MS, maxItems: config.MAX_MERGED_ITEMS, maxBytes: config.MAX_MERGED_BYTES };
   // Each later page of a merge is sent as soon as it is drawn.
-  const takeRead = () => takeCallerRate(services, caller, grant, 'reads').spend();
+  const takeRead = async () => (await takeCallerRate(services, caller, grant, 'reads')).spend();
   // Drawn last, once nothing before the send can refuse the call (its token included); the caller settles it.
-  const draw = takeCallerRate(services, caller, grant, callKindOf(operation));
+  const draw = await takeCallerRate(services, caller, grant, callKindOf(operation));
   return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId, limits, notifyTargets, caller, draw, takeRead, callTrace };
 }
 
@@ -284,7 +287,7 @@ function mergePages(prepared: PreparedCall, first: ListPage, firstBytes: number,
   const { deadlineAt } = limits;
   const fetchPage = async (nextLink: string): Promise<FetchedPage> => {
     // Each later page is one more upstream read of the caller's share; an empty share ends the merge like a bound.
-    prepared.takeRead();
+    await prepared.takeRead();
     // The client refuses a nextLink off the upstream's origin before the token leaves.
     const response = await prepared.client.send({ method: 'GET', url: nextLink, headers: prepared.headers, token: prepared.token, timeoutMs: deadlineAt - Date.now(), callTrace: prepared.callTrace });
     if (response.status !== 200) {

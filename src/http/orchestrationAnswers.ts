@@ -5,7 +5,9 @@
  */
 import type { HttpResponseInit } from '@azure/functions';
 import { errorStatusByCode, GatewayError, type ErrorCode } from '../errors';
+import { waitingRetryAfterOf } from '../orchestration/approvalTransitions';
 import type { StartOutcome } from '../orchestration/orchestrationEngine';
+import type { HeldOutcome } from './approvalStart';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
 import { orchestrationLinks, statusDocument } from '../orchestration/statusDocument';
 import { correlationHeader } from './correlation';
@@ -15,7 +17,8 @@ export const orchestrationIdHeader = 'x-orchestration-id';
 
 /** Seconds until the next poll, at least one: what `Retry-After` tells a caller. */
 export function retryAfterSeconds(state: OrchestrationState, now: number): number {
-  return Math.max(1, Math.ceil(((state.poll?.nextPollAt ?? now) - now) / 1000));
+  // A start waiting for approval has no poll: its pollers are told to come back in a while, not every second.
+  return Math.max(1, Math.ceil(((state.poll?.nextPollAt ?? now + (waitingRetryAfterOf(state, now) ?? 0)) - now) / 1000));
 }
 
 function monitorHeaders(state: OrchestrationState, appBase: string, now: number): Record<string, string> {
@@ -46,7 +49,9 @@ function withoutUpstreamPolling(headers: Record<string, string>): Record<string,
  * polling headers. Running: the upstream's status and body, but `Location` points at the app,
  * so callers poll the app and never the upstream.
  */
-export function startAnswer(outcome: StartOutcome, appBase: string, correlationId: string, now: number): HttpResponseInit {
+export function startAnswer(outcome: StartOutcome | HeldOutcome, appBase: string, correlationId: string, now: number): HttpResponseInit {
+  // Held for approval: accepted as a long-running start is, with nothing from the upstream to pass on.
+  if (outcome.kind === 'waiting') return { status: 202, headers: { [correlationHeader]: correlationId, ...monitorHeaders(outcome.state, appBase, now) } };
   if (outcome.kind === 'final') {
     const answer = upstreamResponse(outcome.response, correlationId);
     return { ...answer, headers: { ...withoutUpstreamPolling(answer.headers as Record<string, string>), [orchestrationIdHeader]: outcome.state.id } };

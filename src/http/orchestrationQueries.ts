@@ -94,6 +94,13 @@ export function listRequestOf(query: URLSearchParams, headers: { get(name: strin
   return { filter, top, showInput: showInputText?.toLowerCase() === 'true', continuationToken };
 }
 
+/** At least one filter, so that no call acts on every orchestration by accident. */
+function requireFilter(filter: SummaryFilter, what: string, problems: ProblemList): void {
+  if (!filter.statuses && !filter.names && !filter.createdFrom && !filter.createdTo && !filter.idPrefix) {
+    problems.add(problem('query', `Name what to ${what}: runtimeStatus, name, createdTimeFrom, createdTimeTo or instanceIdPrefix.`));
+  }
+}
+
 /** The purge by filter: ended orchestrations only, and at least one filter, so no call empties the store by accident. */
 export function purgeRequestOf(query: URLSearchParams, headers: { get(name: string): string | null }): { filter: SummaryFilter; continuationToken?: string } {
   const problems = new ProblemList();
@@ -101,9 +108,50 @@ export function purgeRequestOf(query: URLSearchParams, headers: { get(name: stri
   if (filter.statuses?.some((status) => status === 'Pending' || status === 'Running')) {
     problems.add(problem('runtimeStatus', 'Only ended orchestrations (Completed, Failed, Terminated) can be purged; terminate a running one first.'));
   }
-  if (!filter.statuses && !filter.names && !filter.createdFrom && !filter.createdTo && !filter.idPrefix) {
-    problems.add(problem('query', 'Name what to purge: runtimeStatus, name, createdTimeFrom, createdTimeTo or instanceIdPrefix.'));
-  }
+  requireFilter(filter, 'purge', problems);
+  const continuationToken = continuationOf(headers, problems);
+  if (problems.total > 0) throw invalidRequest(problems);
+  return { filter, continuationToken };
+}
+
+/** How much of the store one list, count, purge or bulk request may read, and for how long. */
+export function scanBoundsOf(config: { ORCHESTRATION_QUERY_MAX_SCANNED: number }): { maxScanned: number; timeBudgetMs: number } {
+  return { maxScanned: config.ORCHESTRATION_QUERY_MAX_SCANNED, timeBudgetMs: 5000 };
+}
+
+export type BulkAction = 'terminate' | 'restart';
+
+/** The statuses each bulk action acts on: terminate the running, restart the ended. */
+export const bulkStatuses: Record<BulkAction, readonly RuntimeStatus[]> = { terminate: ['Pending', 'Running'], restart: ['Completed', 'Failed', 'Terminated'] };
+
+export interface BulkRequest {
+  filter: SummaryFilter;
+  dryRun: boolean;
+  continuationToken?: string;
+}
+
+/**
+ * A bulk terminate or restart: at least one filter, the statuses held to those the action takes
+ * (all of them when none is named), `dryRun=true` to only count.
+ */
+export function bulkRequestOf(action: BulkAction, query: URLSearchParams, headers: { get(name: string): string | null }): BulkRequest {
+  const problems = new ProblemList();
+  const filter = filterOf(query, problems);
+  const actedOn = bulkStatuses[action];
+  const statuses = filter.statuses?.filter((status) => actedOn.includes(status)) ?? actedOn;
+  if (filter.statuses && statuses.length === 0) problems.add(problem('runtimeStatus', `${action === 'terminate' ? 'Terminate' : 'Restart'} acts on ${actedOn.join(', ')} orchestrations only; name one of those, or no runtimeStatus.`));
+  requireFilter(filter, action, problems);
+  const dryRunText = query.get('dryRun');
+  if (dryRunText !== null && !/^(true|false)$/i.test(dryRunText)) problems.add(problem('dryRun', 'dryRun must be true or false.'));
+  const continuationToken = continuationOf(headers, problems);
+  if (problems.total > 0) throw invalidRequest(problems);
+  return { filter: { ...filter, statuses }, dryRun: dryRunText?.toLowerCase() === 'true', continuationToken };
+}
+
+/** The counts by status: the list's filters, none required. */
+export function countsRequestOf(query: URLSearchParams, headers: { get(name: string): string | null }): { filter: SummaryFilter; continuationToken?: string } {
+  const problems = new ProblemList();
+  const filter = filterOf(query, problems);
   const continuationToken = continuationOf(headers, problems);
   if (problems.total > 0) throw invalidRequest(problems);
   return { filter, continuationToken };

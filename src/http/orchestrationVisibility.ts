@@ -5,6 +5,8 @@
  * reaches the route only as a starter is refused anything but its own (403), whether or not the
  * id exists, as a caller without the route's rule always was.
  */
+import { matchesAny } from '../access/accessPolicy';
+import { appRoutes } from '../appRoutes';
 import { GatewayError } from '../errors';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
 import type { StoredStatus } from '../orchestration/orchestrationStore';
@@ -23,10 +25,22 @@ export interface Viewer {
   notFound: (id: string) => GatewayError;
 }
 
+/**
+ * Whether the caller reads a start it is named to approve (its `customStatus.approval`): an
+ * approver may read and decide those, on the routes that read, and nothing else through that.
+ */
+function readsAsApprover(viewer: Viewer, state: OrchestrationState | undefined): boolean {
+  const approvers = state?.customStatus?.approval?.approvers;
+  return approvers !== undefined && readingRoutes.has(viewer.routeName) && matchesAny(viewer.caller, approvers);
+}
+
+const readingRoutes: ReadonlySet<string> = new Set(Object.values(appRoutes).filter((route) => route.access === 'read').map((route) => route.name));
+
 /** The orchestration's document, if the caller may see it. */
 export async function visibleOrchestration(viewer: Viewer, id: string): Promise<OrchestrationState> {
   const { services, caller } = viewer;
   const state = await services.orchestrations.get(id);
+  if (readsAsApprover(viewer, state)) return state!;
   if (viewer.starterOnly && state?.startedBy !== caller.primary) throw notAllowed(caller, { names: [viewer.routeName] });
   if (!state || !maySee(services, caller, { startedBy: state.startedBy, target: state.input.path })) throw viewer.notFound(id);
   return state;
@@ -41,6 +55,11 @@ export async function visibleOrchestration(viewer: Viewer, id: string): Promise<
 export async function visibleStatus(viewer: Viewer, id: string): Promise<StoredStatus> {
   const { services, caller } = viewer;
   const status = await services.orchestrations.store.readStatus(id);
+  // An approver's rights are in the document, not in its metadata: read from there.
+  if (status && status.startedBy !== caller.primary && services.access.policy.namesApprover(caller) && !maySee(services, caller, status)) {
+    await visibleOrchestration(viewer, id);
+    return status;
+  }
   if (viewer.starterOnly && status?.startedBy !== caller.primary) throw notAllowed(caller, { names: [viewer.routeName] });
   if (status && status.startedBy !== caller.primary && status.target === undefined) {
     await visibleOrchestration(viewer, id);

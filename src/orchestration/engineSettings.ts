@@ -10,7 +10,9 @@ import type { OrchestrationState } from './orchestrationState';
 import type { OrchestrationStore } from './orchestrationStore';
 import type { OriginGatePolicy } from './originGate';
 import type { OutboxPolicy } from './outbox';
-import type { OnceMarkers } from '../storage/onceMarkers';
+import type { Expiring } from '../storage/onceMarkers';
+import type { CircuitRecords } from './circuitRecords';
+import type { ApprovalWaits } from './approvalWaits';
 
 export interface OrchestrationSettings {
   pollInterval: PollIntervalPolicy;
@@ -94,11 +96,15 @@ export interface EngineDependencies {
   /** Absent when no signing secret is configured: no target can then be named. */
   notifier?: Pick<NotificationSender, 'send'>;
   /** Records that expire in the same storage (the chat routes' replay records): the janitor removes the expired ones. */
-  expiringMarkers?: Pick<OnceMarkers, 'removeExpired'>;
+  expiringMarkers?: Expiring;
+  /** The receivers' circuits shared by the instances (sharedCircuit.ts); absent, each instance keeps its own. */
+  circuits?: CircuitRecords;
   settings: OrchestrationSettings;
   now: () => number;
   log: (line: string) => void;
   newId?: () => string;
+  /** The places of the starts waiting for approval (approvalWaits.ts); absent, none can wait. */
+  approvalWaits?: ApprovalWaits;
 }
 
 export interface StartRequest {
@@ -125,6 +131,9 @@ export interface StartRequest {
   startedBy?: string;
   /** Whether only the same starter's repeat is a duplicate (with ACCESS_POLICY: each caller's own). */
   duplicatesPerCaller?: boolean;
+  /** A restart: the id chosen for it beforehand (the original links to it first), and the original's. */
+  id?: string;
+  restartedFrom?: string;
 }
 
 /**

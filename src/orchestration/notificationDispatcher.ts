@@ -3,7 +3,8 @@
  * delays the poller:
  *
  * - each receiver's origin passes an OriginGate (a few attempts at once, a circuit that skips
- *   it for a while after failures in a row);
+ *   it for a while after failures in a row), its open state shared by the app's instances
+ *   (sharedCircuit.ts: read once per origin at the start of a run);
  * - first attempts go before retries, and retries take at most half of the instance's places;
  * - a poller run starts attempts and waits for them at most `deliveryWaitMs`: a slower one is
  *   recorded when it ends, after the run. If the instance stops first, its claim lapses and a
@@ -18,13 +19,15 @@ import type { OutboxEntry } from './orchestrationIndex';
 import type { OrchestrationState } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';
 import { OriginGate, type Admission } from './originGate';
+import type { CircuitRecord } from './circuitRecords';
+import { SharedCircuit } from './sharedCircuit';
 import { afterAttempt, claimDeliveries, droppedDelivery, droppedReason, dueDeliveries, isTargetAllowed, nextDeliveryAt, outboxHint, type Delivery, type DeliveryOutcome, type OutboxHint } from './outbox';
 import { endEventData } from './statusDocument';
 import { cloudEventTracing } from '../telemetry/hooks';
 
 export type DispatchSettings = Pick<OrchestrationSettings, 'outbox' | 'allowedOrigins' | 'notifyUrl' | 'concurrency' | 'deliveryBatch' | 'originGate' | 'deliveryWaitMs'>;
 
-export type DispatcherDependencies = Pick<EngineDependencies, 'store' | 'index' | 'notifier' | 'now' | 'log'> & {
+export type DispatcherDependencies = Pick<EngineDependencies, 'store' | 'index' | 'notifier' | 'now' | 'log' | 'circuits'> & {
   settings: DispatchSettings;
   /** The engine's conditional write: read, change and write again on a conflict. */
   write: (stored: StoredState, change: (state: OrchestrationState) => OrchestrationState) => Promise<StoredState>;
@@ -64,6 +67,8 @@ async function settledWithin(work: readonly Promise<unknown>[], ms: number): Pro
 export class NotificationDispatcher {
   readonly #deps: DispatcherDependencies;
   readonly #gate: OriginGate;
+  /** The circuits' open state shared with the other instances; absent, each instance's own. */
+  readonly #circuit?: SharedCircuit;
   /** Attempts in flight in this instance, and how many of them are retries. */
   #slots = 0;
   #retrySlots = 0;
@@ -78,6 +83,7 @@ export class NotificationDispatcher {
   constructor(deps: DispatcherDependencies) {
     this.#deps = deps;
     this.#gate = new OriginGate(deps.settings.originGate, deps.now);
+    if (deps.circuits && deps.notifier) this.#circuit = new SharedCircuit({ gate: this.#gate, records: deps.circuits, policy: deps.settings.originGate, now: deps.now, log: deps.log, concurrency: deps.settings.concurrency });
   }
 
   /**
@@ -92,6 +98,7 @@ export class NotificationDispatcher {
     const { index, settings, now } = this.#deps;
     const waitEndsAt = performance.now() + settings.deliveryWaitMs;
     const queue = this.#ordered(await index.dueOutboxes(now())).slice(0, settings.deliveryBatch);
+    await this.#circuit?.refresh(queue.flatMap((entry) => entry.hint?.origins ?? []));
     const started: Promise<void>[] = [];
     const worker = async () => {
       while (now() < endsAt) {
@@ -206,8 +213,11 @@ export class NotificationDispatcher {
       await this.#mark(id, stored?.state.deliveries);
       return { attempts: [] };
     }
+    await this.#circuit?.learn(due.map((delivery) => originOf(delivery.target)));
     const dropped = new Set(due.filter((delivery) => !isTargetAllowed(delivery.target, settings.allowedOrigins, settings.notifyUrl)).map((delivery) => delivery.eventId));
     const taken = due.filter((delivery) => !dropped.has(delivery.eventId) && this.#take(delivery));
+    // The shared record each attempt was admitted on (read now, before any wait): its answer closes that one.
+    const admitted = new Map(taken.map((delivery) => [delivery.eventId, this.#circuit?.admit(originOf(delivery.target))]));
     const left = due.filter((delivery) => !dropped.has(delivery.eventId) && !taken.includes(delivery));
     const waiting = left.length > 0 ? outboxHint(left) : undefined;
     if (dropped.size === 0 && taken.length === 0) return { attempts: [], waiting };
@@ -226,7 +236,7 @@ export class NotificationDispatcher {
       await this.#mark(id, claimedState.deliveries);
       return base;
     });
-    const attempts = taken.map((delivery) => this.#track(id, this.#attempt(id, base, delivery)));
+    const attempts = taken.map((delivery) => this.#track(id, this.#attempt(id, base, delivery, admitted.get(delivery.eventId))));
     await marked.catch((error: unknown) => this.#logError(id, error));
     return { attempts, waiting };
   }
@@ -242,11 +252,13 @@ export class NotificationDispatcher {
     return true;
   }
 
-  #release(delivery: Delivery, result: 'answered' | 'unanswered' | 'unused'): void {
+  /** Gives the places back; says whether the attempt opened the origin's circuit. */
+  #release(delivery: Delivery, result: 'answered' | 'unanswered' | 'unused'): 'opened' | undefined {
     this.#slots -= 1;
     if (delivery.attempts > 0) this.#retrySlots -= 1;
-    if (this.#deps.notifier) this.#gate.leave(originOf(delivery.target), result);
+    const opened = this.#deps.notifier ? this.#gate.leave(originOf(delivery.target), result) : undefined;
     this.#wake();
+    return opened;
   }
 
   #wake(): void {
@@ -255,7 +267,7 @@ export class NotificationDispatcher {
     for (const listener of listeners) listener();
   }
 
-  async #attempt(id: string, base: StoredState, delivery: Delivery): Promise<void> {
+  async #attempt(id: string, base: StoredState, delivery: Delivery, admitted: CircuitRecord | undefined): Promise<void> {
     const { notifier, settings, now } = this.#deps;
     let outcome: DeliveryOutcome;
     try {
@@ -264,7 +276,9 @@ export class NotificationDispatcher {
       outcome = { delivered: false, retriable: true, error: 'internal error' };
     }
     // Any answer but a retriable one shows the receiver is there (a 400 is its own verdict).
-    this.#release(delivery, outcome.delivered || !outcome.retriable ? 'answered' : 'unanswered');
+    const result = outcome.delivered || !outcome.retriable ? 'answered' : 'unanswered';
+    const opened = this.#release(delivery, result);
+    const shared = this.#circuit?.after(originOf(delivery.target), result, opened, admitted);
     const written = await this.#afterWrites(id, base, async (latest) => {
       const after = await this.#deps.write(latest, (state) => ({
         ...state,
@@ -275,6 +289,7 @@ export class NotificationDispatcher {
     });
     const recorded = written.state.deliveries?.find((each) => each.eventId === delivery.eventId);
     if (recorded) this.#logDelivery(id, recorded);
+    await shared;
   }
 
   /**

@@ -24,11 +24,15 @@ import { OrchestrationIndex } from './orchestrationIndex';
 import { OrchestrationJanitor } from './orchestrationJanitor';
 import { OrchestrationRecords } from './orchestrationRecords';
 import { isActive, type OrchestrationState } from './orchestrationState';
-import { OrchestrationStarter } from './orchestrationStarter';
+import { OrchestrationStarter, requestKeyOf } from './orchestrationStarter';
 import { OrchestrationStepper } from './orchestrationStepper';
 import { OrchestrationStore } from './orchestrationStore';
 import type { SummaryFilter, SummaryPage, SummaryQuery } from './summaryQuery';
 import { OrchestrationSweeper } from './orchestrationSweeper';
+import type { ApprovalDecisionRecord, ApprovalStatus } from './approvalStatus';
+import { ApprovalWaits, type WaitingMarker } from './approvalWaits';
+import { HeldStarts } from './heldStarts';
+import { StartRecorder } from './startAnswers';
 import { nextDeliveryAt } from './outbox';
 
 export { defaultOrchestrationSettings } from './engineSettings';
@@ -48,6 +52,7 @@ export class OrchestrationEngine {
   readonly #deps: EngineDependencies;
   readonly #records: OrchestrationRecords;
   readonly #starter: OrchestrationStarter;
+  readonly #held: HeldStarts;
   readonly #stepper: OrchestrationStepper;
   readonly #sweeper: OrchestrationSweeper;
   readonly #notifications: NotificationDispatcher;
@@ -56,8 +61,10 @@ export class OrchestrationEngine {
     this.#deps = deps;
     const newId = deps.newId ?? randomUUID;
     this.#records = new OrchestrationRecords({ ...deps, newId });
-    this.#starter = new OrchestrationStarter({ ...deps, newId }, this.#records);
-    this.#stepper = new OrchestrationStepper(deps, this.#records);
+    const recorder = new StartRecorder(deps, this.#records);
+    this.#starter = new OrchestrationStarter({ ...deps, newId }, this.#records, recorder);
+    this.#held = new HeldStarts(deps, this.#records, recorder);
+    this.#stepper = new OrchestrationStepper(deps, this.#records, this.#held);
     this.#notifications = new NotificationDispatcher({ ...deps, write: (stored, change) => this.#records.write(stored, change) });
     const janitor = new OrchestrationJanitor(deps, this.#records);
     this.#sweeper = new OrchestrationSweeper(deps, { records: this.#records, stepper: this.#stepper, notifications: this.#notifications, janitor });
@@ -70,6 +77,52 @@ export class OrchestrationEngine {
   /** See OrchestrationStarter.start. */
   start(request: StartRequest, send: (pending: OrchestrationState) => Promise<UpstreamResponse>): Promise<StartOutcome> {
     return this.#starter.start(request, send);
+  }
+
+  /**
+   * Stores a start that waits for approval instead of sending it (see OrchestrationStarter.hold),
+   * within the bounds on waiting starts: past the starter's or the app's, 429 with Retry-After
+   * and nothing stored. A repeat of one waiting joins it (a duplicate).
+   */
+  async hold(request: StartRequest, held: NonNullable<OrchestrationState['heldStart']>, approval: ApprovalStatus, bounds: { perCaller: number; total: number }): Promise<StartOutcome | { kind: 'waiting'; state: OrchestrationState }> {
+    const waits = this.#deps.approvalWaits;
+    if (!waits || !request.startedBy) throw new GatewayError('InternalError', 'Starts cannot wait for approval here.');
+    const id = request.id ?? (this.#deps.newId ?? randomUUID)();
+    const startedBy = request.startedBy;
+    await this.#deps.store.ensureReady();
+    const admitted = await waits.admit({ id, name: request.name, startedBy, expiresAt: Date.parse(approval.expiresAt), approvers: approval.approvers }, bounds, this.#deps.now());
+    if (!admitted.admitted) {
+      // A repeat of a start that already waits (an SDK retrying its PUT) takes no new place: it joins it.
+      const repeated = await this.#waitingRepeatOf(request);
+      if (repeated) return { kind: 'duplicate', state: repeated };
+      const which = admitted.bound === 'caller' ? `the caller (${startedBy}) has ${bounds.perCaller} starts waiting for approval (APPROVAL_MAX_PENDING_PER_CALLER)` : `${bounds.total} starts wait for approval (APPROVAL_MAX_PENDING)`;
+      throw new GatewayError('TooManyPendingApprovals', `Not stored: ${which}. Try again once one is decided or expires, or ask an approver to decide them.`, { headers: { 'retry-after': String(admitted.retryAfterSeconds) } });
+    }
+    try {
+      const outcome = await this.#starter.hold({ ...request, id }, held, approval);
+      if (outcome.kind !== 'waiting') await waits.release(startedBy, id);
+      return outcome;
+    } catch (error) {
+      await waits.release(startedBy, id).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The active start holding the same request key, started by the same caller, if there is one. */
+  async #waitingRepeatOf(request: StartRequest): Promise<OrchestrationState | undefined> {
+    const holder = await this.#deps.index.keyHolder(requestKeyOf(request));
+    const state = holder && (await this.#deps.store.read(holder.id))?.state;
+    return state && isActive(state) && state.startedBy === request.startedBy ? state : undefined;
+  }
+
+  /** Records one decision on a start waiting for approval (see HeldStarts.decide). */
+  decide(id: string, decision: Omit<ApprovalDecisionRecord, 'at'>, judge: (state: OrchestrationState) => void): Promise<OrchestrationState> {
+    return this.#held.decide(id, decision, judge);
+  }
+
+  /** The starts waiting for approval, from their markers alone (see ApprovalWaits.waiting). */
+  waitingForApproval(limit: number): Promise<WaitingMarker[]> {
+    return this.#deps.approvalWaits?.waiting(this.#deps.now(), limit) ?? Promise.resolve([]);
   }
 
   /** See OrchestrationStepper.advance. */
@@ -148,5 +201,5 @@ export class OrchestrationEngine {
 export function engineOnContainer(container: ContainerClient, dependencies: Omit<EngineDependencies, 'store' | 'index'> & { storageTimeoutMs: number }): OrchestrationEngine {
   const budget = new StorageBudget(dependencies.storageTimeoutMs, 'Orchestration storage');
   const settings = { ...dependencies.settings, startWritesMs: 3 * dependencies.storageTimeoutMs };
-  return new OrchestrationEngine({ ...dependencies, settings, store: new OrchestrationStore(container, budget), index: new OrchestrationIndex(container, budget) });
+  return new OrchestrationEngine({ ...dependencies, settings, store: new OrchestrationStore(container, budget), index: new OrchestrationIndex(container, budget), approvalWaits: new ApprovalWaits(container, budget) });
 }

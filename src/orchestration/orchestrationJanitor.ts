@@ -11,7 +11,7 @@ import { scheduleOf } from './transitions';
 
 export class OrchestrationJanitor {
   constructor(
-    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'settings' | 'now' | 'expiringMarkers'>,
+    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'settings' | 'now' | 'expiringMarkers' | 'circuits'>,
     private readonly records: OrchestrationRecords,
   ) {}
 
@@ -21,7 +21,8 @@ export class OrchestrationJanitor {
    * document that ended with its outbox unmarked, a start that died holding no key) and what
    * was stored before the index existed (purging ended documents past their retention directly,
    * except one with a notification still pending: it is kept, its outbox marked, until the
-   * delivery ends).
+   * delivery ends). It also removes the receivers' circuit records nobody probed for long
+   * (sharedCircuit.ts), at most `purgeBatch`.
    */
   async turn(): Promise<{ scanned: number; repaired: number }> {
     const { store, index, settings } = this.deps;
@@ -50,14 +51,16 @@ export class OrchestrationJanitor {
       else if (!holder && stored.state.runtimeStatus === 'Running' && (await index.claimKey(stored.state.requestKey, summary.id, scheduleOf(stored.state)))) repaired += 1;
     });
     await index.saveJanitor(page.marker, page.marker ? now : now + settings.janitorIntervalMs, turn.etag);
+    await this.#removeStaleCircuits(now);
     return { scanned: page.summaries.length, repaired };
   }
 
   /**
    * Every run, not only on the janitor's turn: the expired records of `expiringMarkers` (the chat
-   * replay records), at most `purgeBatch` of them, oldest first; the rest in the next run. Any
-   * instance may do it at once (a delete of what is gone is nothing), and a failure waits for the
-   * next run: a record kept longer refuses nothing a fresh request could send.
+   * replay records, the response_urls' post counts, the callers' share buckets idle for long), at most `purgeBatch` of them in all, oldest
+   * first; the rest in the next run. Any instance may do it at once (a delete of what is gone is
+   * nothing), and a failure waits for the next run: a replay record kept longer refuses nothing a
+   * fresh request could send, and a post count kept longer counts posts to a URL Slack expired.
    */
   async removeExpiredMarkers(): Promise<number> {
     const { expiringMarkers, settings } = this.deps;
@@ -67,6 +70,16 @@ export class OrchestrationJanitor {
     } catch (error) {
       this.records.log({ step: 'markers-error', code: (error as { code?: string }).code ?? 'InternalError' });
       return 0;
+    }
+  }
+
+  /** A failure waits for the next turn: a stale record is read as what it is, a cool-down long over. */
+  async #removeStaleCircuits(now: number): Promise<void> {
+    const { circuits, settings } = this.deps;
+    try {
+      await circuits?.removeStale(now, settings.purgeBatch, settings.concurrency);
+    } catch (error) {
+      this.records.log({ step: 'circuits-error', code: (error as { code?: string }).code ?? 'InternalError' });
     }
   }
 }

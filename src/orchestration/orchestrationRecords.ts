@@ -8,13 +8,14 @@ import { recordOrchestrationEnd } from '../telemetry/hooks';
 import { GatewayError } from '../errors';
 import type { EngineDependencies } from './engineSettings';
 import { expiryMarkerName } from './orchestrationIndex';
-import type { OrchestrationState } from './orchestrationState';
+import { approvalStepOf, pendingSinceOf } from './approvalTransitions';
+import { isActive, type OrchestrationState } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';
 import { StateCache } from './stateCache';
 import { nextDeliveryAt, outboxHint } from './outbox';
 import { ended, type Ending } from './transitions';
 
-export type RecordsDependencies = Pick<EngineDependencies, 'store' | 'index' | 'settings' | 'now' | 'log'> & { newId: () => string };
+export type RecordsDependencies = Pick<EngineDependencies, 'store' | 'index' | 'settings' | 'now' | 'log' | 'approvalWaits'> & { newId: () => string };
 
 export class OrchestrationRecords {
   /** What this instance last wrote of each active orchestration (see StateCache). */
@@ -65,10 +66,16 @@ export class OrchestrationRecords {
   /**
    * Ends an orchestration (unless it ended already), then updates the index: key, expiry,
    * outbox. `keyEtag`, the request key's version as the caller last saw it, saves reading the key.
+   * An ending given as a function is decided on the version written, each try: undefined leaves
+   * that version as it is (it changed meanwhile, and no longer ends so).
    */
-  async end(stored: StoredState, ending: Ending, keyEtag?: string): Promise<OrchestrationState> {
+  async end(stored: StoredState, ending: Ending | ((state: OrchestrationState) => Ending | undefined), keyEtag?: string): Promise<OrchestrationState> {
     const context = { notifyUrl: this.deps.settings.notifyUrl, newId: this.deps.newId };
-    const settled = await this.write(stored, (state) => ended(state, ending, this.deps.now(), context));
+    const settled = await this.write(stored, (state) => {
+      const decided = typeof ending === 'function' ? ending(state) : ending;
+      return decided ? ended(state, decided, this.deps.now(), context) : state;
+    });
+    if (isActive(settled.state)) return settled.state;
     await this.indexEnded(settled.state, keyEtag);
     recordOrchestrationEnd(settled.state);
     this.log({ id: settled.state.id, name: settled.state.name, step: 'settled', runtimeStatus: settled.state.runtimeStatus, failure: settled.state.failure?.code });
@@ -88,12 +95,30 @@ export class OrchestrationRecords {
       index.releaseKey(state.requestKey, state.id, keyEtag),
       index.markExpiry(state.id, endedAt + settings.retentionMs),
       dueAt === undefined ? undefined : index.markOutbox(state.id, dueAt, outboxHint(state.deliveries)),
+      // A start that waited for approval gives its place back (nothing, if it was given back when approved).
+      state.customStatus?.approval && state.startedBy !== undefined ? this.deps.approvalWaits?.release(state.startedBy, state.id) : undefined,
     ]);
   }
 
-  /** Fails a start still Pending past `pendingTimeoutMs` (its instance died before the upstream answered). */
+  /**
+   * Fails a start still Pending past `pendingTimeoutMs` (its instance died before the upstream
+   * answered). A start waiting for approval, or approved and not yet sent, is not stuck: its
+   * expiry ends it, or a later step sends it; one whose send was claimed counts from the claim.
+   */
   async failStalePending(stored: StoredState, now: number): Promise<boolean> {
-    if (stored.state.runtimeStatus !== 'Pending' || now - Date.parse(stored.state.createdTime) < this.deps.settings.pendingTimeoutMs) return false;
+    const pendingSince = pendingSinceOf(stored.state);
+    if (stored.state.runtimeStatus === 'Pending' && pendingSince === undefined) {
+      // Waiting (or approved, unsent): its own expiry ends it, also for the janitor, which finds
+      // one whose key a stopped instance never wrote (so the poller never lists it).
+      const step = approvalStepOf(stored.state, now);
+      if (step.kind !== 'end') return false;
+      await this.end(stored, (state) => {
+        const again = approvalStepOf(state, now);
+        return again.kind === 'end' ? again.ending : undefined;
+      });
+      return true;
+    }
+    if (stored.state.runtimeStatus !== 'Pending' || pendingSince === undefined || now - pendingSince < this.deps.settings.pendingTimeoutMs) return false;
     await this.end(stored, {
       runtimeStatus: 'Failed',
       failure: { code: 'StartInterrupted', message: 'The instance that started this operation stopped before the upstream answered; whether the upstream received it is unknown.' },

@@ -8,18 +8,15 @@ import { createHash } from 'node:crypto';
 import { GatewayError } from '../errors';
 import { redactSecrets } from '../rules/redaction';
 import { currentTraceCarrier } from '../telemetry/hooks';
-import { upstreamIdsOf } from '../telemetry/upstreamIds';
-import { withStorageAttempts } from '../storage/storageBudget';
-import { isTrustedUrl } from '../upstream/urlGuard';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
+import type { ApprovalStatus } from './approvalStatus';
+import { approvalScheduleOf, waitingStatus } from './approvalTransitions';
 import type { EngineDependencies, StartOutcome, StartRequest } from './engineSettings';
-import { isUnfollowableAccept, pollingModeOf, pollUrlOf, resultUrlOf, type UpstreamAnswer } from './lroRules';
 import type { KeySchedule } from './orchestrationIndex';
 import type { OrchestrationRecords } from './orchestrationRecords';
 import { isActive, type OrchestrationState } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';
-import { answerOf } from './upstreamAnswer';
-import { running, scheduleOf, type Ending } from './transitions';
+import type { StartRecorder } from './startAnswers';
 
 export function requestKeyOf(request: Pick<StartRequest, 'method' | 'path' | 'query' | 'bodyText' | 'actor' | 'startedBy' | 'duplicatesPerCaller'>): string {
   const query = [...request.query].sort(([a], [b]) => a.localeCompare(b));
@@ -36,6 +33,7 @@ export class OrchestrationStarter {
   constructor(
     private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'upstream' | 'settings' | 'now'> & { newId: () => string },
     private readonly records: OrchestrationRecords,
+    private readonly recorder: StartRecorder,
   ) {}
 
   /**
@@ -47,24 +45,48 @@ export class OrchestrationStarter {
    * caller that cannot wait for the upstream (a chat command) can name the id at once.
    */
   async start(request: StartRequest, send: (pending: OrchestrationState) => Promise<UpstreamResponse>): Promise<StartOutcome> {
-    const { store, index } = this.deps;
-    const requestKey = requestKeyOf(request);
+    const opened = await this.#open(this.#pendingOf(request), { startedAt: this.deps.now() }, request.notifyTargets);
+    if ('duplicate' in opened) return { kind: 'duplicate', state: opened.duplicate };
+    const { stored, keyEtag } = opened;
+    return this.recorder.sendAndRecord(stored, request, () => send(stored.state), keyEtag);
+  }
+
+  /**
+   * Stores a start that waits for approval instead of sending it: the same two writes as a
+   * start's first (the request key, with the expiry as its schedule, and the document), so a
+   * repeat joins it as a duplicate; the upstream sees nothing. `held` is what its send needs later.
+   */
+  async hold(request: StartRequest, held: NonNullable<OrchestrationState['heldStart']>, approval: ApprovalStatus): Promise<StartOutcome | { kind: 'waiting'; state: OrchestrationState }> {
+    const pending: OrchestrationState = { ...this.#pendingOf(request), customStatus: waitingStatus(approval), heldStart: held };
+    const opened = await this.#open(pending, approvalScheduleOf(pending)!, request.notifyTargets);
+    if ('duplicate' in opened) return { kind: 'duplicate', state: opened.duplicate };
+    this.records.log({ id: pending.id, name: request.name, step: 'waiting-for-approval', required: approval.required, expiresAt: approval.expiresAt });
+    return { kind: 'waiting', state: opened.stored.state };
+  }
+
+  #pendingOf(request: StartRequest): OrchestrationState {
     const now = this.deps.now();
-    const pending: OrchestrationState = {
-      id: this.deps.newId(),
+    return {
+      id: request.id ?? this.deps.newId(),
       name: request.name,
       runtimeStatus: 'Pending',
       input: { method: request.method, path: request.path, query: request.query, body: redactSecrets(request.bodyValue) },
-      requestKey,
+      requestKey: requestKeyOf(request),
       actor: request.actor,
       startedBy: request.startedBy,
       appBase: request.appBase,
       notifyTargets: request.notifyTargets,
+      ...(request.restartedFrom ? { restartedFrom: request.restartedFrom } : {}),
       traceContext: currentTraceCarrier(),
       createdTime: this.records.iso(now),
       lastUpdatedTime: this.records.iso(now),
     };
-    const schedule: KeySchedule = { startedAt: now };
+  }
+
+  /** The request key claimed and the document created at once; or the running orchestration a duplicate joins. */
+  async #open(pending: OrchestrationState, schedule: KeySchedule, notifyTargets: string[] | undefined): Promise<{ stored: StoredState; keyEtag: string } | { duplicate: OrchestrationState }> {
+    const { store, index } = this.deps;
+    const { requestKey } = pending;
     const [claim, create] = await Promise.allSettled([index.claimKey(requestKey, pending.id, schedule), store.create(pending)]);
     if (claim.status === 'rejected' || create.status === 'rejected' || create.value === undefined) {
       // Undo what was done, best effort: the janitor and the stale-start rule cover the rest.
@@ -83,84 +105,11 @@ export class OrchestrationStarter {
       });
       if ('running' in taken) {
         await store.delete(pending.id);
-        return { kind: 'duplicate', state: await this.#joinDuplicate(taken.running, request.notifyTargets) };
+        return { duplicate: await this.#joinDuplicate(taken.running, notifyTargets) };
       }
       keyEtag = taken.etag;
     }
-    let stored: StoredState = { state: pending, etag: create.value };
-
-    let response: UpstreamResponse;
-    let answer: UpstreamAnswer;
-    let initial: NonNullable<OrchestrationState['initial']>;
-    // The answer is read in the same try as the call: whatever fails there, the start is
-    // recorded as failed, never left Pending with the upstream having acted.
-    try {
-      response = await send(pending);
-      answer = answerOf(response);
-      initial = { status: response.status, body: redactSecrets(answer.body), upstreamIds: upstreamIdsOf(response.headers) };
-    } catch (error) {
-      const failure = error instanceof GatewayError ? { code: error.code, message: error.message } : { code: 'InternalError', message: 'The start failed.' };
-      await this.#end(stored, { runtimeStatus: 'Failed', failure }, keyEtag);
-      throw error;
-    }
-
-    if (isUnfollowableAccept(request.method, answer)) {
-      const failure = { code: 'UpstreamBadResponse', message: 'The upstream accepted the operation (202) without a Location or Azure-AsyncOperation to follow it; its outcome cannot be known.' } as const;
-      await this.#end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag);
-      throw new GatewayError(failure.code, failure.message, { headers: { 'x-orchestration-id': pending.id } });
-    }
-    let mode = pollingModeOf(request.method, answer);
-    let pollUrl = mode && pollUrlOf(mode, answer, request.resourceUrl);
-    if (mode && pollUrl && !isTrustedUrl(pollUrl, this.deps.upstream.baseUrl) && request.method.toUpperCase() === 'PUT') {
-      // A PUT can still be followed on the resource itself, which is on our own upstream.
-      mode = 'resource';
-      pollUrl = request.resourceUrl;
-    }
-    if (!mode || !pollUrl) {
-      const succeeded = response.status < 400;
-      const state = await this.#end(stored, {
-        runtimeStatus: succeeded ? 'Completed' : 'Failed',
-        initial,
-        output: initial,
-        customStatus: { upstreamState: succeeded ? 'Succeeded' : 'Failed', lastReadStatus: response.status },
-      }, keyEtag);
-      return { kind: 'final', state, response };
-    }
-    if (!isTrustedUrl(pollUrl, this.deps.upstream.baseUrl)) {
-      const failure = { code: 'UpstreamLinkRefused', message: 'The upstream asked to be polled on another origin; the app does not follow it.' };
-      return { kind: 'running', state: await this.#end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag), response };
-    }
-    // A result on another origin is not read: the status body is then the output, as before.
-    const resultUrl = resultUrlOf(request.method, mode, answer);
-    const plan = { mode, url: pollUrl, resourceUrl: request.resourceUrl, resultUrl: resultUrl && isTrustedUrl(resultUrl, this.deps.upstream.baseUrl) ? resultUrl : undefined, retryAfter: response.headers['retry-after'], deadlineMs: this.deps.settings.deadlineMs[request.name] ?? this.deps.settings.defaultDeadlineMs };
-    const started = running(stored.state, plan, initial, this.deps.now(), this.deps.settings.pollInterval);
-    // A try whose answer was lost may have landed: the next finds the document Running with
-    // this answer already (only this start moves it from Pending) and leaves it as it is.
-    const toRunning = (state: OrchestrationState) => (state.runtimeStatus === 'Running' && state.initial ? state : running(state, plan, initial, this.deps.now(), this.deps.settings.pollInterval));
-    const accepted = stored;
-    [stored] = await Promise.all([
-      this.#recorded(() => this.records.write(accepted, toRunning)),
-      this.#recorded(() => index.scheduleKey(requestKey, pending.id, scheduleOf(started), keyEtag)),
-    ]);
-    this.records.log({ id: pending.id, name: request.name, step: 'started', mode, nextPollInMs: (stored.state.poll?.nextPollAt ?? now) - now });
-    return { kind: 'running', state: stored.state, response };
-  }
-
-  /** Ends the start's orchestration with what the upstream answered, tried again as any record of it. */
-  #end(stored: StoredState, ending: Ending, keyEtag: string | undefined): Promise<OrchestrationState> {
-    return this.#recorded(() => this.records.end(stored, ending, keyEtag));
-  }
-
-  /**
-   * A write of what the upstream answered, tried again on a transient storage failure
-   * (`startRecordAttempts` in all, each within the storage budget): the upstream has acted, so
-   * a lost write would answer the caller 503 while the operation runs, and leave the document
-   * Pending for the janitor to fail as `StartInterrupted`. Every such write is safe to repeat:
-   * conditioned on the document's ETag and idempotent (an ending, or the change to Running,
-   * leaves a document that has it already as it is; the key's schedule re-reads the key).
-   */
-  #recorded<T>(write: () => Promise<T>): Promise<T> {
-    return withStorageAttempts(this.deps.settings.startRecordAttempts, write);
+    return { stored: { state: pending, etag: create.value }, keyEtag };
   }
 
   /**
@@ -210,7 +159,8 @@ export class OrchestrationStarter {
         current = (await this.records.write(stored, (state) => (isActive(state) ? { ...state, notifyTargets: [...(state.notifyTargets ?? []), ...added] } : state))).state;
       }
     }
-    for (let waited = 0; current.runtimeStatus === 'Pending' && !current.initial && waited < initialAnswerWaitMs; waited += 100) {
+    // A start waiting for approval has no answer coming: it is joined as it is.
+    for (let waited = 0; current.runtimeStatus === 'Pending' && !current.initial && !current.heldStart && waited < initialAnswerWaitMs; waited += 100) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       current = (await this.deps.store.read(first.id))?.state ?? current;
     }

@@ -4,6 +4,7 @@
  * It is plain JSON, so any instance can continue it (core-lro's serialisable state).
  * Secrets never enter it: `input.body` is redacted before it is built.
  */
+import type { ApprovalStatus } from './approvalStatus';
 import type { PollingMode } from './lroRules';
 import type { Delivery } from './outbox';
 import type { TraceCarrier } from '../telemetry/traceCarrier';
@@ -36,7 +37,8 @@ export interface OrchestrationState {
   initial?: { status: number; body?: unknown; upstreamIds?: UpstreamIds };
   /** The final answer: the resource, or the upstream's error. */
   output?: { status: number; body?: unknown };
-  customStatus?: { upstreamState: string; lastReadStatus?: number; lastPolledTime?: string; message?: string };
+  /** `approval`: the approval a start needs (approvalStatus.ts); it waits, Pending, with no upstream call until approved. */
+  customStatus?: { upstreamState: string; lastReadStatus?: number; lastPolledTime?: string; message?: string; approval?: ApprovalStatus };
   createdTime: string;
   lastUpdatedTime: string;
   poll?: {
@@ -65,6 +67,17 @@ export interface OrchestrationState {
   traceContext?: TraceCarrier;
   /** The outbox: one delivery per target, opened when it ends. */
   deliveries?: Delivery[];
+  /**
+   * A start that waits for approval (customStatus.approval): what its send needs once approved,
+   * held instead of sent. No secret: a start whose body holds a secret field cannot wait.
+   * `sendingSince`: an instance claimed the send (only one can); `sendBy`: an approved start not
+   * sent by then ends.
+   */
+  heldStart?: { url: string; headers: Record<string, string>; bodyText?: string; sendingSince?: number; sendBy?: number };
+  /** The ended orchestration this one is a restart of (`POST orchestrations/{id}/restart`). */
+  restartedFrom?: string;
+  /** The orchestration this ended one was restarted as: set once, by a conditional write, so one restart wins. */
+  restartedAs?: string;
 }
 
 export function isActive(state: OrchestrationState): boolean {

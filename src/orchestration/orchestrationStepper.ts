@@ -10,6 +10,7 @@ import { redactSecrets } from '../rules/redaction';
 import { isTrustedUrl } from '../upstream/urlGuard';
 import type { EngineDependencies, PollReader } from './engineSettings';
 import { finalReadOf, movedPollUrlOf, readPoll, readsResultOf, type PollingMode, type PollReading, type UpstreamAnswer } from './lroRules';
+import type { HeldStarts } from './heldStarts';
 import type { OrchestrationRecords } from './orchestrationRecords';
 import { isActive } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';
@@ -34,6 +35,7 @@ export class OrchestrationStepper {
   constructor(
     private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'upstream' | 'settings' | 'now'>,
     private readonly records: OrchestrationRecords,
+    private readonly heldStarts: HeldStarts,
   ) {}
 
   /**
@@ -60,7 +62,8 @@ export class OrchestrationStepper {
     const { budgetEndsAt, keyEtag } = context;
     const now = this.deps.now();
     const { state } = stored;
-    if (state.runtimeStatus === 'Pending') return this.records.failStalePending(stored, now);
+    // A start that waited for approval is ended, sent or left waiting by its own rules (heldStarts.ts).
+    if (state.runtimeStatus === 'Pending') return state.heldStart ? this.heldStarts.step(stored, reader, keyEtag) : this.records.failStalePending(stored, now);
     const poll = state.poll;
     if (!poll) return false;
     if (now >= poll.deadlineAt) {

@@ -32,6 +32,8 @@ export function statusDocument(state: OrchestrationState, appBase: string) {
     pollCount: state.poll?.pollCount ?? 0,
     deadlineTime: state.poll ? new Date(state.poll.deadlineAt).toISOString() : null,
     notifications: (state.deliveries ?? []).map(deliveryView),
+    ...(state.restartedFrom ? { restartedFrom: state.restartedFrom } : {}),
+    ...(state.restartedAs ? { restartedAs: state.restartedAs } : {}),
     ...orchestrationLinks(appBase, state.id),
   };
 }

@@ -70,6 +70,11 @@ export interface SummaryPage {
 export interface QueryCursor {
   marker?: string;
   after?: string;
+  /**
+   * A bulk action's: when its first batch was read. Later batches act only on what was created
+   * by then, so what the action itself started (a restart) is never acted on again.
+   */
+  asOf?: string;
 }
 
 export function encodeCursor(cursor: QueryCursor): string {
@@ -83,6 +88,8 @@ export function encodeCursor(cursor: QueryCursor): string {
  * request's encoding or stalls the service: a fake outage instead of a plain refusal.
  */
 const cursorText = /^[\x20-\x7e]*$/;
+/** A time as `toISOString` writes it: all an `asOf` may be. */
+const isoTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** The cursor of a continuation token, or undefined for anything a previous answer could not have given. */
 export function cursorOf(token: string): QueryCursor | undefined {
@@ -94,9 +101,11 @@ export function cursorOf(token: string): QueryCursor | undefined {
     return undefined;
   }
   if (typeof cursor !== 'object' || cursor === null || Array.isArray(cursor)) return undefined;
-  const { marker, after } = cursor as Record<string, unknown>;
+  const { marker, after, asOf } = cursor as Record<string, unknown>;
   const isText = (value: unknown, max: number) => value === undefined || (typeof value === 'string' && value.length <= max && cursorText.test(value));
-  return isText(marker, 2048) && isText(after, 256) ? { marker: marker as string | undefined, after: after as string | undefined } : undefined;
+  if (asOf !== undefined && (typeof asOf !== 'string' || !isoTime.test(asOf))) return undefined;
+  if (!isText(marker, 2048) || !isText(after, 256)) return undefined;
+  return { marker: marker as string | undefined, after: after as string | undefined, ...(asOf === undefined ? {} : { asOf }) };
 }
 
 export const invalidContinuationMessage = 'x-ms-continuation-token must be the token a previous answer gave; send none to start from the beginning.';

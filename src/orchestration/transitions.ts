@@ -31,6 +31,15 @@ export interface EndingContext {
 }
 
 /**
+ * A new customStatus that keeps the approval the start waited for (who decided, when, why): it
+ * stays in the status document, and in the end notification, for as long as the document does.
+ */
+function keepingApproval(state: OrchestrationState, customStatus: NonNullable<OrchestrationState['customStatus']>): NonNullable<OrchestrationState['customStatus']> {
+  const approval = state.customStatus?.approval;
+  return approval ? { approval, ...customStatus } : customStatus;
+}
+
+/**
  * The document as it ends: its status and result, the time it ended, its poll released, and
  * its outbox opened. An orchestration that ended already is returned as it is.
  */
@@ -41,6 +50,7 @@ export function ended(state: OrchestrationState, ending: Ending, now: number, co
   return {
     ...state,
     ...ending,
+    ...(ending.customStatus ? { customStatus: keepingApproval(state, ending.customStatus) } : {}),
     ...(state.poll ? { poll } : {}),
     lastUpdatedTime: iso(now),
     endedTime: iso(now),
@@ -67,7 +77,7 @@ export function running(state: OrchestrationState, plan: FollowPlan, initial: No
     ...state,
     runtimeStatus: 'Running',
     initial,
-    customStatus: { upstreamState: 'InProgress', lastReadStatus: initial.status },
+    customStatus: keepingApproval(state, { upstreamState: 'InProgress', lastReadStatus: initial.status }),
     poll: { mode: plan.mode, url: plan.url, resourceUrl: plan.resourceUrl, ...(plan.resultUrl ? { resultUrl: plan.resultUrl } : {}), nextPollAt: now + interval, pollCount: 0, failedReads: 0, deadlineAt: now + plan.deadlineMs },
     lastUpdatedTime: iso(now),
   };
@@ -108,7 +118,7 @@ export function afterRead(state: OrchestrationState, reading: ReadOutcome, now: 
     return {
       ...state,
       poll,
-      customStatus: { upstreamState: state.customStatus?.upstreamState ?? 'InProgress', lastReadStatus: reading.status, lastPolledTime, message: `The ${read} read was refused (${reading.status}) for the reader's token; the next read with a valid one goes on.` },
+      customStatus: keepingApproval(state, { upstreamState: state.customStatus?.upstreamState ?? 'InProgress', lastReadStatus: reading.status, lastPolledTime, message: `The ${read} read was refused (${reading.status}) for the reader's token; the next read with a valid one goes on.` }),
       lastUpdatedTime: lastPolledTime,
     };
   }
@@ -123,12 +133,12 @@ export function afterRead(state: OrchestrationState, reading: ReadOutcome, now: 
     : reading.readsResult ? `The operation succeeded upstream; its result is not ready yet (${reading.answerStatus ?? 202}); reading it again.` : undefined;
   return {
     ...state,
-    customStatus: {
+    customStatus: keepingApproval(state, {
       upstreamState,
       lastReadStatus: reading.kind === 'read-failed' ? reading.status : reading.answerStatus,
       lastPolledTime,
       ...(message ? { message } : {}),
-    },
+    }),
     poll: { ...poll, ...(reading.readsResult ? { mode: 'location' as const } : {}), url: reading.movedTo ?? poll.url, nextPollAt: now + wait, pollCount: poll.pollCount + 1, failedReads },
     lastUpdatedTime: lastPolledTime,
   };

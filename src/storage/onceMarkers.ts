@@ -1,9 +1,14 @@
 /**
- * Names taken once by the whole app, whichever instance asks: each is an empty blob created only
- * if none exists (`If-None-Match: *`), so of two instances taking the same name at once exactly
- * one succeeds. A marker is named `<prefix><time>/<key>`, the time (ms since the epoch, 13
- * digits) leading so that a listing returns the oldest first: removing the expired ones is one
- * listing and their deletes, stopping at the first still live, whatever number are live.
+ * Records that expire, shared by the whole app in one container: each is a blob named
+ * `<prefix><time>/<key>`, the time (ms since the epoch, 13 digits) leading so that a listing
+ * returns the oldest first. Removing the expired ones is one listing and their deletes, stopping
+ * at the first still live, whatever number are live. Two kinds share this naming and its removal:
+ *
+ * - OnceMarkers, names taken once by the whole app, whichever instance asks: each is an empty blob
+ *   created only if none exists (`If-None-Match: *`), so of two instances taking the same name at
+ *   once exactly one succeeds (the chat routes' replay records);
+ * - UseCounters (useCounters.ts), a count of uses shared by the instances, moved with a
+ *   conditional write (the posts made to a Slack response_url).
  */
 import type { ContainerClient } from '@azure/storage-blob';
 import { mapConcurrently } from '../concurrency';
@@ -12,12 +17,17 @@ import type { StorageBudget } from './storageBudget';
 
 const timeDigits = 13;
 
-export class OnceMarkers {
+/** What the janitor removes: the records past their lifetime, at most `max` in one call. */
+export interface Expiring {
+  removeExpired(nowMs: number, max: number, concurrency?: number): Promise<number>;
+}
+
+export class ExpiringRecords implements Expiring {
   constructor(
-    private readonly container: ContainerClient,
+    protected readonly container: ContainerClient,
     private readonly prefix: string,
-    private readonly budget: StorageBudget,
-    /** How long after its time a marker is kept (then the janitor may remove it). */
+    protected readonly budget: StorageBudget,
+    /** How long after its time a record is kept (then the janitor may remove it). */
     readonly lifetimeMs: number,
   ) {}
 
@@ -26,37 +36,28 @@ export class OnceMarkers {
   }
 
   /**
-   * True the first time `key` is taken at `atMs` by any instance; false once it was. One
-   * conditional create (and, the first time ever, the container's creation). A storage failure
-   * or stall is a StorageUnavailable GatewayError within the budget: the caller decides.
+   * Runs `write` (one storage call, or several within one budget), and once more after creating
+   * the container when it answers 'no container' (404 on a first write, the first time ever).
    */
-  async take(atMs: number, key: string): Promise<boolean> {
-    const blob = this.container.getBlockBlobClient(this.nameOf(atMs, key));
-    for (let attempt = 1; ; attempt += 1) {
-      const outcome = await this.budget.call('record a signed request', async (abortSignal) => {
-        try {
-          await blob.upload('', 0, { conditions: { ifNoneMatch: '*' }, abortSignal });
-          return 'taken';
-        } catch (error) {
-          if (isConditionFailure(error)) return 'seen';
-          if (statusCodeOf(error) === 404 && attempt === 1) return 'no container';
-          throw error;
-        }
-      });
-      if (outcome !== 'no container') return outcome === 'taken';
-      await this.budget.call('create its container', (abortSignal) => this.container.createIfNotExists({ abortSignal }));
-    }
+  protected async withContainer<T>(what: string, write: (abortSignal: AbortSignal) => Promise<T | 'no container'>): Promise<T> {
+    const first = await this.budget.call(what, write);
+    if (first !== 'no container') return first;
+    await this.budget.call('create its container', (abortSignal) => this.container.createIfNotExists({ abortSignal }));
+    const again = await this.budget.call(what, write);
+    if (again === 'no container') throw Object.assign(new Error('The container is still missing after its creation.'), { statusCode: 404 });
+    return again;
   }
 
   /**
-   * Removes the markers whose time is more than `lifetimeMs` before `nowMs`, at most `max` in one
+   * Removes the records whose time is more than `lifetimeMs` before `nowMs`, at most `max` in one
    * call (oldest first; what is left goes in the next). Idempotent: instances may run it at once.
    */
   async removeExpired(nowMs: number, max: number, concurrency = 8): Promise<number> {
     const cutoff = nowMs - this.lifetimeMs;
     const expired: string[] = [];
+    if (max <= 0) return 0;
     try {
-      const pages = this.budget.pages('list expired markers', (abortSignal) =>
+      const pages = this.budget.pages('list expired records', (abortSignal) =>
         this.container.listBlobsFlat({ prefix: this.prefix, abortSignal }).byPage({ maxPageSize: Math.min(5000, max) }),
       );
       listing: for await (const page of pages) {
@@ -71,9 +72,55 @@ export class OnceMarkers {
       if (statusCodeOf((error as { cause?: unknown }).cause) === 404) return 0;
       throw error;
     }
-    await mapConcurrently(expired, concurrency, (name) => this.budget.call('remove an expired marker', (abortSignal) => this.container.deleteBlob(name, { abortSignal }).catch((error: unknown) => {
+    await mapConcurrently(expired, concurrency, (name) => this.budget.call('remove an expired record', (abortSignal) => this.container.deleteBlob(name, { abortSignal }).catch((error: unknown) => {
       if (statusCodeOf(error) !== 404) throw error;
     })));
     return expired.length;
   }
+}
+
+export class OnceMarkers extends ExpiringRecords {
+  /**
+   * True the first time `key` is taken at `atMs` by any instance; false once it was. One
+   * conditional create (and, the first time ever, the container's creation). A storage failure
+   * or stall is a StorageUnavailable GatewayError within the budget: the caller decides.
+   */
+  async take(atMs: number, key: string): Promise<boolean> {
+    const blob = this.container.getBlockBlobClient(this.nameOf(atMs, key));
+    const outcome = await this.withContainer('record a signed request', async (abortSignal) => {
+      try {
+        await blob.upload('', 0, { conditions: { ifNoneMatch: '*' }, abortSignal });
+        return 'taken';
+      } catch (error) {
+        if (isConditionFailure(error)) return 'seen';
+        if (statusCodeOf(error) === 404) return 'no container';
+        throw error;
+      }
+    });
+    return outcome === 'taken';
+  }
+}
+
+/**
+ * Several kinds of expiring records as one for the janitor: each in turn, sharing one `max`, so a
+ * run removes at most `max` records in all. A failure of one does not keep the others from their
+ * turn; the first failure is thrown after them.
+ */
+export function allExpiring(kinds: readonly Expiring[]): Expiring {
+  return {
+    async removeExpired(nowMs, max, concurrency) {
+      let removed = 0;
+      let failure: unknown;
+      for (const kind of kinds) {
+        if (removed >= max) break;
+        try {
+          removed += await kind.removeExpired(nowMs, max - removed, concurrency);
+        } catch (error) {
+          failure ??= error;
+        }
+      }
+      if (failure !== undefined) throw failure;
+      return removed;
+    },
+  };
 }

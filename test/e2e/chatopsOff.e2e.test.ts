@@ -36,6 +36,20 @@ it('Slack without SLACK_SIGNING_SECRET: 404, nothing started', async () => {
   expect(gateway.emulator.upstreamRequests()).toEqual([]);
 });
 
+it("Slack's button clicks without SLACK_SIGNING_SECRET: 404, nothing decided", async () => {
+  const payload = { type: 'block_actions', user: { id: 'UOPS1' }, team: { id: 'T0CHAT' }, actions: [{ action_id: 'approve', value: '0b5c7e2a-1f3d-4c55-9a6b-2d8e9f001122' }] };
+  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const signature = `v0=${createHmac('sha256', '').update(`v0:${timestamp}:${body}`).digest('hex')}`;
+  const response = await request(`${gateway.url}/api/chatops/slack/interactive`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': timestamp, 'x-slack-signature': signature },
+    body,
+  });
+  expect(response.statusCode).toBe(404);
+  expect(await response.body.json()).toMatchObject({ error: { code: 'NotFound' } });
+});
+
 it('Teams with its secret but no rule naming a Teams user (a `*` rule is not one): 404, nothing started', async () => {
   const body = JSON.stringify({
     type: 'message',

@@ -312,6 +312,23 @@ describe('the operator console', () => {
     await shoot(operator, 'health');
   });
 
+  it('keeps a view that answers late from drawing over the view the user moved on to', async () => {
+    const page = await signedIn(operatorKey, {
+      // Health answers only after the user has left it for the certificates.
+      prepare: async (opened) => void (await opened.route('**/api/health', (route) => setTimeout(() => void route.continue(), 1500))),
+    });
+    const healthAnswer = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith('/api/health'));
+    await page.getByRole('link', { name: 'Health' }).click();
+    await page.getByRole('link', { name: 'Certificates' }).click();
+    await page.locator('table.certificates tbody tr').nth(1).waitFor();
+    await (await healthAnswer).finished();
+    // The late answer has been read and had time to be drawn; the certificates are still what is shown.
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
+    await expect(page.locator('table.certificates').count()).resolves.toBe(1);
+    await expect(page.getByRole('heading', { name: 'Dependencies' }).count()).resolves.toBe(0);
+    await page.close();
+  });
+
   it('gives a read-only caller no action buttons, and the API refuses the action anyway', async () => {
     const reader = await signedIn(readerKey);
     await expect(reader.locator('#who').textContent()).resolves.toContain('(read only)');

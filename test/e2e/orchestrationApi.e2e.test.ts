@@ -79,7 +79,12 @@ describe('x-gateway-notify', () => {
     const delivery = hooks.deliveries.find((candidate) => candidate.event?.subject === id);
     expect(delivery).toMatchObject({ verified: true, event: { type: 'gateway.orchestration.completed', source: gateway.api('').replace(/\/$/, ''), data: { runtimeStatus: 'Completed' } } });
     expect(delivery!.headers.authorization).toBeUndefined();
-    const document = await call('GET', `orchestrations/${id}`);
+    // The receiver has the event before the app has recorded its answer: read until it has.
+    let document = await call('GET', `orchestrations/${id}`);
+    for (let tries = 0; tries < 100 && JSON.stringify(document.json).includes('"pending"'); tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      document = await call('GET', `orchestrations/${id}`);
+    }
     expect(document.json).toMatchObject({ notifications: [{ targetOrigin: hooks.origin, state: 'delivered', attempts: 1 }] });
     expect(JSON.stringify(document.json)).not.toContain('bot=ops');
   });

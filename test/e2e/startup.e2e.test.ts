@@ -39,7 +39,7 @@ it('prints the embedded defaults it started and the routes in one line; health s
     ]);
     // The chat routes answer 404 until their platform is set up: named as off, not as served.
     expect(app.lines.filter((line) => line.startsWith('Routes: '))).toEqual([
-      expect.stringMatching(/^Routes: \d+ under \/api\/ \(anonymous: health, console, console-asset; the others need a function key; chatops-slack and chatops-teams are off \(404\) until set up, as the settings above say\) and .*--verbose lists each$/),
+      expect.stringMatching(/^Routes: \d+ under \/api\/ \(anonymous: health, console, console-asset; the others need a function key; chatops-slack, chatops-slack-interactive and chatops-teams are off \(404\) until set up, as the settings above say\) and .*--verbose lists each$/),
     ]);
     expect(app.lines.filter((line) => /^\s+GET/.test(line))).toEqual([]);
     // The emulator, like the real upstreams, answers 401 to the probe, which sends no token.
@@ -106,7 +106,7 @@ it('says which of Slack, Teams, notifications and telemetry are on (no secret, n
       ]),
     );
     expect(app.lines.filter((line) => line.startsWith('Routes: '))).toEqual([
-      expect.stringMatching(/^Routes: \d+ under \/api\/ \(anonymous: health, chatops-slack, console, console-asset; the others need a function key; chatops-teams is off \(404\) until set up, as the settings above say\) and /),
+      expect.stringMatching(/^Routes: \d+ under \/api\/ \(anonymous: health, console, chatops-slack, chatops-slack-interactive, console-asset; the others need a function key; chatops-teams is off \(404\) until set up, as the settings above say\) and /),
     ]);
     expect(app.lines.join('\n')).not.toMatch(/CANARY|whsec_|hook\?code/);
   } finally {

@@ -23,11 +23,11 @@ export async function newConsolePage(browser: Browser, width = 1400, height = 90
   return (await browser.newContext({ viewport: { width, height } })).newPage();
 }
 
-/** Opens the console at `consoleUrl` and signs in by keyboard (the key field has the focus, Enter signs in); resolves once the list is drawn. */
-export async function signIn(page: Page, consoleUrl: string, key: string): Promise<void> {
+/** Opens the console at `consoleUrl` and signs in by keyboard (the key field has the focus, Enter signs in); resolves once `drawn` (by default the list) is. */
+export async function signIn(page: Page, consoleUrl: string, key: string, drawn = 'table.orchestrations'): Promise<void> {
   await page.goto(consoleUrl);
   await page.getByLabel('Function key').waitFor();
   await page.keyboard.type(key);
   await page.keyboard.press('Enter');
-  await page.locator('table.orchestrations').waitFor();
+  await page.locator(drawn).waitFor();
 }

@@ -36,6 +36,8 @@ export interface ScriptedReply {
   status: number;
   headers?: Record<string, string>;
   delayMs?: number;
+  /** Answers only once this settles (after `delayMs`): a slow answer with nothing timed. */
+  answerAfter?: PromiseLike<unknown>;
 }
 
 export interface WebhookReceiver {
@@ -64,7 +66,9 @@ export async function startWebhookReceiver(secret: string, reply: (attempt: numb
       const scripted = reply(deliveries.length);
       // A long delay stands for a receiver that hangs: it must not keep the test process alive.
       setTimeout(() => {
-        if (!response.destroyed) response.writeHead(scripted.status, scripted.headers).end();
+        void Promise.resolve(scripted.answerAfter).then(() => {
+          if (!response.destroyed) response.writeHead(scripted.status, scripted.headers).end();
+        });
       }, scripted.delayMs ?? 0).unref();
     });
   });

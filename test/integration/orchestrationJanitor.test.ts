@@ -5,7 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import type { OrchestrationState } from '../../src/orchestration/orchestrationState';
 import { ended } from '../../src/orchestration/transitions';
-import { blobNames, groupStart, makeEngine, retentionMs, sendFor, token, useEngineFixture } from '../helpers/engineFixture';
+import { IdleShareBuckets } from '../../src/access/shareBucketJanitor';
+import { defaultOrchestrationSettings, engineOnContainer } from '../../src/orchestration/orchestrationEngine';
+import { allExpiring } from '../../src/storage/onceMarkers';
+import { StorageBudget } from '../../src/storage/storageBudget';
+import { blobNames, groupStart, makeEngine, retentionMs, sendFor, token, upstreamOf, useEngineFixture } from '../helpers/engineFixture';
+import { sharedRatesOn } from '../helpers/sharedRates';
 
 const fx = useEngineFixture();
 
@@ -69,5 +74,30 @@ describe('the janitor', () => {
     fx.clock += 2000;
     expect(await engine.sweep(token)).toMatchObject({ due: 1, polled: 1 });
     expect((await key.getProperties()).metadata).toMatchObject({ id: outcome.state.id, nextpollat: expect.stringMatching(/^\d+$/) });
+  });
+
+  it('removes the callers\' share buckets idle for long with the other expiring records, at most the purge batch a run', async () => {
+    const container = fx.storage.service.getContainerClient(fx.container);
+    const rates = sharedRatesOn(fx.storage.service, () => fx.container, { timeoutMs: 5000, now: () => fx.clock, warn: () => undefined });
+    for (const caller of ['a', 'b', 'c', 'd']) expect((await rates.take(`key:${caller}`, caller === 'd' ? 'writes' : 'reads', 60)).allowed).toBe(true);
+    await rates.settled();
+    const buckets = new IdleShareBuckets(container, new StorageBudget(5000, 'Caller share buckets'), 10_000);
+    // The buckets' last writes are dated by the storage service's clock: the janitor's clock is set from it.
+    let now = Date.now();
+    const engine = engineOnContainer(container, {
+      storageTimeoutMs: 5000,
+      upstream: upstreamOf(fx),
+      expiringMarkers: allExpiring([buckets]),
+      settings: { ...defaultOrchestrationSettings, retentionMs, purgeBatch: 3 },
+      now: () => now,
+      log: () => undefined,
+    });
+    await engine.sweep(token);
+    expect(await blobNames(fx, 'caller-shares/')).toHaveLength(4);
+    now = Date.now() + buckets.idleAfterMs + 1000;
+    await engine.sweep(token);
+    expect(await blobNames(fx, 'caller-shares/')).toHaveLength(1);
+    await engine.sweep(token);
+    expect(await blobNames(fx, 'caller-shares/')).toEqual([]);
   });
 });

@@ -1,12 +1,13 @@
 /**
- * The app's registrations as the host reads them: its HTTP routes (overlapping ones refused, since
- * the real host would pick between them by function name) and its timers (each schedule read as
+ * The app's registrations as the host reads them: its HTTP routes in ASP.NET's precedence
+ * (overlapping ones refused unless precedence and their function names order them alike, since
+ * the real host tries them by function name) and its timers (each schedule read as
  * the host reads it), and one invocation through the programming model, as the Node worker
  * makes it.
  */
 import { randomUUID } from 'node:crypto';
 import { getProgrammingModel, log, type BindingInfo, type RegisteredFunction } from './coreApi';
-import { parseRouteTemplate, routesOverlap, type RouteTemplate } from './routeTemplate';
+import { comparePrecedence, parseRouteTemplate, routesOverlap, type RouteTemplate } from './routeTemplate';
 import { timerScheduleOf } from './scheduledRuns';
 import type { TimerSchedule } from '../../src/timerSchedule';
 
@@ -33,6 +34,13 @@ function triggerOf(fn: RegisteredFunction): [string, BindingInfo] {
   return entry;
 }
 
+/** Whether precedence puts one route first and the function names sort the same way. */
+function orderedAlike(first: HttpRoute, second: HttpRoute): boolean {
+  const byPrecedence = comparePrecedence(first.template, second.template);
+  const byName = first.fn.metadata.name.toLowerCase().localeCompare(second.fn.metadata.name.toLowerCase(), 'en');
+  return byPrecedence !== 0 && Math.sign(byPrecedence) === Math.sign(byName);
+}
+
 export function collectHttpRoutes(functions: readonly RegisteredFunction[]): HttpRoute[] {
   const routes = functions
     .map((fn) => ({ fn, trigger: triggerOf(fn) }))
@@ -48,15 +56,19 @@ export function collectHttpRoutes(functions: readonly RegisteredFunction[]): Htt
   for (const [index, first] of routes.entries()) {
     for (const second of routes.slice(index + 1)) {
       const sharedMethods = [...first.methods].filter((method) => second.methods.has(method));
-      if (sharedMethods.length > 0 && routesOverlap(first.template, second.template)) {
+      // Two routes may overlap only when ASP.NET's precedence orders them (a literal segment
+      // before a parameter) and their function names sort the same way: the real host tries
+      // overlapping routes in function-name order (azure-functions-host#9876), so either rule
+      // then picks the same route.
+      if (sharedMethods.length > 0 && !orderedAlike(first, second) && routesOverlap(first.template, second.template)) {
         clashes.push(`"${first.fn.metadata.name}" (${first.template.template}) and "${second.fn.metadata.name}" (${second.template.template}) both match some ${sharedMethods.join('/')} request`);
       }
     }
   }
   if (clashes.length > 0) {
-    throw new Error(`Overlapping routes; the real host would pick between them by function name:\n  ${clashes.join('\n  ')}`);
+    throw new Error(`Overlapping routes that precedence and function names do not order alike; the real host would pick between them by function name:\n  ${clashes.join('\n  ')}`);
   }
-  return routes;
+  return routes.sort((first, second) => comparePrecedence(first.template, second.template));
 }
 
 /** The timer functions, each schedule read as the host reads it: one the host refuses stops the start. */

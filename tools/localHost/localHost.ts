@@ -86,8 +86,8 @@ interface RpcHttpResponse {
 export async function startLocalHost(options: LocalHostOptions, port = 0): Promise<RunningHost> {
   const functions = registeredFunctions();
   const routes = collectHttpRoutes(functions);
-  // Routes sharing a method never overlap (collectHttpRoutes), so among a method's routes the
-  // first that matches is the only one: the others need not be tried.
+  // A method's routes come in precedence order, and routes of the same precedence never overlap
+  // (collectHttpRoutes): the first that matches is the one the real host picks.
   const routesByMethod = new Map(allMethods.map((method) => [method, routes.filter((route) => route.methods.has(method))]));
   const timers = collectTimers(functions);
   const providers = servedProviders(routes.map((route) => route.template.template));

@@ -187,6 +187,30 @@ export function matchRoute(route: RouteTemplate, path: string): Record<string, s
   return rawSegments.length <= route.segments.length ? values : undefined;
 }
 
+/**
+ * ASP.NET's inbound route precedence (RoutePrecedence.ComputeInbound), one digit a segment: a
+ * literal 1, a constrained parameter 2, a parameter 3, a constrained catch-all 4, a catch-all 5.
+ * Of two routes that match a request, the one whose digits compare lower is tried first, so
+ * `orchestrations/counts` wins over `orchestrations/{id}`.
+ */
+export function routePrecedence(route: RouteTemplate): number[] {
+  return route.segments.map((segment) => {
+    if (segment.kind === 'literal') return 1;
+    const base = segment.parameter.catchAll ? 5 : 3;
+    return segment.parameter.constraints.length > 0 ? base - 1 : base;
+  });
+}
+
+/** Below zero when `first` is tried before `second`; zero when precedence cannot order them. */
+export function comparePrecedence(first: RouteTemplate, second: RouteTemplate): number {
+  const [a, b] = [routePrecedence(first), routePrecedence(second)];
+  for (let index = 0; index < Math.max(a.length, b.length); index += 1) {
+    const difference = (a[index] ?? 0) - (b[index] ?? 0);
+    if (difference !== 0) return difference;
+  }
+  return 0;
+}
+
 const sampleValue = 'sample';
 
 /** A path the route matches, with each parameter given `sample`, for the overlap check. */

@@ -1,6 +1,6 @@
 /** When a chat route is on, who a rule names, and the settings' checks. */
 import { accessPolicyOf } from '../../../src/access/accessPolicy';
-import { chatEnabled } from '../../../src/chatops/chatSettings';
+import { chatEnabled, chatSummary } from '../../../src/chatops/chatSettings';
 import { ConfigError, parseConfig } from '../../../src/config';
 
 const minimal = { MANAGEMENT_BASE_URL: 'https://management.example.com', LIFECYCLE_BASE_URL: 'https://lcs.example.com' };
@@ -49,6 +49,8 @@ describe('the chat settings', () => {
     ['SLACK_ACK_BUDGET_MS', '2501'],
     ['TEAMS_ACK_BUDGET_MS', '4501'],
     ['CHATOPS_RESPONSE_URL_MAX_POSTS', '6'],
+    ['SLACK_APPROVAL_WEBHOOK_URL', 'hooks.slack.com/services/T1/B1/x'],
+    ['SLACK_APPROVAL_WEBHOOK_URL', 'ftp://hooks.slack.com/services/T1/B1/x'],
   ])('%s refuses %j, naming itself', (name, value) => {
     let caught: unknown;
     try {
@@ -58,5 +60,13 @@ describe('the chat settings', () => {
     }
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as ConfigError).problems.every((problem) => problem.startsWith(`${name} `))).toBe(true);
+  });
+});
+
+describe("the start's Slack line", () => {
+  it('names where approval requests go by origin only: the webhook path holds its token', () => {
+    const line = chatSummary(configWith({ SLACK_SIGNING_SECRET: slackSecret, ACCESS_POLICY: policy(['slack:T1/U1']), SLACK_APPROVAL_WEBHOOK_URL: 'https://hooks.slack.com/services/T1/B1/approvals-token-0001' }), 'slack');
+    expect(line).toContain('approval requests posted to SLACK_APPROVAL_WEBHOOK_URL (https://hooks.slack.com), their clicks to POST chatops/slack/interactive');
+    expect(line).not.toContain('approvals-token-0001');
   });
 });

@@ -1,9 +1,10 @@
 /** The orchestration routes' parameters, the start's notify target, and the bounds on held waits. */
 import { GatewayError } from '../../../src/errors';
 import { notifyTargetsOf } from '../../../src/http/notifyTarget';
-import { listRequestOf, purgeRequestOf, waitSecondsOf } from '../../../src/http/orchestrationQueries';
+import { bulkRequestOf, countsRequestOf, listRequestOf, purgeRequestOf, scanBoundsOf, waitSecondsOf } from '../../../src/http/orchestrationQueries';
+import { ConfigError, parseConfig } from '../../../src/config';
 import { WaitSlots } from '../../../src/access/waitSlots';
-import { decodeCursor, encodeCursor } from '../../../src/orchestration/summaryQuery';
+import { cursorOf, decodeCursor, encodeCursor } from '../../../src/orchestration/summaryQuery';
 
 const headers = (values: Record<string, string> = {}) => ({ get: (name: string) => values[name] ?? null });
 const refusal = (run: () => unknown) => {
@@ -45,6 +46,56 @@ describe('purgeRequestOf', () => {
 
   it('takes ended statuses and times', () => {
     expect(purgeRequestOf(new URLSearchParams('runtimeStatus=Completed,Terminated&createdTimeTo=2026-01-01'), headers()).filter).toMatchObject({ statuses: ['Completed', 'Terminated'], createdTo: '2026-01-01T00:00:00.000Z' });
+  });
+});
+
+describe('bulkRequestOf', () => {
+  it.each<[string, 'terminate' | 'restart', string, string]>([
+    ['no filter at all', 'terminate', '', 'query'],
+    ['no filter at all', 'restart', 'dryRun=true', 'query'],
+    ['only statuses terminate does not act on', 'terminate', 'runtimeStatus=Completed,Failed', 'runtimeStatus'],
+    ['only statuses restart does not act on', 'restart', 'runtimeStatus=Running', 'runtimeStatus'],
+    ['a dryRun that is not true or false', 'restart', 'name=ContainerGroups_CreateOrUpdate&dryRun=yes', 'dryRun'],
+  ])('refuses %s (%s)', (_title, action, query, target) => {
+    const error = refusal(() => bulkRequestOf(action, new URLSearchParams(query), headers()));
+    expect(error.status).toBe(400);
+    expect(error.details!.map((detail) => detail.target)).toContain(target);
+  });
+
+  it('holds the statuses to those the action takes, all of them when none is named, and reads dryRun', () => {
+    expect(bulkRequestOf('terminate', new URLSearchParams('runtimeStatus=Running,Failed&dryRun=TRUE'), headers())).toMatchObject({ filter: { statuses: ['Running'] }, dryRun: true });
+    expect(bulkRequestOf('restart', new URLSearchParams('instanceIdPrefix=ab'), headers())).toMatchObject({ filter: { statuses: ['Completed', 'Failed', 'Terminated'], idPrefix: 'ab' }, dryRun: false });
+    expect(bulkRequestOf('terminate', new URLSearchParams('name=ContainerGroups_CreateOrUpdate'), headers()).filter.statuses).toEqual(['Pending', 'Running']);
+  });
+});
+
+describe('countsRequestOf', () => {
+  it('takes the list\'s filters, none required, and refuses a forged token', () => {
+    expect(countsRequestOf(new URLSearchParams(''), headers())).toEqual({ filter: expect.objectContaining({ statuses: undefined }) });
+    expect(refusal(() => countsRequestOf(new URLSearchParams('runtimeStatus=Sleeping'), headers())).status).toBe(400);
+    expect(refusal(() => countsRequestOf(new URLSearchParams(''), headers({ 'x-ms-continuation-token': 'not*a*token' }))).status).toBe(400);
+  });
+});
+
+describe('a bulk action\'s continuation token', () => {
+  it('keeps when the action began, and nothing but a time as toISOString writes it', () => {
+    const asOf = '2026-03-01T10:00:00.000Z';
+    expect(decodeCursor(encodeCursor({ marker: 'm', after: 'instances/a.json', asOf }))).toEqual({ marker: 'm', after: 'instances/a.json', asOf });
+    expect(cursorOf(encodeCursor({ marker: 'm', asOf: 'yesterday' } as never))).toBeUndefined();
+    expect(cursorOf(encodeCursor({ asOf: 42 } as never))).toBeUndefined();
+  });
+});
+
+describe('the bounds of bulk actions and queries', () => {
+  const minimal = { MANAGEMENT_BASE_URL: 'https://management.example.com/', LIFECYCLE_BASE_URL: 'https://lcs.example.com' };
+  it('defaults to 100 a bulk call and 10,000 documents a query, and refuses values past their bounds', () => {
+    const config = parseConfig(minimal);
+    expect(config.ORCHESTRATION_BULK_BATCH).toBe(100);
+    expect(scanBoundsOf(config)).toEqual({ maxScanned: 10_000, timeBudgetMs: 5000 });
+    expect(parseConfig({ ...minimal, ORCHESTRATION_BULK_BATCH: '1000' }).ORCHESTRATION_BULK_BATCH).toBe(1000);
+    for (const settings of [{ ORCHESTRATION_BULK_BATCH: '1001' }, { ORCHESTRATION_BULK_BATCH: '0' }, { ORCHESTRATION_QUERY_MAX_SCANNED: '1000001' }]) {
+      expect(() => parseConfig({ ...minimal, ...settings })).toThrow(ConfigError);
+    }
   });
 });
 

@@ -353,12 +353,13 @@ export function* strings(value: Json | undefined, path = ''): Generator<{ path: 
   else if (value && typeof value === 'object') for (const [key, item] of Object.entries(value)) yield* strings(item, `${path}.${key}`);
 }
 
-/** The four secrets: a securestring parameter each, the Key Vault secret it becomes, and the app setting that refers to it. */
+/** The five secrets: a securestring parameter each, the Key Vault secret it becomes, and the app setting that refers to it. */
 export const secrets = [
   { parameter: 'notifySigningSecret', setting: 'NOTIFY_SIGNING_SECRET', secretName: 'notify-signing-secret' },
   { parameter: 'lifecyclePassword', setting: 'LIFECYCLE_PASSWORD', secretName: 'lifecycle-password' },
   { parameter: 'slackSigningSecret', setting: 'SLACK_SIGNING_SECRET', secretName: 'slack-signing-secret' },
   { parameter: 'teamsWebhookSecret', setting: 'TEAMS_WEBHOOK_SECRET', secretName: 'teams-webhook-secret' },
+  { parameter: 'slackApprovalWebhookUrl', setting: 'SLACK_APPROVAL_WEBHOOK_URL', secretName: 'slack-approval-webhook-url' },
 ];
 
 /** The parameters infra/main.json has no default for: the azd environment's, and the secrets (empty: none). */

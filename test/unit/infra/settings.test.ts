@@ -36,6 +36,7 @@ const everything = {
   lifecyclePassword: 'password',
   slackSigningSecret: 'slack-signing-secret-0001',
   teamsWebhookSecret: Buffer.alloc(32, 9).toString('base64'),
+  slackApprovalWebhookUrl: 'https://hooks.slack.com/services/T0000/B0000/approvals-0001',
 };
 
 /** The app's environment in Azure: Key Vault references resolved (to the secret the parameter gave) and what the deployment makes filled in. */
@@ -73,7 +74,7 @@ describe('the app settings of infra/main.json', () => {
   });
 
   it('leave out each optional setting whose parameter is empty, and set it when it is not', () => {
-    const optional = ['ALLOWED_SCOPES', 'ACCESS_POLICY', 'CERT_ENVIRONMENTS', 'NOTIFY_ALLOWED_ORIGINS', 'LIFECYCLE_TENANT_ID', 'LIFECYCLE_CLIENT_ID', 'LIFECYCLE_USERNAME', 'LIFECYCLE_PASSWORD', 'APP_PUBLIC_URL', 'NOTIFY_SIGNING_SECRET', 'SLACK_SIGNING_SECRET', 'TEAMS_WEBHOOK_SECRET'];
+    const optional = ['ALLOWED_SCOPES', 'ACCESS_POLICY', 'CERT_ENVIRONMENTS', 'NOTIFY_ALLOWED_ORIGINS', 'LIFECYCLE_TENANT_ID', 'LIFECYCLE_CLIENT_ID', 'LIFECYCLE_USERNAME', 'LIFECYCLE_PASSWORD', 'APP_PUBLIC_URL', 'NOTIFY_SIGNING_SECRET', 'SLACK_SIGNING_SECRET', 'TEAMS_WEBHOOK_SECRET', 'SLACK_APPROVAL_WEBHOOK_URL'];
     expect(optional.filter((name) => defaults.has(name))).toEqual([]);
     expect(optional.filter((name) => !all.has(name))).toEqual([]);
     expect([...all.values()].filter((value) => value === '')).toEqual([]);

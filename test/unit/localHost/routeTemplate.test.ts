@@ -1,5 +1,8 @@
-/** The local host's reading of ASP.NET route templates, and its refusal of overlapping routes. */
-import { matchRoute, parseRouteTemplate, routesOverlap } from '../../../tools/localHost/routeTemplate';
+/** The local host's reading of ASP.NET route templates, their precedence, and its refusal of overlapping routes. */
+import type { RegisteredFunction } from '../../../tools/localHost/coreApi';
+import { collectHttpRoutes } from '../../../tools/localHost/functionRegistrations';
+import { comparePrecedence, matchRoute, parseRouteTemplate, routesOverlap } from '../../../tools/localHost/routeTemplate';
+import { appRoutes } from '../../../src/appRoutes';
 import { scopeRouteTemplate } from '../../../src/http/scopeRoute';
 import { operations, resolvePathTemplate } from '../../../src/spec/catalogue';
 
@@ -55,5 +58,44 @@ describe('routesOverlap', () => {
     for (const [index, first] of templates.entries()) {
       for (const second of templates.slice(index + 1)) expect([first.template, second.template, routesOverlap(first, second)]).toEqual([first.template, second.template, false]);
     }
+  });
+});
+
+describe('route precedence', () => {
+  const precedence = (a: string, b: string) => Math.sign(comparePrecedence(parseRouteTemplate(a), parseRouteTemplate(b)));
+  /** A registration as the programming model hands it to the host. */
+  const registered = (name: string, route: string, methods = ['GET']): RegisteredFunction =>
+    ({ metadata: { name, bindings: { request: { type: 'httpTrigger', direction: 'in', route, methods } } }, callback: () => undefined }) as unknown as RegisteredFunction;
+  const firstMatch = (functions: RegisteredFunction[], path: string) => collectHttpRoutes(functions).find((route) => matchRoute(route.template, path))?.fn.metadata.name;
+
+  it.each<[string, string, number]>([
+    ['orchestrations/counts', 'orchestrations/{id}', -1],
+    ['items/{id:int}', 'items/{id}', -1],
+    ['items/{id}', 'items/{*rest}', -1],
+    ['{*path:regex(^a$)}', '{*path}', -1],
+    ['items/{id}', 'items/{name}', 0],
+    ['a/{x}/c', '{y}/b/{z}', -1],
+  ])('%s before %s: %d', (a, b, expected) => {
+    expect(precedence(a, b)).toBe(expected);
+    expect(precedence(b, a)).toBe(-expected || 0);
+  });
+
+  it('tries a literal segment before a parameter, whatever order the functions were registered in', () => {
+    const functions = [registered('items-get', 'items/{id}'), registered('items-counts', 'items/counts')];
+    expect(firstMatch(functions, 'items/counts')).toBe('items-counts');
+    expect(firstMatch(functions, 'items/42')).toBe('items-get');
+    expect(firstMatch([...functions].reverse(), 'items/counts')).toBe('items-counts');
+  });
+
+  it('refuses overlapping routes that precedence cannot order, or that their function names order the other way', () => {
+    expect(() => collectHttpRoutes([registered('a-one', 'items/{id}'), registered('b-two', 'items/{name}')])).toThrow(/Overlapping routes/);
+    // The real host tries them by function name: "items-get" would come before "items-latest".
+    expect(() => collectHttpRoutes([registered('items-get', 'items/{id}'), registered('items-latest', 'items/latest')])).toThrow(/items-get/);
+    expect(() => collectHttpRoutes([registered('items-get', 'items/{id}'), registered('items-latest', 'items/latest', ['POST'])])).not.toThrow();
+  });
+
+  it('orders the app’s own orchestrations/counts before orchestrations/{id}, by precedence and by name', () => {
+    const functions = [appRoutes.orchestrationsGet, appRoutes.orchestrationsCounts].map((route) => registered(route.name, route.route));
+    expect(firstMatch(functions, 'orchestrations/counts')).toBe('orchestrations-counts');
   });
 });

@@ -46,3 +46,35 @@ it('counts an attempt never made neither way', () => {
   }
   expect(origins.check(origin)).toEqual({ kind: 'go' });
 });
+
+it("says when an attempt opened the circuit, and follows the app-wide record: held open, a probe given, closed", () => {
+  const origins = gate();
+  const results = [1, 2, 3, 4].map(() => {
+    origins.enter(origin);
+    return origins.leave(origin, 'unanswered');
+  });
+  // Only the attempt that reached the bound opened it.
+  expect(results).toEqual([undefined, undefined, 'opened', undefined]);
+
+  // Held by the record: no probe from here, even past the next probe time.
+  origins.hold(origin, now + 1000);
+  now += 120_000;
+  expect(origins.check(origin)).toEqual({ kind: 'open', until: now - 119_000 });
+  expect(origins.openByRecord(origin)).toBe(true);
+  // Released (storage could not say): its own timing again, a probe once the time passed.
+  origins.release();
+  expect(origins.check(origin)).toEqual({ kind: 'go' });
+
+  // The record gives this instance the probe: one attempt, not two.
+  origins.hold(origin, now + 60_000);
+  origins.probe(origin);
+  expect([origins.enter(origin), origins.enter(origin)]).toEqual([true, false]);
+  origins.leave(origin, 'unanswered');
+  expect(origins.isOpen(origin)).toBe(true);
+
+  // The record is gone: closed, the count of failures in a row started again.
+  origins.close(origin);
+  expect(origins.isOpen(origin)).toBe(false);
+  expect(origins.openByRecord(origin)).toBe(false);
+  expect([origins.enter(origin), origins.enter(origin)]).toEqual([true, true]);
+});
