@@ -49,14 +49,28 @@ async function handlerCpuPerCall<Request>(direct: () => Promise<void>, build: ()
 async function measureAddedLatency(emulatorUrl: string, app: AppProcess, azurite: RunningAzurite): Promise<void> {
   const iterations = 300;
   const dispatcher = new Agent({ connections: 1 });
-  const direct = (path: string, init: { method?: string; body?: string } = {}) => async () => {
-    const response = await request(`${emulatorUrl}/${path}`, { dispatcher, method: (init.method ?? 'GET') as 'GET', body: init.body, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
-    await response.body.dump();
-  };
-  const viaApp = (path: string, init: { method?: string; body?: string } = {}) => async () => {
-    const response = await request(`${app.url}/api/${path}`, { dispatcher, method: (init.method ?? 'GET') as 'GET', body: init.body, headers: { 'content-type': 'application/json' } });
-    await response.body.dump();
-  };
+  const direct =
+    (path: string, init: { method?: string; body?: string } = {}) =>
+    async () => {
+      const response = await request(`${emulatorUrl}/${path}`, {
+        dispatcher,
+        method: (init.method ?? 'GET') as 'GET',
+        body: init.body,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      });
+      await response.body.dump();
+    };
+  const viaApp =
+    (path: string, init: { method?: string; body?: string } = {}) =>
+    async () => {
+      const response = await request(`${app.url}/api/${path}`, {
+        dispatcher,
+        method: (init.method ?? 'GET') as 'GET',
+        body: init.body,
+        headers: { 'content-type': 'application/json' },
+      });
+      await response.body.dump();
+    };
 
   // In-process: the handler invoked directly, with the real registrations. Their log lines
   // would only interleave with the table.
@@ -69,10 +83,21 @@ async function measureAddedLatency(emulatorUrl: string, app: AppProcess, azurite
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { HttpRequest, InvocationContext } = require('@azure/functions') as typeof import('@azure/functions');
   const context = () => new InvocationContext({ functionName: 'bench', logHandler: () => undefined });
-  const inProcess = (name: string, path: string, params: Record<string, string>, init: { method?: string; body?: string } = {}) => async () => {
-    const url = new URL(`http://127.0.0.1/api/${path}`);
-    await operationHandlers[name]!(new HttpRequest({ method: init.method ?? 'GET', url: url.toString(), params, headers: { 'content-type': 'application/json' }, body: init.body ? { string: init.body } : undefined }), context());
-  };
+  const inProcess =
+    (name: string, path: string, params: Record<string, string>, init: { method?: string; body?: string } = {}) =>
+    async () => {
+      const url = new URL(`http://127.0.0.1/api/${path}`);
+      await operationHandlers[name]!(
+        new HttpRequest({
+          method: init.method ?? 'GET',
+          url: url.toString(),
+          params,
+          headers: { 'content-type': 'application/json' },
+          body: init.body ? { string: init.body } : undefined,
+        }),
+        context(),
+      );
+    };
 
   const cases = [
     {
@@ -85,7 +110,13 @@ async function measureAddedLatency(emulatorUrl: string, app: AppProcess, azurite
       name: 'container group PUT',
       direct: (index: number) => direct(groupPath(`direct-${index}`), { method: 'PUT', body: groupBody })(),
       app: (index: number) => viaApp(groupPath(`app-${index}`), { method: 'PUT', body: groupBody })(),
-      inProcess: (index: number) => inProcess('containerGroups-createOrUpdate', groupPath(`inproc-${index}`), { subscriptionId: subscription, resourceGroupName: 'rg', containerGroupName: `inproc-${index}` }, { method: 'PUT', body: groupBody })(),
+      inProcess: (index: number) =>
+        inProcess(
+          'containerGroups-createOrUpdate',
+          groupPath(`inproc-${index}`),
+          { subscriptionId: subscription, resourceGroupName: 'rg', containerGroupName: `inproc-${index}` },
+          { method: 'PUT', body: groupBody },
+        )(),
     },
   ];
   const latency: Record<string, unknown> = {};
@@ -104,8 +135,20 @@ async function measureAddedLatency(emulatorUrl: string, app: AppProcess, azurite
     };
     latency[entry.name] = figures;
     rows.push(
-      { section: 'added latency', metric: `${entry.name}, in-process, median / p99`, baseline: `${figures.directMedianMs} / ${figures.directP99Ms} ms direct`, app: `${round(median(inProcessMs))} / ${round(percentile(inProcessMs, 99))} ms`, difference: `+${figures.inProcessAddedMedianMs} / +${figures.inProcessAddedP99Ms} ms` },
-      { section: 'added latency', metric: `${entry.name}, over HTTP, median / p99`, baseline: `${figures.directMedianMs} / ${figures.directP99Ms} ms direct`, app: `${round(median(httpMs))} / ${round(percentile(httpMs, 99))} ms`, difference: `+${figures.httpAddedMedianMs} / +${figures.httpAddedP99Ms} ms` },
+      {
+        section: 'added latency',
+        metric: `${entry.name}, in-process, median / p99`,
+        baseline: `${figures.directMedianMs} / ${figures.directP99Ms} ms direct`,
+        app: `${round(median(inProcessMs))} / ${round(percentile(inProcessMs, 99))} ms`,
+        difference: `+${figures.inProcessAddedMedianMs} / +${figures.inProcessAddedP99Ms} ms`,
+      },
+      {
+        section: 'added latency',
+        metric: `${entry.name}, over HTTP, median / p99`,
+        baseline: `${figures.directMedianMs} / ${figures.directP99Ms} ms direct`,
+        app: `${round(median(httpMs))} / ${round(percentile(httpMs, 99))} ms`,
+        difference: `+${figures.httpAddedMedianMs} / +${figures.httpAddedP99Ms} ms`,
+      },
     );
   }
   // A tracked start (the orchestration written before the answer) against an untracked call.
@@ -129,7 +172,13 @@ async function measureAddedLatency(emulatorUrl: string, app: AppProcess, azurite
   });
   const handlerCpu = await handlerCpuPerCall(
     direct(usagesPath),
-    () => new HttpRequest({ method: 'GET', url: `http://127.0.0.1/api/${usagesPath}`, params: { subscriptionId: subscription, location: 'westus' }, headers: { 'content-type': 'application/json' } }),
+    () =>
+      new HttpRequest({
+        method: 'GET',
+        url: `http://127.0.0.1/api/${usagesPath}`,
+        params: { subscriptionId: subscription, location: 'westus' },
+        headers: { 'content-type': 'application/json' },
+      }),
     (request) => operationHandlers['location-listUsage']!(request, context()).then(() => undefined),
   );
   rows.push({
@@ -139,7 +188,13 @@ async function measureAddedLatency(emulatorUrl: string, app: AppProcess, azurite
     app: `${handlerCpu.inProcessMicros} µs`,
     difference: `+${handlerCpu.handlerMicros} µs`,
   });
-  results.addedLatency = { iterations, ...latency, trackedOverUntrackedMs: round(tracked.inProcessAddedMedianMs - untracked.inProcessAddedMedianMs), storageRoundMs: round(storageRoundMs), handlerCpu };
+  results.addedLatency = {
+    iterations,
+    ...latency,
+    trackedOverUntrackedMs: round(tracked.inProcessAddedMedianMs - untracked.inProcessAddedMedianMs),
+    storageRoundMs: round(storageRoundMs),
+    handlerCpu,
+  };
   console.log = print;
   await dispatcher.close();
 }

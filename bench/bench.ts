@@ -18,7 +18,13 @@ import { telemetryCost } from './telemetryCost';
 import { throughput } from './throughput';
 
 async function main(): Promise<void> {
-  const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: round(totalmem() / 2 ** 30, 1), node: process.version, platform: process.platform };
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: round(totalmem() / 2 ** 30, 1),
+    node: process.version,
+    platform: process.platform,
+  };
   console.log(`Benchmarks on ${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
   const azurite = await spawnAzurite();
   const sections: Record<string, () => Promise<void> | void> = {

@@ -11,7 +11,8 @@ export const root = resolve(__dirname, '..', '..');
 export const token = 'emulator-token';
 export const subscription = '00000000-0000-0000-0000-000000000000';
 export const usagesPath = `subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
-export const groupPath = (name: string) => `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
+export const groupPath = (name: string) =>
+  `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
 export const groupBody = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
 
 interface Row {
@@ -58,7 +59,11 @@ export async function spawnListening(
   options: { env?: Record<string, string>; cwd?: string; stdin?: 'ignore' | 'pipe' } = {},
 ): Promise<{ url: string; child: ChildProcess }> {
   // The child's warnings are kept and shown only if it fails: a bench starts many processes.
-  const child = spawn(process.execPath, args, { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', ...options.env },
+    stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
+  });
   const errors = keptErrorOutput(child);
   const announcement = new RegExp(`${name} listening on (\\S+)`);
   const url = await new Promise<string>((resolveUrl, reject) => {

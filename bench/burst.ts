@@ -68,21 +68,43 @@ function engineOn(storage: CountingStorage, baseUrl: string): OrchestrationEngin
 
 function groupStart(baseUrl: string, name: string): StartRequest {
   const path = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}`;
-  return { name: 'ContainerGroups_CreateOrUpdate', method: 'PUT', path, query: [['api-version', '2025-09-01']], bodyText: groupBody, resourceUrl: `${baseUrl}/${path}?api-version=2025-09-01` };
+  return {
+    name: 'ContainerGroups_CreateOrUpdate',
+    method: 'PUT',
+    path,
+    query: [['api-version', '2025-09-01']],
+    bodyText: groupBody,
+    resourceUrl: `${baseUrl}/${path}?api-version=2025-09-01`,
+  };
 }
 
 /** An upstream answer that is final at once (a resource created synchronously). */
-const finalAtOnce = async (): Promise<UpstreamResponse> => ({ status: 200, headers: {}, bodyText: '{"properties":{"provisioningState":"Succeeded"}}', attempts: 1 });
+const finalAtOnce = async (): Promise<UpstreamResponse> => ({
+  status: 200,
+  headers: {},
+  bodyText: '{"properties":{"provisioningState":"Succeeded"}}',
+  attempts: 1,
+});
 
 /** Starts `count` orchestrations, 32 at once (a script starting many), and answers the time it took. */
-async function startMany(engine: OrchestrationEngine, baseUrl: string, token: string, count: number, prefix: string, answered?: () => Promise<UpstreamResponse>): Promise<number> {
+async function startMany(
+  engine: OrchestrationEngine,
+  baseUrl: string,
+  token: string,
+  count: number,
+  prefix: string,
+  answered?: () => Promise<UpstreamResponse>,
+): Promise<number> {
   const upstream = new UpstreamClient({ baseUrl, timeoutMs: 10_000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } });
   const startedAt = Date.now();
   let next = 0;
   const worker = async () => {
     for (let index = next++; index < count; index = next++) {
       const start = groupStart(baseUrl, `${prefix}-${index}`);
-      await engine.start(start, answered ?? (() => upstream.send({ method: 'PUT', url: start.resourceUrl, token, body: groupBody, headers: { 'content-type': 'application/json' } })));
+      await engine.start(
+        start,
+        answered ?? (() => upstream.send({ method: 'PUT', url: start.resourceUrl, token, body: groupBody, headers: { 'content-type': 'application/json' } })),
+      );
     }
   };
   await Promise.all(Array.from({ length: 32 }, worker));

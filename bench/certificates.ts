@@ -32,7 +32,12 @@ export async function certificates(azurite: RunningAzurite): Promise<void> {
     const started = Date.now();
     const outcomes = await refresher.refreshAll(environments, { force, trigger: 'bench', token });
     const calls = emulator.upstreamRequests().length - before;
-    return { calls, ms: Date.now() - started, downloaded: outcomes.filter((outcome) => outcome.outcome === 'downloaded').length, rateLimited: outcomes.filter((outcome) => outcome.outcome === 'rate-limited').length };
+    return {
+      calls,
+      ms: Date.now() - started,
+      downloaded: outcomes.filter((outcome) => outcome.outcome === 'downloaded').length,
+      rateLimited: outcomes.filter((outcome) => outcome.outcome === 'rate-limited').length,
+    };
   };
   const first = await run(false);
   const second = await run(false);
@@ -41,8 +46,20 @@ export async function certificates(azurite: RunningAzurite): Promise<void> {
   const throttled = emulator.requests.length - new Set(emulator.requests.map((seen) => seen.path)).size;
   results.certificates = { environments: 100, first, secondWithinTheMinute: second, forcedWithinTheMinute: forced, upstream429s: throttled };
   rows.push(
-    { section: 'certificates', metric: '100 environments, first refresh', baseline: '100 calls needed', app: `${first.calls} calls, ${first.downloaded} stored, ${first.ms} ms`, difference: `${first.calls - 100} calls` },
-    { section: 'certificates', metric: 'again within the minute (fresh / forced)', baseline: '0 calls allowed', app: `${second.calls} / ${forced.calls} calls (${forced.rateLimited} held back)`, difference: `${throttled} upstream 429s provoked` },
+    {
+      section: 'certificates',
+      metric: '100 environments, first refresh',
+      baseline: '100 calls needed',
+      app: `${first.calls} calls, ${first.downloaded} stored, ${first.ms} ms`,
+      difference: `${first.calls - 100} calls`,
+    },
+    {
+      section: 'certificates',
+      metric: 'again within the minute (fresh / forced)',
+      baseline: '0 calls allowed',
+      app: `${second.calls} / ${forced.calls} calls (${forced.rateLimited} held back)`,
+      difference: `${throttled} upstream 429s provoked`,
+    },
   );
   await emulator.close();
 }

@@ -44,14 +44,21 @@ export async function cpuPerCallOfRound(run: (index: number) => Promise<void>): 
  * as in cpuPerCallOfRound, then the last `between`'s within its own; what an earlier `between`
  * left is collected during the calls that follow it, so the calls' figure errs high, not low.
  */
-export async function cpuPerCallInBatches(run: (index: number) => Promise<void>, batch: number, between: () => Promise<void>): Promise<{ perCall: number; betweenPerCall: number }> {
+export async function cpuPerCallInBatches(
+  run: (index: number) => Promise<void>,
+  batch: number,
+  between: () => Promise<void>,
+): Promise<{ perCall: number; betweenPerCall: number }> {
   let calls = 0;
   let betweenMicros = 0;
   for (let start = 0; start < callsARound; start += batch) {
     const last = start + batch >= callsARound;
-    calls += await cpuMicrosOf(async () => {
-      for (let index = start; index < Math.min(start + batch, callsARound); index += 1) await run(index);
-    }, { collect: last });
+    calls += await cpuMicrosOf(
+      async () => {
+        for (let index = start; index < Math.min(start + batch, callsARound); index += 1) await run(index);
+      },
+      { collect: last },
+    );
     betweenMicros += await cpuMicrosOf(between, { collect: last });
   }
   return { perCall: calls / callsARound, betweenPerCall: betweenMicros / callsARound };

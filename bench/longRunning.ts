@@ -16,11 +16,17 @@ export async function longRunning(azurite: RunningAzurite): Promise<void> {
   const durationMs = 5000;
   const retryAfterSeconds = 1;
   const emulator = await startEmulator({ token, lroDurationMs: durationMs, retryAfterSeconds });
-  const app = await startApp(appEnv(emulator.url, azurite, { ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *', LRO_MIN_POLL_SECONDS: '1', ORCHESTRATION_CONTAINER: 'bench-lro' }));
+  const app = await startApp(
+    appEnv(emulator.url, azurite, { ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *', LRO_MIN_POLL_SECONDS: '1', ORCHESTRATION_CONTAINER: 'bench-lro' }),
+  );
   const count = 10;
   const started = await Promise.all(
     Array.from({ length: count }, async (_unused, index) => {
-      const response = await request(`${app.url}/api/${groupPath(`lro-${index}`)}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: groupBody });
+      const response = await request(`${app.url}/api/${groupPath(`lro-${index}`)}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: groupBody,
+      });
       await response.body.dump();
       return { id: response.headers['x-orchestration-id'] as string, startedAt: Date.now() };
     }),
@@ -28,7 +34,10 @@ export async function longRunning(azurite: RunningAzurite): Promise<void> {
   const delays: number[] = [];
   for (const orchestration of started) {
     for (;;) {
-      const status = (await (await request(`${app.url}/api/orchestrations/${orchestration.id}`)).body.json()) as { runtimeStatus: string; lastUpdatedTime: string };
+      const status = (await (await request(`${app.url}/api/orchestrations/${orchestration.id}`)).body.json()) as {
+        runtimeStatus: string;
+        lastUpdatedTime: string;
+      };
       if (status.runtimeStatus === 'Completed') {
         delays.push(Date.parse(status.lastUpdatedTime) - (orchestration.startedAt + durationMs));
         break;
@@ -41,10 +50,31 @@ export async function longRunning(azurite: RunningAzurite): Promise<void> {
   const allowedReads = Math.ceil(durationMs / (retryAfterSeconds * 1000));
   const statusReads = emulator.upstreamRequests({ method: 'GET', pathIncludes: '/operationResults/' }).length / count;
   const finalReads = emulator.upstreamRequests({ method: 'GET', pathIncludes: '/containerGroups/' }).length / count;
-  results.longRunning = { orchestrations: count, operationDurationMs: durationMs, retryAfterSeconds, statusReadsAllowedAtMost: allowedReads, statusReadsPerOrchestration: statusReads, finalResourceReadsPerOrchestration: finalReads, completionDelayMedianMs: median(delays), completionDelayMaxMs: Math.max(...delays) };
+  results.longRunning = {
+    orchestrations: count,
+    operationDurationMs: durationMs,
+    retryAfterSeconds,
+    statusReadsAllowedAtMost: allowedReads,
+    statusReadsPerOrchestration: statusReads,
+    finalResourceReadsPerOrchestration: finalReads,
+    completionDelayMedianMs: median(delays),
+    completionDelayMaxMs: Math.max(...delays),
+  };
   rows.push(
-    { section: 'long-running', metric: `status reads per orchestration (${count}, 5 s operation, Retry-After 1 s)`, baseline: `${allowedReads} at most`, app: `${statusReads} (+${finalReads} final GET)`, difference: `x${round(statusReads / allowedReads)}` },
-    { section: 'long-running', metric: 'upstream done → app reports Completed', baseline: '0 ms ideal', app: `${median(delays)} ms median, ${Math.max(...delays)} ms max`, difference: `+${median(delays)} ms` },
+    {
+      section: 'long-running',
+      metric: `status reads per orchestration (${count}, 5 s operation, Retry-After 1 s)`,
+      baseline: `${allowedReads} at most`,
+      app: `${statusReads} (+${finalReads} final GET)`,
+      difference: `x${round(statusReads / allowedReads)}`,
+    },
+    {
+      section: 'long-running',
+      metric: 'upstream done → app reports Completed',
+      baseline: '0 ms ideal',
+      app: `${median(delays)} ms median, ${Math.max(...delays)} ms max`,
+      difference: `+${median(delays)} ms`,
+    },
   );
   await app.stop();
   await emulator.close();
@@ -71,8 +101,16 @@ export async function pollerRun(azurite: RunningAzurite): Promise<void> {
     for (let index = 0; index < 10; index += 1) {
       const url = `${emulator.url}/${groupPath(`poller-${index}`)}`;
       const path = groupPath(`poller-${index}`).split('?')[0]!;
-      await engine.start({ name: 'ContainerGroups_CreateOrUpdate', method: 'PUT', path, query: [['api-version', '2025-09-01']], bodyText: groupBody, resourceUrl: url }, () =>
-        new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 10_000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }).send({ method: 'PUT', url, token, body: groupBody, headers: { 'content-type': 'application/json' } }),
+      await engine.start(
+        { name: 'ContainerGroups_CreateOrUpdate', method: 'PUT', path, query: [['api-version', '2025-09-01']], bodyText: groupBody, resourceUrl: url },
+        () =>
+          new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 10_000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }).send({
+            method: 'PUT',
+            url,
+            token,
+            body: groupBody,
+            headers: { 'content-type': 'application/json' },
+          }),
       );
     }
     // Finished ones as the engine leaves them: the document, and its purge marked a week out.
@@ -82,7 +120,16 @@ export async function pollerRun(azurite: RunningAzurite): Promise<void> {
       await Promise.all(
         Array.from({ length: Math.min(100, finished - batch) }, async () => {
           const id = randomUUID();
-          const state: OrchestrationState = { id, name: 'ContainerGroups_CreateOrUpdate', runtimeStatus: 'Completed', input: { method: 'PUT', path: 'p', query: [] }, requestKey: id, createdTime: time, lastUpdatedTime: time, endedTime: time };
+          const state: OrchestrationState = {
+            id,
+            name: 'ContainerGroups_CreateOrUpdate',
+            runtimeStatus: 'Completed',
+            input: { method: 'PUT', path: 'p', query: [] },
+            requestKey: id,
+            createdTime: time,
+            lastUpdatedTime: time,
+            endedTime: time,
+          };
           await engine.store.create(state);
           await index.markExpiry(id, Date.now() + defaultOrchestrationSettings.retentionMs);
         }),

@@ -52,10 +52,33 @@ export async function paging(azurite: RunningAzurite): Promise<void> {
   const peakAfter = residentBytes(pid, true);
   const directMs = round(median(direct), 1);
   const appMs = round(median(merged), 1);
-  results.paging = { items: mergedItems, pages: 100, directItems, runs, directMs, appMs, directRunsMs: direct.map((ms) => round(ms, 1)), appRunsMs: merged.map((ms) => round(ms, 1)), appPeakResidentBeforeMiB: round(peakBefore / 2 ** 20, 1), appPeakResidentAfterMiB: round(peakAfter / 2 ** 20, 1) };
+  results.paging = {
+    items: mergedItems,
+    pages: 100,
+    directItems,
+    runs,
+    directMs,
+    appMs,
+    directRunsMs: direct.map((ms) => round(ms, 1)),
+    appRunsMs: merged.map((ms) => round(ms, 1)),
+    appPeakResidentBeforeMiB: round(peakBefore / 2 ** 20, 1),
+    appPeakResidentAfterMiB: round(peakAfter / 2 ** 20, 1),
+  };
   rows.push(
-    { section: 'paging', metric: `10,000 items over 100 pages, merged (median of ${runs})`, baseline: `${directMs} ms following nextLink directly`, app: `${appMs} ms, ${mergedItems} items`, difference: `x${round(appMs / directMs)}` },
-    { section: 'paging', metric: 'app peak resident memory (VmHWM)', baseline: `${round(peakBefore / 2 ** 20, 1)} MiB before`, app: `${round(peakAfter / 2 ** 20, 1)} MiB after`, difference: `+${round((peakAfter - peakBefore) / 2 ** 20, 1)} MiB` },
+    {
+      section: 'paging',
+      metric: `10,000 items over 100 pages, merged (median of ${runs})`,
+      baseline: `${directMs} ms following nextLink directly`,
+      app: `${appMs} ms, ${mergedItems} items`,
+      difference: `x${round(appMs / directMs)}`,
+    },
+    {
+      section: 'paging',
+      metric: 'app peak resident memory (VmHWM)',
+      baseline: `${round(peakBefore / 2 ** 20, 1)} MiB before`,
+      app: `${round(peakAfter / 2 ** 20, 1)} MiB after`,
+      difference: `+${round((peakAfter - peakBefore) / 2 ** 20, 1)} MiB`,
+    },
   );
   await app.stop();
   emulator.child.kill('SIGTERM');

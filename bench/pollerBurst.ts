@@ -22,7 +22,15 @@ export async function pollerBurst(): Promise<void> {
   const azurite = await spawnAzurite();
   const appAzurite = await spawnAzurite();
   try {
-    const figures = await burst({ connectionString: azurite.connectionString, storagePid: azurite.pid, finishingUrl: finishing.url, goingOnUrl: goingOn.url, token, count: 1000, maxWorkOffMs: 120_000 });
+    const figures = await burst({
+      connectionString: azurite.connectionString,
+      storagePid: azurite.pid,
+      finishingUrl: finishing.url,
+      goingOnUrl: goingOn.url,
+      token,
+      count: 1000,
+      maxWorkOffMs: 120_000,
+    });
     results.pollerBurst = figures;
     await azurite.close();
     await pollerBurstThroughApp(appAzurite, finishing.url);
@@ -43,7 +51,7 @@ export async function pollerBurst(): Promise<void> {
       },
       {
         section: 'long-running',
-        metric: 'storage requests per poll: goes on / ends (with the runs\' listings)',
+        metric: "storage requests per poll: goes on / ends (with the runs' listings)",
         baseline: '3 target (goes on)',
         app: `${figures.storageRequestsPerGoingOnPoll} / ${figures.storageRequestsPerEndingPoll} (${figures.storageRequestsPerEndingPollWithRunOverhead})`,
         difference: `${round(figures.storageRequestsPerGoingOnPoll - 3)} (goes on)`,
@@ -67,14 +75,22 @@ async function pollerBurstThroughApp(azurite: RunningAzurite, emulatorUrl: strin
   const storage = new URL(azurite.connectionString.split('BlobEndpoint=')[1]!.replace(/;$/, ''));
   const proxy = await startCountingStorageProxy({ host: storage.hostname, port: Number(storage.port) });
   const app = await startApp(
-    appEnv(emulatorUrl, { connectionString: azuriteConnectionString(`${proxy.origin}${storage.pathname}`) }, { ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *', LRO_MIN_POLL_SECONDS: '1', ORCHESTRATION_CONTAINER: `bench-burst-app-${randomUUID().slice(0, 6)}` }),
+    appEnv(
+      emulatorUrl,
+      { connectionString: azuriteConnectionString(`${proxy.origin}${storage.pathname}`) },
+      { ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *', LRO_MIN_POLL_SECONDS: '1', ORCHESTRATION_CONTAINER: `bench-burst-app-${randomUUID().slice(0, 6)}` },
+    ),
   );
   try {
     const startedAt = Date.now();
     let next = 0;
     const starter = async () => {
       for (let index = next++; index < count; index = next++) {
-        const response = await request(`${app.url}/api/${groupPath(`burst-app-${index}`)}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: groupBody });
+        const response = await request(`${app.url}/api/${groupPath(`burst-app-${index}`)}`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json' },
+          body: groupBody,
+        });
         await response.body.dump();
       }
     };
@@ -82,14 +98,26 @@ async function pollerBurstThroughApp(azurite: RunningAzurite, emulatorUrl: strin
     const startsMs = Date.now() - startedAt;
     // Each orchestration ends on its first poll: the poller's own log lines count them, so
     // watching costs storage nothing.
-    const sweeps = () => app.lines.filter((line) => line.includes('"event":"sweep"')).map((line) => JSON.parse(line.slice(line.indexOf('{'))) as { polled: number; deferred?: number; overran?: boolean });
+    const sweeps = () =>
+      app.lines
+        .filter((line) => line.includes('"event":"sweep"'))
+        .map((line) => JSON.parse(line.slice(line.indexOf('{'))) as { polled: number; deferred?: number; overran?: boolean });
     const polled = () => sweeps().reduce((sum, sweep) => sum + sweep.polled, 0);
     const deadline = Date.now() + 180_000;
     while (polled() < count && Date.now() < deadline) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
     const ms = Date.now() - startedAt;
     const runs = sweeps();
     const running = count - polled();
-    const figures = { orchestrations: count, startsMs, workedOffMs: ms, left: running, orchestrationsPerSecond: round((count - running) / (ms / 1000), 1), runs: runs.length, runsThatOverran: runs.filter((run) => run.overran).length, storageRequests: proxy.requests.length };
+    const figures = {
+      orchestrations: count,
+      startsMs,
+      workedOffMs: ms,
+      left: running,
+      orchestrationsPerSecond: round((count - running) / (ms / 1000), 1),
+      runs: runs.length,
+      runsThatOverran: runs.filter((run) => run.overran).length,
+      storageRequests: proxy.requests.length,
+    };
     results.pollerBurstThroughApp = figures;
     rows.push({
       section: 'long-running',

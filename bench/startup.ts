@@ -31,7 +31,15 @@ export function startup(): void {
   const appWithoutCodeCache = measureLoad(`${core}${timed(`require(${JSON.stringify(resolve(root, 'dist', 'functions', 'app.js'))})`)}`);
   const sdk = measureLoad(
     timed(
-      ['@azure/identity', '@azure/storage-blob', '@azure/arm-containerinstance', '@azure/arm-apimanagement', '@azure/arm-eventhub', '@azure/arm-authorization', '@azure/arm-resourcehealth']
+      [
+        '@azure/identity',
+        '@azure/storage-blob',
+        '@azure/arm-containerinstance',
+        '@azure/arm-apimanagement',
+        '@azure/arm-eventhub',
+        '@azure/arm-authorization',
+        '@azure/arm-resourcehealth',
+      ]
         .map((name) => `require('${name}')`)
         .join(';'),
     ),
@@ -40,16 +48,52 @@ export function startup(): void {
   const appBundle = resolve(root, 'dist', 'functions', 'app.js');
   const bytes = statSync(appBundle).size;
   const gzipped = gzipSync(readFileSync(appBundle)).length;
-  const withNodeCompileCache = nodeCompileCacheLoad(`${core}${timed(`require(${JSON.stringify(bundle)})`)}`, (cacheFolder) => `${core}${timed(`require('node:module').enableCompileCache(${JSON.stringify(cacheFolder)});require(${JSON.stringify(appBundle)})`)}`, loadOnce);
+  const withNodeCompileCache = nodeCompileCacheLoad(
+    `${core}${timed(`require(${JSON.stringify(bundle)})`)}`,
+    (cacheFolder) => `${core}${timed(`require('node:module').enableCompileCache(${JSON.stringify(cacheFolder)});require(${JSON.stringify(appBundle)})`)}`,
+    loadOnce,
+  );
   results.startup = { app, appWithoutCodeCache, withNodeCompileCache, azureSdkPackages: sdk, bundleBytes: bytes, bundleGzipBytes: gzipped };
   rows.push(
-    { section: 'start-up', metric: 'load time (median of 5)', baseline: `${sdk.ms} ms Azure SDK packages`, app: `${app.ms} ms bundle`, difference: `x${round(app.ms / sdk.ms)}` },
-    { section: 'start-up', metric: 'load time without the code cache (median of 5)', baseline: `${sdk.ms} ms Azure SDK packages`, app: `${appWithoutCodeCache.ms} ms bundle`, difference: `x${round(appWithoutCodeCache.ms / sdk.ms)}` },
+    {
+      section: 'start-up',
+      metric: 'load time (median of 5)',
+      baseline: `${sdk.ms} ms Azure SDK packages`,
+      app: `${app.ms} ms bundle`,
+      difference: `x${round(app.ms / sdk.ms)}`,
+    },
+    {
+      section: 'start-up',
+      metric: 'load time without the code cache (median of 5)',
+      baseline: `${sdk.ms} ms Azure SDK packages`,
+      app: `${appWithoutCodeCache.ms} ms bundle`,
+      difference: `x${round(appWithoutCodeCache.ms / sdk.ms)}`,
+    },
     ...(withNodeCompileCache
-      ? [{ section: 'start-up', metric: "load time with Node's compile cache instead (medians of 9 alternate loads)", baseline: `${withNodeCompileCache.ownCacheMs} ms app's own cache`, app: `${withNodeCompileCache.ms} ms module.enableCompileCache`, difference: `x${withNodeCompileCache.ratio}` }]
+      ? [
+          {
+            section: 'start-up',
+            metric: "load time with Node's compile cache instead (medians of 9 alternate loads)",
+            baseline: `${withNodeCompileCache.ownCacheMs} ms app's own cache`,
+            app: `${withNodeCompileCache.ms} ms module.enableCompileCache`,
+            difference: `x${withNodeCompileCache.ratio}`,
+          },
+        ]
       : []),
-    { section: 'start-up', metric: 'resident memory after load', baseline: `${sdk.rssMiB} MiB`, app: `${app.rssMiB} MiB`, difference: `${round(app.rssMiB - sdk.rssMiB, 1)} MiB` },
-    { section: 'start-up', metric: 'bundle size', baseline: '-', app: `${(bytes / 2 ** 20).toFixed(2)} MiB (${(gzipped / 2 ** 20).toFixed(2)} MiB gzip)`, difference: '-' },
+    {
+      section: 'start-up',
+      metric: 'resident memory after load',
+      baseline: `${sdk.rssMiB} MiB`,
+      app: `${app.rssMiB} MiB`,
+      difference: `${round(app.rssMiB - sdk.rssMiB, 1)} MiB`,
+    },
+    {
+      section: 'start-up',
+      metric: 'bundle size',
+      baseline: '-',
+      app: `${(bytes / 2 ** 20).toFixed(2)} MiB (${(gzipped / 2 ** 20).toFixed(2)} MiB gzip)`,
+      difference: '-',
+    },
   );
 }
 

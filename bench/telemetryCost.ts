@@ -30,7 +30,13 @@ export async function telemetryCost(azurite: RunningAzurite): Promise<void> {
     // The batch processor's own settings (read by the SDK): nothing sent but when the bench
     // sends it (below, a default batch's worth at a time).
     const held = String(2 * callsARound + 100);
-    Object.assign(process.env, appEnv(emulator.url, azurite), { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_BSP_MAX_QUEUE_SIZE: held, OTEL_BSP_MAX_EXPORT_BATCH_SIZE: held, OTEL_BSP_SCHEDULE_DELAY: '3600000' });
+    Object.assign(process.env, appEnv(emulator.url, azurite), {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_BSP_MAX_QUEUE_SIZE: held,
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: held,
+      OTEL_BSP_SCHEDULE_DELAY: '3600000',
+    });
     resetConfigForTests();
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { operationHandlers } = require('../functions/operations') as typeof import('../functions/operations');
@@ -41,8 +47,15 @@ export async function telemetryCost(azurite: RunningAzurite): Promise<void> {
       const response = await request(`${emulator.url}/${usagesPath}`, { dispatcher, headers: { authorization: `Bearer ${token}` } });
       await response.body.dump();
     };
-    const build = () => new HttpRequest({ method: 'GET', url: `http://127.0.0.1/api/${usagesPath}`, params: { subscriptionId: subscription, location: 'westus' }, headers: { 'content-type': 'application/json' } });
-    const handle = (call: InstanceType<typeof HttpRequest>) => operationHandlers['location-listUsage']!(call, new InvocationContext({ functionName: 'bench', logHandler: () => undefined })).then(() => undefined);
+    const build = () =>
+      new HttpRequest({
+        method: 'GET',
+        url: `http://127.0.0.1/api/${usagesPath}`,
+        params: { subscriptionId: subscription, location: 'westus' },
+        headers: { 'content-type': 'application/json' },
+      });
+    const handle = (call: InstanceType<typeof HttpRequest>) =>
+      operationHandlers['location-listUsage']!(call, new InvocationContext({ functionName: 'bench', logHandler: () => undefined })).then(() => undefined);
     startTelemetry();
     // Rounds go on getting cheaper for the first few thousand calls: the first pairs are not counted.
     const warmUpPairs = 2;
@@ -99,7 +112,7 @@ export async function telemetryCost(azurite: RunningAzurite): Promise<void> {
       },
       {
         section: 'telemetry',
-        metric: 'the same plus the batch export (encoding, sending), off the calls\' path, per call',
+        metric: "the same plus the batch export (encoding, sending), off the calls' path, per call",
         baseline: `${wholeOffMicros} µs export off`,
         app: `${wholeOnMicros} + ${exportPerCall} µs`,
         difference: `${signed(withExport)} %`,
@@ -119,7 +132,20 @@ export async function telemetryCost(azurite: RunningAzurite): Promise<void> {
         difference: `${signed(directOn - directOff)} µs`,
       },
     );
-    results.telemetry = { calls: callsARound, pairs, handlerOffMicros: wholeOffMicros, handlerOnMicros: wholeOnMicros, handlerCpuGrowthPercent: growth, exportMicrosPerCall: exportPerCall, withExportGrowthPercent: withExport, addedOffMicros: offMicros, addedOnMicros: onMicros, addedGrowthPercent: addedGrowth, directOffMicros: directOff, directOnMicros: directOn };
+    results.telemetry = {
+      calls: callsARound,
+      pairs,
+      handlerOffMicros: wholeOffMicros,
+      handlerOnMicros: wholeOnMicros,
+      handlerCpuGrowthPercent: growth,
+      exportMicrosPerCall: exportPerCall,
+      withExportGrowthPercent: withExport,
+      addedOffMicros: offMicros,
+      addedOnMicros: onMicros,
+      addedGrowthPercent: addedGrowth,
+      directOffMicros: directOff,
+      directOnMicros: directOn,
+    };
   } finally {
     console.log = print;
     collector.child.kill('SIGTERM');

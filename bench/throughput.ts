@@ -26,7 +26,13 @@ export async function throughput(azurite: RunningAzurite): Promise<void> {
         difference: `x${ratio}`,
       });
     }
-    if (latencyMs === 0) figures.push(await bareProxyCeiling(emulator.url, figures.find((figure) => figure.connections === 32)!));
+    if (latencyMs === 0)
+      figures.push(
+        await bareProxyCeiling(
+          emulator.url,
+          figures.find((figure) => figure.connections === 32)!,
+        ),
+      );
     await app.stop();
     emulator.child.kill('SIGTERM');
   }

@@ -50,7 +50,12 @@ export async function call<T>(path: string, init: { method?: string; body?: unkn
   }
   if (!response.ok && !(response.status === 503 && path === 'health')) {
     const error = (body as { error?: { code?: string; message?: string } } | null)?.error;
-    throw new ApiError(response.status, error?.code ?? `HTTP ${response.status}`, error?.message ?? (response.status === 401 ? 'The key was not accepted: sign out and paste a valid function key.' : `The app answered HTTP ${response.status}.`));
+    throw new ApiError(
+      response.status,
+      error?.code ?? `HTTP ${response.status}`,
+      error?.message ??
+        (response.status === 401 ? 'The key was not accepted: sign out and paste a valid function key.' : `The app answered HTTP ${response.status}.`),
+    );
   }
   return { body: body as T, headers: response.headers, status: response.status };
 }
@@ -59,7 +64,15 @@ export async function call<T>(path: string, init: { method?: string; body?: unkn
 export interface Session {
   caller: string;
   sees: 'all' | 'admin-scopes' | 'own';
-  may: { terminate: boolean; purge: boolean; refreshCertificates: boolean; approve?: boolean; restart?: boolean; terminateMany?: boolean; restartMany?: boolean };
+  may: {
+    terminate: boolean;
+    purge: boolean;
+    refreshCertificates: boolean;
+    approve?: boolean;
+    restart?: boolean;
+    terminateMany?: boolean;
+    restartMany?: boolean;
+  };
   list: { pageSize: number; histogramMaxStarts: number };
   certificates: { alertDays: number; environments: { projectId: number; environmentId: string }[] } | null;
 }

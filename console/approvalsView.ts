@@ -62,7 +62,15 @@ function decisionsList(approval: Approval): Child {
     'ul',
     { class: 'decisions' },
     ...approval.decisions.map((decision) =>
-      h('li', {}, decision.approved ? 'Approved' : 'Rejected', ` by ${decision.by} `, time(decision.at), ` (${decision.route})`, decision.reason ? h('span', { class: 'wrap' }, `: ${decision.reason}`) : null),
+      h(
+        'li',
+        {},
+        decision.approved ? 'Approved' : 'Rejected',
+        ` by ${decision.by} `,
+        time(decision.at),
+        ` (${decision.route})`,
+        decision.reason ? h('span', { class: 'wrap' }, `: ${decision.reason}`) : null,
+      ),
     ),
   );
 }
@@ -102,7 +110,12 @@ export function approvalsView(container: HTMLElement, session: Session, focusId?
 
   function actions(document: ApprovalDocument, approval: Approval): Child {
     if (!mayApprove || approval.state !== 'waiting') return '-';
-    const reason = h('input', { type: 'text', maxlength: maxReasonChars, 'aria-label': `Reason to reject ${document.id}`, placeholder: 'Reason (for a rejection)' });
+    const reason = h('input', {
+      type: 'text',
+      maxlength: maxReasonChars,
+      'aria-label': `Reason to reject ${document.id}`,
+      placeholder: 'Reason (for a rejection)',
+    });
     return h(
       'div',
       { class: 'approval-actions', role: 'group', 'aria-label': `Decide on ${document.id}` },
@@ -166,8 +179,16 @@ export function approvalsView(container: HTMLElement, session: Session, focusId?
       if (stale()) return;
       replace(
         body,
-        problems.length ? h('p', { class: 'error', role: 'alert' }, `Not shown, as they could not be read (Refresh tries again): ${problems.join('; ')}`) : null,
-        complete ? null : h('p', { class: 'read-limit' }, `More orchestrations are pending than the ${session.list.histogramMaxStarts} the console reads (CONSOLE_HISTOGRAM_MAX_STARTS): some waiting requests may not be shown.`),
+        problems.length
+          ? h('p', { class: 'error', role: 'alert' }, `Not shown, as they could not be read (Refresh tries again): ${problems.join('; ')}`)
+          : null,
+        complete
+          ? null
+          : h(
+              'p',
+              { class: 'read-limit' },
+              `More orchestrations are pending than the ${session.list.histogramMaxStarts} the console reads (CONSOLE_HISTOGRAM_MAX_STARTS): some waiting requests may not be shown.`,
+            ),
         documents.length === 0 ? h('p', {}, 'No request waits for approval.') : table(documents),
       );
     } catch (error) {

@@ -11,8 +11,18 @@ import { bulkOf, type BulkAction } from './orchestrationData';
 import { filter } from './orchestrationFilters';
 
 const words: Record<BulkAction, { button: string; verb: string; which: string; after: string }> = {
-  terminate: { button: 'Terminate matching', verb: 'Terminate', which: 'running (Pending or Running)', after: 'The app stops tracking them; the upstream operations are not cancelled.' },
-  restart: { button: 'Restart matching', verb: 'Restart', which: 'ended (Completed, Failed or Terminated)', after: 'Each request is sent again as a new orchestration, under your rights as they are now.' },
+  terminate: {
+    button: 'Terminate matching',
+    verb: 'Terminate',
+    which: 'running (Pending or Running)',
+    after: 'The app stops tracking them; the upstream operations are not cancelled.',
+  },
+  restart: {
+    button: 'Restart matching',
+    verb: 'Restart',
+    which: 'ended (Completed, Failed or Terminated)',
+    after: 'Each request is sent again as a new orchestration, under your rights as they are now.',
+  },
 };
 
 const messageOf = (error: unknown) => (error instanceof ApiError ? `${error.code}: ${error.message}` : String(error));
@@ -29,7 +39,10 @@ async function run(action: BulkAction, done: () => void): Promise<void> {
     const results = answers.flatMap((answer) => answer.results ?? []);
     const refused = results.filter((result) => result.status >= 400);
     const first = refused[0]?.error;
-    announce(`${text.verb}: ${results.length - refused.length} of ${results.length} done${refused.length ? `; ${refused.length} refused (${first ? `${first.code}: ${first.message}` : 'see each one'})` : ''}.`, refused.length ? 'error' : 'info');
+    announce(
+      `${text.verb}: ${results.length - refused.length} of ${results.length} done${refused.length ? `; ${refused.length} refused (${first ? `${first.code}: ${first.message}` : 'see each one'})` : ''}.`,
+      refused.length ? 'error' : 'info',
+    );
     done();
   } catch (error) {
     announce(messageOf(error), 'error');
@@ -44,6 +57,8 @@ export function bulkButtons(done: () => void): HTMLElement | null {
   return h(
     'span',
     { class: 'bulk-actions', role: 'group', 'aria-label': 'Act on every orchestration the filters match' },
-    ...actions.map((action) => h('button', { type: 'button', class: 'danger', 'data-bulk': action, onclick: () => void run(action, done) }, `${words[action].button}…`)),
+    ...actions.map((action) =>
+      h('button', { type: 'button', class: 'danger', 'data-bulk': action, onclick: () => void run(action, done) }, `${words[action].button}…`),
+    ),
   );
 }

@@ -31,7 +31,12 @@ async function rowOf(environment: { projectId: number; environmentId: string }, 
     const failed = record.lastAttempt?.outcome === 'failed';
     return { ...environment, record, daysLeft, atRisk: daysLeft === undefined || daysLeft <= alertDays || failed };
   } catch (error) {
-    const problem = error instanceof ApiError && error.status === 404 ? 'No certificate fetched yet' : error instanceof ApiError ? `${error.code}: ${error.message}` : String(error);
+    const problem =
+      error instanceof ApiError && error.status === 404
+        ? 'No certificate fetched yet'
+        : error instanceof ApiError
+          ? `${error.code}: ${error.message}`
+          : String(error);
     return { ...environment, atRisk: true, problem };
   }
 }
@@ -51,7 +56,11 @@ export function certificatesView(container: HTMLElement, session: Session): () =
     try {
       const { results } = (await call<{ results: { outcome: string }[] }>('certificates/refresh', { method: 'POST', body: {} })).body;
       const tally = results.reduce<Record<string, number>>((counts, result) => ({ ...counts, [result.outcome]: (counts[result.outcome] ?? 0) + 1 }), {});
-      announce(`Refreshed: ${Object.entries(tally).map(([outcome, count]) => `${count} ${outcome}`).join(', ')}.`);
+      announce(
+        `Refreshed: ${Object.entries(tally)
+          .map(([outcome, count]) => `${count} ${outcome}`)
+          .join(', ')}.`,
+      );
       await load();
     } catch (error) {
       announce(error instanceof ApiError ? `${error.code}: ${error.message}` : String(error), 'error');
@@ -63,7 +72,11 @@ export function certificatesView(container: HTMLElement, session: Session): () =
     container,
     h('h1', {}, 'Certificates'),
     session.may.refreshCertificates
-      ? h('div', { class: 'actions' }, h('button', { type: 'button', onclick: (event) => void refresh(event.currentTarget as HTMLButtonElement) }, 'Refresh every environment'))
+      ? h(
+          'div',
+          { class: 'actions' },
+          h('button', { type: 'button', onclick: (event) => void refresh(event.currentTarget as HTMLButtonElement) }, 'Refresh every environment'),
+        )
       : null,
     body,
   );
@@ -90,7 +103,13 @@ function table(rows: Row[], alertDays: number): HTMLElement {
           h('td', { class: 'mono wrap' }, row.record?.current?.thumbprint ?? '-'),
           h('td', {}, time(row.record?.current?.expiresAt)),
           h('td', {}, row.daysLeft ?? '-'),
-          h('td', {}, row.record?.lastAttempt ? h('span', {}, time(row.record.lastAttempt.at), ` ${row.record.lastAttempt.outcome} (${row.record.lastAttempt.trigger})`) : (row.problem ?? '-')),
+          h(
+            'td',
+            {},
+            row.record?.lastAttempt
+              ? h('span', {}, time(row.record.lastAttempt.at), ` ${row.record.lastAttempt.outcome} (${row.record.lastAttempt.trigger})`)
+              : (row.problem ?? '-'),
+          ),
           h('td', { class: 'mono' }, row.record?.lastAttempt?.error?.code ?? '-'),
           h('td', {}, h('span', { class: row.atRisk ? 'badge status-failed' : 'badge status-completed' }, row.atRisk ? 'At risk' : 'OK')),
         ),

@@ -82,7 +82,15 @@ export function histogram(starts: Pick<ListEntry, 'createdTime' | 'runtimeStatus
       chart.appendChild(
         svg(
           'rect',
-          { x: index * barWidth + 1, y: top, width: Math.max(1, barWidth - 2), height: barHeight, class: `bar status-${status.toLowerCase()}`, 'data-status': status, 'data-count': count },
+          {
+            x: index * barWidth + 1,
+            y: top,
+            width: Math.max(1, barWidth - 2),
+            height: barHeight,
+            class: `bar status-${status.toLowerCase()}`,
+            'data-status': status,
+            'data-count': count,
+          },
           svg('title', {}, `${from.toLocaleString()} to ${to.toLocaleString()}: ${count} ${status}`),
         ),
       );
@@ -99,6 +107,12 @@ export function histogram(starts: Pick<ListEntry, 'createdTime' | 'runtimeStatus
     { class: 'histogram', 'data-total': starts.length, 'data-step-ms': step, 'data-counted': counted ? 'true' : 'false' },
     h('figcaption', {}, `Starts by status${readOnly}, a bar per ${stepWords}: ${summary}${countedPart}`),
     chart,
-    h('ul', { class: 'legend' }, ...runtimeStatuses.map((status) => h('li', {}, h('span', { class: `swatch status-${status.toLowerCase()}`, 'aria-hidden': 'true' }), `${status}: ${shown[status] ?? 0}`))),
+    h(
+      'ul',
+      { class: 'legend' },
+      ...runtimeStatuses.map((status) =>
+        h('li', {}, h('span', { class: `swatch status-${status.toLowerCase()}`, 'aria-hidden': 'true' }), `${status}: ${shown[status] ?? 0}`),
+      ),
+    ),
   );
 }

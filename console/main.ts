@@ -61,7 +61,10 @@ function route(): void {
   if (!session) return;
   leave();
   // `#approval=<id>` is read as `#/approvals/<id>`.
-  const [, area = 'orchestrations', id] = location.hash.replace(/^#approval=/, '#/approvals/').replace(/^#/, '').split('/');
+  const [, area = 'orchestrations', id] = location.hash
+    .replace(/^#approval=/, '#/approvals/')
+    .replace(/^#/, '')
+    .split('/');
   for (const link of document.querySelectorAll('nav.main a')) {
     if (link.getAttribute('href') === `#/${area}`) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');

@@ -36,7 +36,15 @@ export interface StatusDocument extends ListEntry {
   nextPollTime: string | null;
   pollCount: number;
   deadlineTime: string | null;
-  notifications: { targetOrigin: string; eventId: string; state: string; attempts: number; nextAttemptTime: string | null; lastError: string | null; deliveredTime: string | null }[];
+  notifications: {
+    targetOrigin: string;
+    eventId: string;
+    state: string;
+    attempts: number;
+    nextAttemptTime: string | null;
+    lastError: string | null;
+    deliveredTime: string | null;
+  }[];
   /** Set by a restart: the ended one this restarts, and (on that one) the restart. */
   restartedFrom?: string;
   restartedAs?: string;
@@ -137,7 +145,17 @@ export async function matchesOf(filter: Filter, maxEntries: number): Promise<{ e
   for (let reads = Math.ceil(maxEntries / 1000) + 4; entries.length < maxEntries && reads > 0; reads -= 1) {
     const top = Math.min(1000, maxEntries - entries.length);
     const answer = await call<{ value: ListEntry[] }>(`orchestrations?${queryOf(filter, { top: String(top) })}`, { headers: tokenHeaders(token) });
-    entries.push(...answer.body.value.map(({ id, name, runtimeStatus, createdTime, lastUpdatedTime, endedTime, startedBy }) => ({ id, name, runtimeStatus, createdTime, lastUpdatedTime, endedTime, startedBy })));
+    entries.push(
+      ...answer.body.value.map(({ id, name, runtimeStatus, createdTime, lastUpdatedTime, endedTime, startedBy }) => ({
+        id,
+        name,
+        runtimeStatus,
+        createdTime,
+        lastUpdatedTime,
+        endedTime,
+        startedBy,
+      })),
+    );
     token = answer.headers.get(tokenHeader) ?? undefined;
     if (!token) return { entries, complete: true };
   }
@@ -174,7 +192,10 @@ export async function bulkOf(action: BulkAction, filter: Filter, dryRun: boolean
   const answers: BulkAnswer[] = [];
   let token: string | undefined;
   for (let calls = 0; calls < maxBulkCalls; calls += 1) {
-    const answer = await call<BulkAnswer>(`orchestrations/${action}?${queryOf(filter, dryRun ? { dryRun: 'true' } : {})}`, { method: 'POST', headers: tokenHeaders(token) });
+    const answer = await call<BulkAnswer>(`orchestrations/${action}?${queryOf(filter, dryRun ? { dryRun: 'true' } : {})}`, {
+      method: 'POST',
+      headers: tokenHeaders(token),
+    });
     answers.push(answer.body);
     token = answer.headers.get(tokenHeader) ?? undefined;
     if (!token) return { answers, complete: true };

@@ -51,7 +51,12 @@ export function filterForm(apply: () => void): HTMLFormElement {
     },
     h('fieldset', {}, h('legend', {}, 'Runtime status'), ...statusBoxes),
     h('div', { class: 'field' }, h('label', { for: 'range' }, 'Created '), range, custom),
-    h('div', { class: 'field' }, h('label', { for: 'name' }, 'Name (operation id) '), h('input', { id: 'name', name: 'name', value: filter.name, placeholder: 'ContainerGroups_CreateOrUpdate' })),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: 'name' }, 'Name (operation id) '),
+      h('input', { id: 'name', name: 'name', value: filter.name, placeholder: 'ContainerGroups_CreateOrUpdate' }),
+    ),
     h('div', { class: 'field' }, h('label', { for: 'idPrefix' }, 'Id prefix '), h('input', { id: 'idPrefix', name: 'idPrefix', value: filter.idPrefix })),
     h('button', { type: 'submit' }, 'Apply filters'),
   );

@@ -40,7 +40,8 @@ const columns: Column[] = [
 const columnOf = (key: SortKey) => columns.find((column) => column.key === key)!;
 
 /** The sort after a click on `key`'s header: the other way round if it is the current one, else its own first way. */
-export const sortAfterClick = (sort: Sort, key: SortKey): Sort => (sort.key === key ? { key, descending: !sort.descending } : { key, descending: columnOf(key).largestFirst === true });
+export const sortAfterClick = (sort: Sort, key: SortKey): Sort =>
+  sort.key === key ? { key, descending: !sort.descending } : { key, descending: columnOf(key).largestFirst === true };
 
 export const sortLabel = (sort: Sort): string => `${columnOf(sort.key).label}, ${sort.descending ? 'descending' : 'ascending'}`;
 
@@ -73,7 +74,15 @@ function row(entry: ListEntry, details: RowDetails | undefined): HTMLElement {
   return h(
     'tr',
     { 'data-id': entry.id },
-    h('td', {}, h('a', { href: `#/orchestrations/${encodeURIComponent(entry.id)}`, class: 'mono short-id', title: entry.id, 'aria-label': `Orchestration ${entry.id}` }, `${entry.id.slice(0, 8)}…`)),
+    h(
+      'td',
+      {},
+      h(
+        'a',
+        { href: `#/orchestrations/${encodeURIComponent(entry.id)}`, class: 'mono short-id', title: entry.id, 'aria-label': `Orchestration ${entry.id}` },
+        `${entry.id.slice(0, 8)}…`,
+      ),
+    ),
     h('td', {}, ...breakable(entry.name)),
     h('td', {}, time(entry.createdTime)),
     h('td', { class: 'secondary' }, time(entry.lastUpdatedTime)),
@@ -89,7 +98,11 @@ export function table(entries: ListEntry[], details: Map<string, RowDetails>, so
   const header = (column: Column) =>
     h(
       'th',
-      { scope: 'col', class: column.secondary ? 'secondary' : undefined, 'aria-sort': column.key && column.key === sort.key ? (sort.descending ? 'descending' : 'ascending') : undefined },
+      {
+        scope: 'col',
+        class: column.secondary ? 'secondary' : undefined,
+        'aria-sort': column.key && column.key === sort.key ? (sort.descending ? 'descending' : 'ascending') : undefined,
+      },
       column.key ? h('button', { type: 'button', class: 'sort', 'data-key': column.key, onclick: () => onSort(column.key!) }, column.label) : column.label,
     );
   return h(

@@ -44,7 +44,13 @@ export function orchestrationView(container: HTMLElement, id: string, session: S
             type: 'button',
             class: 'danger',
             onclick: () =>
-              void act(`Terminate orchestration ${id}? The app stops tracking it; the upstream operation is not cancelled.`, 'Terminate', () => call(`orchestrations/${encodeURIComponent(id)}/terminate?reason=${encodeURIComponent('Terminated from the console.')}`, { method: 'POST' }), 'Terminated.').then(show),
+              void act(
+                `Terminate orchestration ${id}? The app stops tracking it; the upstream operation is not cancelled.`,
+                'Terminate',
+                () =>
+                  call(`orchestrations/${encodeURIComponent(id)}/terminate?reason=${encodeURIComponent('Terminated from the console.')}`, { method: 'POST' }),
+                'Terminated.',
+              ).then(show),
           },
           'Terminate',
         ),
@@ -61,7 +67,13 @@ export function orchestrationView(container: HTMLElement, id: string, session: S
           'button',
           {
             type: 'button',
-            onclick: () => void act(`Restart orchestration ${id}? Its request is sent again as a new orchestration, under your rights as they are now.`, 'Restart', restart, 'Restarted.'),
+            onclick: () =>
+              void act(
+                `Restart orchestration ${id}? Its request is sent again as a new orchestration, under your rights as they are now.`,
+                'Restart',
+                restart,
+                'Restarted.',
+              ),
           },
           'Restart',
         ),
@@ -75,7 +87,12 @@ export function orchestrationView(container: HTMLElement, id: string, session: S
             type: 'button',
             class: 'danger',
             onclick: () =>
-              void act(`Purge orchestration ${id}? Its document is deleted for good.`, 'Purge', () => call(`orchestrations/${encodeURIComponent(id)}`, { method: 'DELETE' }), 'Purged.').then(() => {
+              void act(
+                `Purge orchestration ${id}? Its document is deleted for good.`,
+                'Purge',
+                () => call(`orchestrations/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+                'Purged.',
+              ).then(() => {
                 if (!container.isConnected) return;
                 location.hash = '#/orchestrations';
               }),
@@ -159,7 +176,16 @@ function timeline(document: StatusDocument): HTMLElement {
   }
   if (document.nextPollTime) items.push(h('li', {}, time(document.nextPollTime), ' next poll due'));
   if (document.deadlineTime && active(document)) items.push(h('li', {}, time(document.deadlineTime), ' deadline'));
-  if (document.endedTime) items.push(h('li', {}, time(document.endedTime), ` ended ${document.runtimeStatus}`, document.failure ? h('span', { class: 'wrap' }, ` (${document.failure.code}: ${document.failure.message})`) : null));
+  if (document.endedTime)
+    items.push(
+      h(
+        'li',
+        {},
+        time(document.endedTime),
+        ` ended ${document.runtimeStatus}`,
+        document.failure ? h('span', { class: 'wrap' }, ` (${document.failure.code}: ${document.failure.message})`) : null,
+      ),
+    );
   return h('ol', { class: 'timeline' }, ...items);
 }
 
@@ -168,7 +194,11 @@ function deliveries(document: StatusDocument): HTMLElement {
   return h(
     'table',
     { class: 'deliveries' },
-    h('thead', {}, h('tr', {}, ...['Target origin', 'State', 'Attempts', 'Next attempt', 'Last error', 'Delivered'].map((column) => h('th', { scope: 'col' }, column)))),
+    h(
+      'thead',
+      {},
+      h('tr', {}, ...['Target origin', 'State', 'Attempts', 'Next attempt', 'Last error', 'Delivered'].map((column) => h('th', { scope: 'col' }, column))),
+    ),
     h(
       'tbody',
       {},

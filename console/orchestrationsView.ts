@@ -21,7 +21,8 @@ let refreshSeconds = 0;
 let sort: Sort = { key: 'created', descending: true };
 let search = '';
 
-const matchesSearch = (resource: ResourceRef | undefined, term: string) => resource !== undefined && `${resource.name} ${resource.group ?? ''}`.toLowerCase().includes(term);
+const matchesSearch = (resource: ResourceRef | undefined, term: string) =>
+  resource !== undefined && `${resource.name} ${resource.group ?? ''}`.toLowerCase().includes(term);
 
 export function orchestrationsView(container: HTMLElement, { pageSize, histogramMaxStarts }: Session['list']): () => void {
   let pageIndex = 0;
@@ -39,7 +40,8 @@ export function orchestrationsView(container: HTMLElement, { pageSize, histogram
   const readLimit = h('p', { class: 'read-limit', hidden: true });
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages of orchestrations' });
 
-  const showError = (error: unknown) => replace(tableArea, h('p', { class: 'error', role: 'alert' }, error instanceof ApiError ? `${error.code}: ${error.message}` : String(error)));
+  const showError = (error: unknown) =>
+    replace(tableArea, h('p', { class: 'error', role: 'alert' }, error instanceof ApiError ? `${error.code}: ${error.message}` : String(error)));
 
   /** Reads the list again, then shows the page. */
   async function load(): Promise<void> {
@@ -80,7 +82,8 @@ export function orchestrationsView(container: HTMLElement, { pageSize, histogram
     const term = search.trim().toLowerCase();
     const shown = term ? pageEntries.filter((entry) => matchesSearch(details.get(entry.id)?.resource, term)) : pageEntries;
     if (pageEntries.length === 0) return replace(tableArea, h('p', { class: 'empty' }, 'No orchestration matches these filters.'));
-    if (shown.length === 0) return replace(tableArea, h('p', { class: 'empty' }, `No orchestration on this page matches "${search.trim()}" (resource name or group).`));
+    if (shown.length === 0)
+      return replace(tableArea, h('p', { class: 'empty' }, `No orchestration on this page matches "${search.trim()}" (resource name or group).`));
     const first = pageIndex * pageSize + 1;
     const range = rangeText(first, pageEntries.length, matched.entries.length, counted);
     const caption = `Orchestrations ${range}, sorted by ${sortLabel(sort)}${term ? `; ${shown.length} on this page match "${search.trim()}"` : ''}`;

@@ -26,9 +26,16 @@ export const decideApprovalRoute = appHandler(appRoutes.approvalsDecide, async (
   const id = call.request.params.id ?? '';
   if (!idPattern.test(id)) throw new GatewayError('NotFound', 'No orchestration has that id.', { target: 'id' });
   const body = parseJsonBody(new Uint8Array(await call.request.arrayBuffer()), call.request.headers.get('content-type'), maxBodyBytes, 'body');
-  if (!body) throw new GatewayError('InvalidRequest', 'A JSON body is required: {"approved": true} to approve, {"approved": false, "reason": "..."} to reject.', { target: 'body' });
+  if (!body)
+    throw new GatewayError('InvalidRequest', 'A JSON body is required: {"approved": true} to approve, {"approved": false, "reason": "..."} to reject.', {
+      target: 'body',
+    });
   const parsed = approvalDecisionBody.safeParse(body.value);
-  if (!parsed.success) throw invalidRequest(ProblemList.ofIssues(parsed.error.issues, 'InvalidRequestBody'), 'The decision is not valid: send {"approved": true|false, "reason": "..."}.');
+  if (!parsed.success)
+    throw invalidRequest(
+      ProblemList.ofIssues(parsed.error.issues, 'InvalidRequestBody'),
+      'The decision is not valid: send {"approved": true|false, "reason": "..."}.',
+    );
   const route = call.request.headers.get('x-gateway-client')?.trim().toLowerCase() === 'console' ? 'console' : 'api';
   const state = await decideApproval(call.services, call.caller, id, { ...parsed.data, route });
   return jsonResponse(202, statusDocument(state, call.appBase), call.correlationId);

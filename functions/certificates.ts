@@ -45,9 +45,14 @@ export const refreshCertificates = appHandler(appRoutes.certificatesRefresh, asy
     throw new GatewayError('InvalidRequest', 'Give both projectId and environmentId, or neither to refresh every configured environment.', { target: 'body' });
   }
   const environments =
-    wantedProject === undefined ? config.CERT_ENVIRONMENTS : config.CERT_ENVIRONMENTS.filter((environment) => sameEnvironment(environment, { projectId: wantedProject, environmentId: wantedEnvironment! }));
+    wantedProject === undefined
+      ? config.CERT_ENVIRONMENTS
+      : config.CERT_ENVIRONMENTS.filter((environment) => sameEnvironment(environment, { projectId: wantedProject, environmentId: wantedEnvironment! }));
   if (environments.length === 0) {
-    throw new GatewayError('NotFound', wantedProject === undefined ? 'No environment is configured in CERT_ENVIRONMENTS.' : 'That environment is not configured in CERT_ENVIRONMENTS.');
+    throw new GatewayError(
+      'NotFound',
+      wantedProject === undefined ? 'No environment is configured in CERT_ENVIRONMENTS.' : 'That environment is not configured in CERT_ENVIRONMENTS.',
+    );
   }
   const results = await call.services.certificates.refresher.refreshAll(environments, { force, trigger: 'refresh', token: await lifecycleToken(call) });
   return jsonResponse(200, { results }, call.correlationId);
@@ -57,10 +62,17 @@ const certificateParams = z.object({ projectId, environmentId });
 
 export const getCertificate = appHandler(appRoutes.certificatesGet, async (call) => {
   const params = certificateParams.safeParse(call.request.params);
-  if (!params.success) throw new GatewayError('InvalidRequest', 'The certificate path is not valid.', { details: detailsFromParameterIssues(params.error.issues, 'InvalidParameter') });
+  if (!params.success)
+    throw new GatewayError('InvalidRequest', 'The certificate path is not valid.', {
+      details: detailsFromParameterIssues(params.error.issues, 'InvalidParameter'),
+    });
   const environment = { projectId: Number(params.data.projectId), environmentId: params.data.environmentId.toLowerCase() };
   const record = await fetchedCertificate(call.services.certificates.store, environment.projectId, environment.environmentId);
-  return jsonResponse(200, { ...environment, current: record.current ?? null, lastAttempt: record.lastAttempt ?? null, keptThumbprints: record.kept }, call.correlationId);
+  return jsonResponse(
+    200,
+    { ...environment, current: record.current ?? null, lastAttempt: record.lastAttempt ?? null, keptThumbprints: record.kept },
+    call.correlationId,
+  );
 });
 
 app.http(appRoutes.certificatesRefresh.name, { ...registrationOf(appRoutes.certificatesRefresh), handler: refreshCertificates });

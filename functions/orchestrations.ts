@@ -124,20 +124,37 @@ export const purgeOrchestration = appHandler(appRoutes.orchestrationsPurge, asyn
   await visibleOrchestration(viewerOf(call), id);
   const outcome = await call.services.orchestrations.purge(id);
   if (outcome === 'missing') throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
-  if (outcome === 'running') throw new GatewayError('OrchestrationRunning', `Orchestration ${id} is still running: terminate it before purging it.`, { target: 'id' });
-  if (outcome === 'notifying') throw new GatewayError('NotificationsPending', `Orchestration ${id} still has notifications of its end to deliver; purge it once they are delivered or given up.`, { target: 'id' });
+  if (outcome === 'running')
+    throw new GatewayError('OrchestrationRunning', `Orchestration ${id} is still running: terminate it before purging it.`, { target: 'id' });
+  if (outcome === 'notifying')
+    throw new GatewayError(
+      'NotificationsPending',
+      `Orchestration ${id} still has notifications of its end to deliver; purge it once they are delivered or given up.`,
+      { target: 'id' },
+    );
   return jsonResponse(200, { instancesDeleted: 1 }, call.correlationId);
 });
 
 /** Durable's purge by filter, bounded per request: `x-ms-continuation-token` goes on purging. */
 export const purgeOrchestrations = appHandler(appRoutes.orchestrationsPurgeMany, async (call) => {
   const { filter, continuationToken } = purgeRequestOf(rawQueryOf(call.request), call.request.headers);
-  const purged = await call.services.orchestrations.purgeMatching(visibleFilter(call.services, call.caller, filter), { top: call.services.config.ORCHESTRATION_PURGE_BATCH, continuationToken, ...scanBoundsOf(call.services.config) });
-  return jsonResponse(200, { instancesDeleted: purged.instancesDeleted }, call.correlationId, purged.continuationToken ? { [continuationHeader]: purged.continuationToken } : {});
+  const purged = await call.services.orchestrations.purgeMatching(visibleFilter(call.services, call.caller, filter), {
+    top: call.services.config.ORCHESTRATION_PURGE_BATCH,
+    continuationToken,
+    ...scanBoundsOf(call.services.config),
+  });
+  return jsonResponse(
+    200,
+    { instancesDeleted: purged.instancesDeleted },
+    call.correlationId,
+    purged.continuationToken ? { [continuationHeader]: purged.continuationToken } : {},
+  );
 });
 
 /** Durable's restart: the stored request started again as a new orchestration, answered as a start is. */
-export const restartOrchestrationRoute = appHandler(appRoutes.orchestrationsRestart, (call) => restartOrchestration(call, viewerOf(call), orchestrationId(call)));
+export const restartOrchestrationRoute = appHandler(appRoutes.orchestrationsRestart, (call) =>
+  restartOrchestration(call, viewerOf(call), orchestrationId(call)),
+);
 
 export const terminateOrchestrations = appHandler(appRoutes.orchestrationsTerminateMany, (call) => bulkAction('terminate', call, viewerOf(call)));
 

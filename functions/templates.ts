@@ -12,7 +12,12 @@ import { galleryImageVersionKind } from '../src/templates/galleryImageVersion';
 import { buildCustomProperties, gatewaySettingsRequest, validateCustomProperties } from '../src/templates/gatewayProperties';
 
 async function jsonBodyOf(call: AppCall): Promise<unknown> {
-  const body = parseJsonBody(new Uint8Array(await call.request.arrayBuffer()), call.request.headers.get('content-type'), call.services.config.MAX_REQUEST_BODY_BYTES, 'body');
+  const body = parseJsonBody(
+    new Uint8Array(await call.request.arrayBuffer()),
+    call.request.headers.get('content-type'),
+    call.services.config.MAX_REQUEST_BODY_BYTES,
+    'body',
+  );
   if (!body) throw new GatewayError('InvalidRequest', 'A JSON body is required.', { target: 'body' });
   return body.value;
 }

@@ -100,11 +100,20 @@ function buildRouteSchemas() {
     instanceIds: z.array(z.string()).optional().describe('With dryRun: the ones that would be acted on'),
     done: z.number().int().optional(),
     results: z
-      .array(z.object({ instanceId: z.string(), status: z.number().int(), restartedAs: z.string().optional(), error: z.object({ code: z.string(), message: z.string() }).optional() }))
+      .array(
+        z.object({
+          instanceId: z.string(),
+          status: z.number().int(),
+          restartedAs: z.string().optional(),
+          error: z.object({ code: z.string(), message: z.string() }).optional(),
+        }),
+      )
       .optional()
-      .describe('Without dryRun: each one\'s outcome, with the status its own call would have answered'),
+      .describe("Without dryRun: each one's outcome, with the status its own call would have answered"),
   });
-  const waitQuery = z.object({ 'gateway-wait': z.string().regex(/^\d+$/).optional().describe('Seconds to hold the answer until the orchestration ends (at most GATEWAY_WAIT_MAX_SECONDS)') });
+  const waitQuery = z.object({
+    'gateway-wait': z.string().regex(/^\d+$/).optional().describe('Seconds to hold the answer until the orchestration ends (at most GATEWAY_WAIT_MAX_SECONDS)'),
+  });
   const refreshOutcome = z.looseObject({
     projectId: z.number().int(),
     environmentId: z.string(),
@@ -115,11 +124,26 @@ function buildRouteSchemas() {
     error: z.object({ code: z.string(), message: z.string() }).optional(),
   });
   const declarationBody = z.looseObject({}).describe('One resource declaration, or a template whose `resources` array holds them.');
-  return { orchestrationId, validationResult, statusDocument, listEntry, purgeResult, purgeFilter, bulkFilter, bulkResult, waitQuery, refreshOutcome, declarationBody };
+  return {
+    orchestrationId,
+    validationResult,
+    statusDocument,
+    listEntry,
+    purgeResult,
+    purgeFilter,
+    bulkFilter,
+    bulkResult,
+    waitQuery,
+    refreshOutcome,
+    declarationBody,
+  };
 }
 
 /** The answer of a `gateway-wait` past the bounds on held waits. */
-export const tooManyWaits = { description: 'TooManyWaits: the caller or the instance holds as many gateway-wait answers as it may (GATEWAY_WAIT_MAX_PER_CALLER, GATEWAY_WAIT_MAX_PER_INSTANCE); Retry-After says when' };
+export const tooManyWaits = {
+  description:
+    'TooManyWaits: the caller or the instance holds as many gateway-wait answers as it may (GATEWAY_WAIT_MAX_PER_CALLER, GATEWAY_WAIT_MAX_PER_INSTANCE); Retry-After says when',
+};
 
 /** What the access policy judges of a call to `route` (src/access/accessPolicy.ts). */
 export function actionOf(route: AppRoute) {

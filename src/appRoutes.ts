@@ -15,22 +15,39 @@ export { actionOf, registrationOf, type AppRoute } from './appRouteKit';
 /** A chat platform's endpoint: anonymous (the platform signs each request), the same answers, its own body and signature. */
 function chatopsRoute(platform: 'slack' | 'teams', text: { summary: string; body: string; answer: string; signature: string }): AppRoute {
   const name = platform === 'slack' ? 'Slack' : 'Teams';
-  return appRoute({ name: `chatops-${platform}`, method: 'POST', route: `chatops/${platform}`, authLevel: 'anonymous', access: 'write', tag: 'chatops', summary: text.summary }, () => ({
-    body: z.looseObject({}).describe(text.body),
-    responses: {
-      200: { description: `${text.answer}: the answer, a refusal or the usage message` },
-      401: { description: `Unauthorized: ${text.signature}, a timestamp too far from now, or a replay` },
-      404: { description: `Chat-ops for ${name} is not configured` },
-      413: { description: 'Larger than CHATOPS_MAX_BODY_BYTES' },
+  return appRoute(
+    {
+      name: `chatops-${platform}`,
+      method: 'POST',
+      route: `chatops/${platform}`,
+      authLevel: 'anonymous',
+      access: 'write',
+      tag: 'chatops',
+      summary: text.summary,
     },
-  }));
+    () => ({
+      body: z.looseObject({}).describe(text.body),
+      responses: {
+        200: { description: `${text.answer}: the answer, a refusal or the usage message` },
+        401: { description: `Unauthorized: ${text.signature}, a timestamp too far from now, or a replay` },
+        404: { description: `Chat-ops for ${name} is not configured` },
+        413: { description: 'Larger than CHATOPS_MAX_BODY_BYTES' },
+      },
+    }),
+  );
 }
 
 export const appRoutes = {
   ...orchestrationRoutes,
   certificatesRefresh: appRoute(
     {
-      name: 'certificates-refresh', method: 'POST', route: 'certificates/refresh', authLevel: 'function', access: 'write', unscoped: true, tag: 'certificates',
+      name: 'certificates-refresh',
+      method: 'POST',
+      route: 'certificates/refresh',
+      authLevel: 'function',
+      access: 'write',
+      unscoped: true,
+      tag: 'certificates',
       summary: 'Refresh one configured environment, or all, under the rate limit',
     },
     ({ refreshOutcome }) => ({
@@ -40,7 +57,13 @@ export const appRoutes = {
   ),
   certificatesGet: appRoute(
     {
-      name: 'certificates-get', method: 'GET', route: 'certificates/{projectId}/{environmentId}', authLevel: 'function', access: 'read', unscoped: true, tag: 'certificates',
+      name: 'certificates-get',
+      method: 'GET',
+      route: 'certificates/{projectId}/{environmentId}',
+      authLevel: 'function',
+      access: 'read',
+      unscoped: true,
+      tag: 'certificates',
       summary: 'Metadata of the stored certificate (never the secret) and the last attempt',
     },
     () => ({
@@ -50,7 +73,12 @@ export const appRoutes = {
   ),
   validateGalleryImageVersions: appRoute(
     {
-      name: 'templates-galleryImageVersions-validate', method: 'POST', route: 'templates/galleryImageVersions/validate', authLevel: 'function', access: 'read', tag: 'templates',
+      name: 'templates-galleryImageVersions-validate',
+      method: 'POST',
+      route: 'templates/galleryImageVersions/validate',
+      authLevel: 'function',
+      access: 'read',
+      tag: 'templates',
       summary: 'Validate gallery image version declarations',
     },
     ({ validationResult, declarationBody }) => ({
@@ -60,7 +88,12 @@ export const appRoutes = {
   ),
   validateApis: appRoute(
     {
-      name: 'templates-apis-validate', method: 'POST', route: 'templates/apis/validate', authLevel: 'function', access: 'read', tag: 'templates',
+      name: 'templates-apis-validate',
+      method: 'POST',
+      route: 'templates/apis/validate',
+      authLevel: 'function',
+      access: 'read',
+      tag: 'templates',
       summary: 'Validate API definition declarations',
     },
     ({ validationResult, declarationBody }) => ({
@@ -70,7 +103,12 @@ export const appRoutes = {
   ),
   buildGatewayProperties: appRoute(
     {
-      name: 'templates-gatewayCustomProperties-build', method: 'POST', route: 'templates/gatewayCustomProperties/build', authLevel: 'function', access: 'read', tag: 'templates',
+      name: 'templates-gatewayCustomProperties-build',
+      method: 'POST',
+      route: 'templates/gatewayCustomProperties/build',
+      authLevel: 'function',
+      access: 'read',
+      tag: 'templates',
       summary: 'The complete set of gateway TLS and cipher custom properties for the wanted settings',
     },
     () => ({
@@ -80,7 +118,12 @@ export const appRoutes = {
   ),
   validateGatewayProperties: appRoute(
     {
-      name: 'templates-gatewayCustomProperties-validate', method: 'POST', route: 'templates/gatewayCustomProperties/validate', authLevel: 'function', access: 'read', tag: 'templates',
+      name: 'templates-gatewayCustomProperties-validate',
+      method: 'POST',
+      route: 'templates/gatewayCustomProperties/validate',
+      authLevel: 'function',
+      access: 'read',
+      tag: 'templates',
       summary: "Check a service resource's customProperties",
     },
     ({ validationResult }) => ({
@@ -104,38 +147,62 @@ export const appRoutes = {
   }),
   health: appRoute(
     {
-      name: 'health', method: 'GET', route: 'health', authLevel: 'anonymous', access: 'read', tag: 'app',
+      name: 'health',
+      method: 'GET',
+      route: 'health',
+      authLevel: 'anonymous',
+      access: 'read',
+      tag: 'app',
       summary: "Liveness: the app's version, whether storage and each upstream answer, and which configured certificates run out",
     },
     () => ({
-      responses: { 200: { description: 'Healthy' }, 503: { description: 'A dependency does not answer, or a certificate is within CERT_ALERT_DAYS of expiry with its refresh failing' } },
+      responses: {
+        200: { description: 'Healthy' },
+        503: { description: 'A dependency does not answer, or a certificate is within CERT_ALERT_DAYS of expiry with its refresh failing' },
+      },
     }),
   ),
   consolePage: appRoute(
     {
-      name: 'console', method: 'GET', route: 'console', authLevel: 'anonymous', access: 'read', tag: 'console',
+      name: 'console',
+      method: 'GET',
+      route: 'console',
+      authLevel: 'anonymous',
+      access: 'read',
+      tag: 'console',
       summary: 'The operator console: a page that holds no data (it reads the keyed routes with the key its user pastes)',
     },
     () => ({
       responses: {
         200: { description: 'The page (text/html) with a Content-Security-Policy that allows only this origin and no framing' },
-        301: { description: 'At `console/` (a trailing slash): `Location: ../console`, where the page\'s relative links resolve' },
+        301: { description: "At `console/` (a trailing slash): `Location: ../console`, where the page's relative links resolve" },
       },
     }),
   ),
   consoleAsset: appRoute(
     {
-      name: 'console-asset', method: 'GET', route: 'console/assets/{file}', authLevel: 'anonymous', access: 'read', tag: 'console',
+      name: 'console-asset',
+      method: 'GET',
+      route: 'console/assets/{file}',
+      authLevel: 'anonymous',
+      access: 'read',
+      tag: 'console',
       summary: "The console's script and style sheet (console.js, console.css)",
     },
     () => ({
       params: z.object({ file: z.enum(['console.js', 'console.css']) }),
-      responses: { 200: { description: 'The file, with the console\'s Content-Security-Policy' } },
+      responses: { 200: { description: "The file, with the console's Content-Security-Policy" } },
     }),
   ),
   consoleSession: appRoute(
     {
-      name: 'console-session', method: 'GET', route: 'console/session', authLevel: 'function', access: 'read', openToApprovers: true, tag: 'console',
+      name: 'console-session',
+      method: 'GET',
+      route: 'console/session',
+      authLevel: 'function',
+      access: 'read',
+      openToApprovers: true,
+      tag: 'console',
       summary: 'Who the caller is taken for, which actions ACCESS_POLICY lets it take, and the certificate environments it may read',
     },
     () => ({
@@ -155,7 +222,9 @@ export const appRoutes = {
               approve: z.boolean().describe('Named as an approver by some rule: reads and decides the starts it may approve'),
             }),
             list: z.object({ pageSize: z.number().int(), histogramMaxStarts: z.number().int() }),
-            certificates: z.object({ alertDays: z.number(), environments: z.array(z.object({ projectId: z.number().int(), environmentId: z.string() })) }).nullable(),
+            certificates: z
+              .object({ alertDays: z.number(), environments: z.array(z.object({ projectId: z.number().int(), environmentId: z.string() })) })
+              .nullable(),
           }),
         },
       },
@@ -163,7 +232,12 @@ export const appRoutes = {
   ),
   openApi: appRoute(
     {
-      name: 'openapi', method: 'GET', route: 'openapi.json', authLevel: 'function', access: 'read', tag: 'app',
+      name: 'openapi',
+      method: 'GET',
+      route: 'openapi.json',
+      authLevel: 'function',
+      access: 'read',
+      tag: 'app',
       summary: 'This document',
     },
     () => ({

@@ -78,7 +78,6 @@ function cacheOf(file: string): Buffer | undefined {
   }
 }
 
-
 /**
  * Runs `file` as the module `parent` requires, with its code cache when there is one; with
  * `writeCache`, writes the cache of what ran (the build's step). Answers what became of it.

@@ -35,9 +35,15 @@ const settingsSchema = z.object({
   APP_PUBLIC_URL: publicBaseUrl.optional(),
   MANAGEMENT_BASE_URL: absoluteHttpUrl,
   LIFECYCLE_BASE_URL: absoluteHttpUrl,
-  PROVIDER_NAMESPACE: z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'must be one word, e.g. Microsoft').default('Vendor'),
+  PROVIDER_NAMESPACE: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9]*$/, 'must be one word, e.g. Microsoft')
+    .default('Vendor'),
   GATEWAY_PROPERTY_PREFIX: z.string().min(1).optional(),
-  LIFECYCLE_VERSION_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name').default('x-vendor-version'),
+  LIFECYCLE_VERSION_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name')
+    .default('x-vendor-version'),
   LIFECYCLE_API_VERSION: z.string().min(1).default('2017-09-15'),
   UPSTREAM_AUTH: z.enum(['managed', 'passthrough', 'static']).default('managed'),
   UPSTREAM_STATIC_TOKEN: z.string().min(1).optional(),
@@ -50,10 +56,16 @@ const settingsSchema = z.object({
   // Storage: a connection string, or the identity-based settings the Functions host reads
   // (src/storage/storageTarget.ts); none outside Azure is development storage (Azurite).
   AzureWebJobsStorage: storageConnectionString.optional(),
-  AzureWebJobsStorage__accountName: z.string().regex(/^[a-z0-9]{3,24}$/, 'must be a storage account name: 3 to 24 lowercase letters and digits').optional(),
+  AzureWebJobsStorage__accountName: z
+    .string()
+    .regex(/^[a-z0-9]{3,24}$/, 'must be a storage account name: 3 to 24 lowercase letters and digits')
+    .optional(),
   // A bearer token is never sent over plain HTTP (the storage SDK refuses to), so only https.
   AzureWebJobsStorage__blobServiceUri: httpUrlText
-    .refine((value) => value.startsWith('https://'), 'must be an https URL (a token is never sent over plain HTTP), e.g. https://<account>.blob.core.windows.net')
+    .refine(
+      (value) => value.startsWith('https://'),
+      'must be an https URL (a token is never sent over plain HTTP), e.g. https://<account>.blob.core.windows.net',
+    )
     .transform((value) => value.replace(/\/+$/, ''))
     .optional(),
   AzureWebJobsStorage__credential: z
@@ -64,7 +76,10 @@ const settingsSchema = z.object({
   AzureWebJobsStorage__clientId: z.guid('must be the client id (a GUID) of the user-assigned identity').optional(),
   AzureWebJobsStorage__managedIdentityResourceId: z
     .string()
-    .regex(/^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.ManagedIdentity\/userAssignedIdentities\/[^/]+$/i, 'must be the resource id of a user-assigned identity (/subscriptions/.../providers/Microsoft.ManagedIdentity/userAssignedIdentities/<name>)')
+    .regex(
+      /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.ManagedIdentity\/userAssignedIdentities\/[^/]+$/i,
+      'must be the resource id of a user-assigned identity (/subscriptions/.../providers/Microsoft.ManagedIdentity/userAssignedIdentities/<name>)',
+    )
     .optional(),
   // Set by the platform in Azure (which, by plan: src/storage/storageTarget.ts): there, development storage is never a fallback.
   WEBSITE_INSTANCE_ID: z.string().min(1).optional(),
@@ -92,7 +107,9 @@ const settingsSchema = z.object({
   LRO_MAX_POLL_SECONDS: integerText(1, 86_400).default(600),
   LRO_POLL_LOOKAHEAD_SECONDS: integerText(0, 60).default(2),
   // At most 30 days: far beyond any documented operation, and always a time a date can hold.
-  LRO_DEADLINE_MINUTES: jsonText(z.record(z.string(), z.number().positive().max(maxDeadlineMinutes)), '{"ApiManagementService_MigrateToStv2": 240}').default({}),
+  LRO_DEADLINE_MINUTES: jsonText(z.record(z.string(), z.number().positive().max(maxDeadlineMinutes)), '{"ApiManagementService_MigrateToStv2": 240}').default(
+    {},
+  ),
   ORCHESTRATION_RETENTION_HOURS: numberText(0, 24 * 365, { positive: true }).default(168),
   CERT_RENEW_BEFORE_DAYS: numberText(0, 3650).default(14),
   CERT_ALERT_DAYS: numberText(0, 3650).default(7),
@@ -184,10 +201,15 @@ const settingsSchema = z.object({
   CHATOPS_RESPONSE_URL_MAX_POSTS: integerText(1, 5).default(5),
   // Telemetry (src/telemetry/): nothing is loaded or exported unless one of the two exporters is set.
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrlText.optional(),
-  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json'], 'must be http/protobuf or http/json (the app exports OTLP over HTTP)').default('http/protobuf'),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z
+    .enum(['http/protobuf', 'http/json'], 'must be http/protobuf or http/json (the app exports OTLP over HTTP)')
+    .default('http/protobuf'),
   OTEL_SERVICE_NAME: z.string().min(1).max(256).default('management-gateway'),
   OTEL_METRIC_EXPORT_INTERVAL: integerText(1000, 3_600_000).default(60_000),
-  APPLICATIONINSIGHTS_CONNECTION_STRING: z.string().regex(/InstrumentationKey=/i, 'must be an Application Insights connection string (InstrumentationKey=...;IngestionEndpoint=...)').optional(),
+  APPLICATIONINSIGHTS_CONNECTION_STRING: z
+    .string()
+    .regex(/InstrumentationKey=/i, 'must be an Application Insights connection string (InstrumentationKey=...;IngestionEndpoint=...)')
+    .optional(),
   // Microsoft Entra ID sign-in of the exporter to an Application Insights with local auth off.
   APPLICATIONINSIGHTS_AUTHENTICATION_STRING: appInsightsAuthentication.optional(),
   TELEMETRY_SAMPLING_RATIO: numberText(0, 1).default(1),
@@ -257,8 +279,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   return {
     ...settings,
     storage: storageTargetOf(settings),
-    GATEWAY_PROPERTY_PREFIX:
-      settings.GATEWAY_PROPERTY_PREFIX ?? `${settings.PROVIDER_NAMESPACE}.WindowsAzure.ApiManagement.Gateway`,
+    GATEWAY_PROPERTY_PREFIX: settings.GATEWAY_PROPERTY_PREFIX ?? `${settings.PROVIDER_NAMESPACE}.WindowsAzure.ApiManagement.Gateway`,
     ALLOWED_SCOPES: settings.ALLOWED_SCOPES,
     managementTokenScope: settings.MANAGEMENT_TOKEN_SCOPE ?? `${settings.MANAGEMENT_BASE_URL}/.default`,
     // The lifecycle service's docs show its host followed by `//.default` (double slash).

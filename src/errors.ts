@@ -66,11 +66,7 @@ export class GatewayError extends Error {
   /** Extra response headers, e.g. Retry-After on a 429. */
   readonly headers?: Record<string, string>;
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    options: { target?: string; details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {},
-  ) {
+  constructor(code: ErrorCode, message: string, options: { target?: string; details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.code = code;

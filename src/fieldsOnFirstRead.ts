@@ -5,7 +5,11 @@
  */
 
 /** `entry` with the fields `names`, read from what `build` returns; it runs on the first read of any. */
-export function withFieldsOnFirstRead<Entry extends object, Fields extends object>(entry: Entry, names: readonly (keyof Fields & string)[], build: () => Fields): Entry & Fields {
+export function withFieldsOnFirstRead<Entry extends object, Fields extends object>(
+  entry: Entry,
+  names: readonly (keyof Fields & string)[],
+  build: () => Fields,
+): Entry & Fields {
   let built: Fields | undefined;
   const declaration = { ...entry } as Entry & Fields;
   for (const name of names) {

@@ -80,7 +80,12 @@ export class HealthMonitor {
 
   async #probe(): Promise<HealthReport> {
     const { checks, certificates, now, version } = this.options;
-    const [storage, management, lifecycle, certificateReport] = await Promise.all([timed(checks.storage, now), timed(checks.management, now), timed(checks.lifecycle, now), certificates?.()]);
+    const [storage, management, lifecycle, certificateReport] = await Promise.all([
+      timed(checks.storage, now),
+      timed(checks.management, now),
+      timed(checks.lifecycle, now),
+      certificates?.(),
+    ]);
     const dependencies = { storage, management, lifecycle };
     const certificatesOk = !certificateReport || (!certificateReport.error && certificateReport.atRisk.every((entry) => !entry.alert));
     const report: HealthReport = {

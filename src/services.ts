@@ -61,7 +61,9 @@ export interface Services {
 function lifecycleUserCredential(config: Config): TokenCredential | undefined {
   const { LIFECYCLE_TENANT_ID, LIFECYCLE_CLIENT_ID, LIFECYCLE_USERNAME, LIFECYCLE_PASSWORD } = config;
   if (!LIFECYCLE_TENANT_ID || !LIFECYCLE_CLIENT_ID || !LIFECYCLE_USERNAME || !LIFECYCLE_PASSWORD) return undefined;
-  return credentialOnFirstUse((identity) => new identity.UsernamePasswordCredential(LIFECYCLE_TENANT_ID, LIFECYCLE_CLIENT_ID, LIFECYCLE_USERNAME, LIFECYCLE_PASSWORD));
+  return credentialOnFirstUse(
+    (identity) => new identity.UsernamePasswordCredential(LIFECYCLE_TENANT_ID, LIFECYCLE_CLIENT_ID, LIFECYCLE_USERNAME, LIFECYCLE_PASSWORD),
+  );
 }
 
 export function createTokenSource(config: Config): TokenSource {
@@ -83,7 +85,12 @@ export function createTokenSource(config: Config): TokenSource {
 function createBackgroundToken(config: Config, tokens: TokenSource): Services['backgroundToken'] {
   if (tokens.mode !== 'passthrough') return (upstream) => tokens.getToken({ upstream });
   const userCredential = lifecycleUserCredential(config);
-  const lifecycle = userCredential && credentialTokenSource({ management: userCredential, lifecycle: userCredential }, { management: config.lifecycleTokenScope, lifecycle: config.lifecycleTokenScope });
+  const lifecycle =
+    userCredential &&
+    credentialTokenSource(
+      { management: userCredential, lifecycle: userCredential },
+      { management: config.lifecycleTokenScope, lifecycle: config.lifecycleTokenScope },
+    );
   return async (upstream) => (upstream === 'lifecycle' && lifecycle ? lifecycle.getToken({ upstream }) : undefined);
 }
 
@@ -91,7 +98,11 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
   const minutes = (value: number) => value * 60_000;
   return {
     ...defaultOrchestrationSettings,
-    pollInterval: { defaultMs: config.LRO_DEFAULT_POLL_SECONDS * 1000, floorMs: config.LRO_MIN_POLL_SECONDS * 1000, ceilingMs: config.LRO_MAX_POLL_SECONDS * 1000 },
+    pollInterval: {
+      defaultMs: config.LRO_DEFAULT_POLL_SECONDS * 1000,
+      floorMs: config.LRO_MIN_POLL_SECONDS * 1000,
+      ceilingMs: config.LRO_MAX_POLL_SECONDS * 1000,
+    },
     deadlineMs: {
       ...defaultOrchestrationSettings.deadlineMs,
       ...Object.fromEntries(Object.entries(config.LRO_DEADLINE_MINUTES).map(([name, value]) => [name, minutes(value)])),
@@ -107,7 +118,11 @@ export function orchestrationSettingsOf(config: Config): OrchestrationSettings {
     ),
     startRecordAttempts: config.ORCHESTRATION_START_RECORD_ATTEMPTS,
     outbox: { ...defaultOrchestrationSettings.outbox, maxAttempts: config.NOTIFY_MAX_ATTEMPTS },
-    originGate: { perOriginConcurrency: config.NOTIFY_ORIGIN_CONCURRENCY, failuresToOpen: config.NOTIFY_CIRCUIT_FAILURES, coolDownMs: config.NOTIFY_CIRCUIT_COOLDOWN_SECONDS * 1000 },
+    originGate: {
+      perOriginConcurrency: config.NOTIFY_ORIGIN_CONCURRENCY,
+      failuresToOpen: config.NOTIFY_CIRCUIT_FAILURES,
+      coolDownMs: config.NOTIFY_CIRCUIT_COOLDOWN_SECONDS * 1000,
+    },
     deliveryWaitMs: config.NOTIFY_RUN_WAIT_MS,
     notifyUrl: config.NOTIFY_URL,
     // The chat platforms' own origins are allowed for the ends of commands only: x-gateway-notify
@@ -130,7 +145,13 @@ function healthChecks(config: Config, blobService: () => BlobServiceClient): Hea
   const timeoutMs = config.HEALTH_PROBE_TIMEOUT_MS;
   const probePool = new Agent({ connections: 2, keepAliveTimeout: 10_000 });
   const upstreamCheck = (baseUrl: string) => {
-    const client = new UpstreamClient({ baseUrl, dispatcher: probePool, timeoutMs, retryPolicy: { ...defaultRetryPolicy, maxRetries: 0 }, maxResponseBytes: 64 * 1024 });
+    const client = new UpstreamClient({
+      baseUrl,
+      dispatcher: probePool,
+      timeoutMs,
+      retryPolicy: { ...defaultRetryPolicy, maxRetries: 0 },
+      maxResponseBytes: 64 * 1024,
+    });
     // No token: this is a reachability probe, not a call.
     return async () => upstreamProbeDetail((await client.send({ method: 'GET', url: `${baseUrl}/` })).status);
   };
@@ -160,7 +181,15 @@ function watchPolicyOf(config: Config): WatchPolicy {
 function certificateWatchOf(config: Config, store: () => CertificateStore, policy: WatchPolicy): HealthMonitorOptions['certificates'] {
   if (config.CERT_ENVIRONMENTS.length === 0) return undefined;
   let watch: CertificateWatch | undefined;
-  return () => (watch ??= new CertificateWatch({ store: store(), environments: config.CERT_ENVIRONMENTS, policy, timeoutMs: config.HEALTH_PROBE_TIMEOUT_MS, concurrency: config.CERT_CONCURRENCY, now: Date.now })).report();
+  return () =>
+    (watch ??= new CertificateWatch({
+      store: store(),
+      environments: config.CERT_ENVIRONMENTS,
+      policy,
+      timeoutMs: config.HEALTH_PROBE_TIMEOUT_MS,
+      concurrency: config.CERT_CONCURRENCY,
+      now: Date.now,
+    })).report();
 }
 
 /** What lives in blob storage, and the client it is reached with. */
@@ -176,22 +205,51 @@ function createStoredServices(config: Config, upstreams: Services['upstreams']):
   const blobService = blobServiceOf(config.storage);
   const certificateContainer = blobService.getContainerClient(config.CERT_CONTAINER);
   const limiter = new DistributedRateLimiter(certificateContainer, config.CERT_RATE_WINDOW_SECONDS * 1000, config.STORAGE_TIMEOUT_MS);
-  const certificateStore = new CertificateStore(certificateContainer, blobService.getContainerClient(config.CERT_SECRET_CONTAINER), config.CERT_KEEP_BUNDLES, config.STORAGE_TIMEOUT_MS);
+  const certificateStore = new CertificateStore(
+    certificateContainer,
+    blobService.getContainerClient(config.CERT_SECRET_CONTAINER),
+    config.CERT_KEEP_BUNDLES,
+    config.STORAGE_TIMEOUT_MS,
+  );
   // One pool for every end notice, CloudEvent or chat message, rather than one each.
   const deliveries = deliveryPool();
-  const events = config.NOTIFY_SIGNING_SECRET ? new NotificationSender({ signingSecret: config.NOTIFY_SIGNING_SECRET, timeoutMs: config.NOTIFY_TIMEOUT_MS, dispatcher: deliveries }) : undefined;
+  const events = config.NOTIFY_SIGNING_SECRET
+    ? new NotificationSender({ signingSecret: config.NOTIFY_SIGNING_SECRET, timeoutMs: config.NOTIFY_TIMEOUT_MS, dispatcher: deliveries })
+    : undefined;
   const orchestrationContainer = blobService.getContainerClient(config.ORCHESTRATION_CONTAINER);
   // A signature is refusable while its signed time is within the tolerance of now, on any
   // instance's clock: kept the tolerance and 5 minutes for clocks that differ, then the janitor's.
-  const chatReplays = new OnceMarkers(orchestrationContainer, 'chat-replay/', new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Chat replay records'), (config.CHATOPS_TIMESTAMP_TOLERANCE_SECONDS + 300) * 1000);
+  const chatReplays = new OnceMarkers(
+    orchestrationContainer,
+    'chat-replay/',
+    new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Chat replay records'),
+    (config.CHATOPS_TIMESTAMP_TOLERANCE_SECONDS + 300) * 1000,
+  );
   // Posts per Slack response_url, app-wide: kept the URL's 30 minutes from its issue and 5 for clocks that differ.
-  const postCounts = new UseCounters(orchestrationContainer, 'chat-posts/', new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Response URL post counts'), 35 * 60_000);
+  const postCounts = new UseCounters(
+    orchestrationContainer,
+    'chat-posts/',
+    new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Response URL post counts'),
+    35 * 60_000,
+  );
   const settings = orchestrationSettingsOf(config);
   // A circuit nobody probed in the longest retry back-off and 5 minutes more has no delivery waiting on it.
-  const circuits = new CircuitRecords(orchestrationContainer, new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Receiver circuits'), settings.outbox.maxRetryMs + 300_000);
+  const circuits = new CircuitRecords(
+    orchestrationContainer,
+    new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Receiver circuits'),
+    settings.outbox.maxRetryMs + 300_000,
+  );
   const orchestrations = engineOnContainer(orchestrationContainer, {
     storageTimeoutMs: config.STORAGE_TIMEOUT_MS,
-    expiringMarkers: allExpiring([chatReplays, postCounts, new IdleShareBuckets(orchestrationContainer, new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Caller share buckets'), config.CALLER_SHARE_LEASE_SECONDS * 1000)]),
+    expiringMarkers: allExpiring([
+      chatReplays,
+      postCounts,
+      new IdleShareBuckets(
+        orchestrationContainer,
+        new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Caller share buckets'),
+        config.CALLER_SHARE_LEASE_SECONDS * 1000,
+      ),
+    ]),
     circuits,
     upstream: upstreams.management,
     notifier: chatNotifierOf(config, events, deliveries, postCounts),
@@ -233,9 +291,20 @@ export function createServices(config: Config): Services {
   const upstreamBudget = new UpstreamBudget();
   watchUpstreamBudget(() => upstreamBudget.snapshot());
   const client = (baseUrl: string, maxRetries: number, options: Pick<UpstreamClientOptions, 'maxResponseBytes' | 'observe' | 'clientRequestIds'> = {}) =>
-    new UpstreamClient({ baseUrl, dispatcher, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retryPolicy: { ...retryPolicy, maxRetries }, maxJsonDepth: config.UPSTREAM_MAX_JSON_DEPTH, ...options });
+    new UpstreamClient({
+      baseUrl,
+      dispatcher,
+      timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+      retryPolicy: { ...retryPolicy, maxRetries },
+      maxJsonDepth: config.UPSTREAM_MAX_JSON_DEPTH,
+      ...options,
+    });
   const upstreams = {
-    management: client(config.MANAGEMENT_BASE_URL, config.UPSTREAM_MAX_RETRIES, { maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES, observe: (response) => upstreamBudget.observe(response.headers), clientRequestIds: true }),
+    management: client(config.MANAGEMENT_BASE_URL, config.UPSTREAM_MAX_RETRIES, {
+      maxResponseBytes: config.UPSTREAM_MAX_RESPONSE_BYTES,
+      observe: (response) => upstreamBudget.observe(response.headers),
+      clientRequestIds: true,
+    }),
     // One download per environment per minute: a repeated call could only earn a 429. Its answer
     // carries one bundle in base64 (4/3 of the zip, which is at most about the bundle's size).
     lifecycle: client(config.LIFECYCLE_BASE_URL, 0, { maxResponseBytes: 2 * config.CERT_MAX_BUNDLE_BYTES + 64 * 1024 }),

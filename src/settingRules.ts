@@ -38,12 +38,18 @@ interface RuleSettings extends StorageSettings {
 export const crossSettingRules: CrossSettingRule<RuleSettings>[] = [
   {
     reads: ['LRO_MIN_POLL_SECONDS', 'LRO_MAX_POLL_SECONDS'],
-    check: (s) => (s.LRO_MIN_POLL_SECONDS > s.LRO_MAX_POLL_SECONDS ? [`LRO_MIN_POLL_SECONDS (${s.LRO_MIN_POLL_SECONDS}) must not be above LRO_MAX_POLL_SECONDS (${s.LRO_MAX_POLL_SECONDS})`] : []),
+    check: (s) =>
+      s.LRO_MIN_POLL_SECONDS > s.LRO_MAX_POLL_SECONDS
+        ? [`LRO_MIN_POLL_SECONDS (${s.LRO_MIN_POLL_SECONDS}) must not be above LRO_MAX_POLL_SECONDS (${s.LRO_MAX_POLL_SECONDS})`]
+        : [],
   },
   {
     // health lists an environment only within CERT_RENEW_BEFORE_DAYS: a later alert could never fire.
     reads: ['CERT_ALERT_DAYS', 'CERT_RENEW_BEFORE_DAYS'],
-    check: (s) => (s.CERT_ALERT_DAYS > s.CERT_RENEW_BEFORE_DAYS ? [`CERT_ALERT_DAYS (${s.CERT_ALERT_DAYS}) must not be above CERT_RENEW_BEFORE_DAYS (${s.CERT_RENEW_BEFORE_DAYS})`] : []),
+    check: (s) =>
+      s.CERT_ALERT_DAYS > s.CERT_RENEW_BEFORE_DAYS
+        ? [`CERT_ALERT_DAYS (${s.CERT_ALERT_DAYS}) must not be above CERT_RENEW_BEFORE_DAYS (${s.CERT_RENEW_BEFORE_DAYS})`]
+        : [],
   },
   {
     reads: ['UPSTREAM_AUTH', 'UPSTREAM_STATIC_TOKEN'],
@@ -60,11 +66,15 @@ export const crossSettingRules: CrossSettingRule<RuleSettings>[] = [
     // A rule may not ask a start to wait longer than the app lets any wait.
     reads: ['ACCESS_POLICY', 'APPROVAL_DEFAULT_MINUTES', 'APPROVAL_MAX_MINUTES'],
     check: (s) => [
-      ...(s.APPROVAL_DEFAULT_MINUTES > s.APPROVAL_MAX_MINUTES ? [`APPROVAL_DEFAULT_MINUTES (${s.APPROVAL_DEFAULT_MINUTES}) must not be above APPROVAL_MAX_MINUTES (${s.APPROVAL_MAX_MINUTES})`] : []),
+      ...(s.APPROVAL_DEFAULT_MINUTES > s.APPROVAL_MAX_MINUTES
+        ? [`APPROVAL_DEFAULT_MINUTES (${s.APPROVAL_DEFAULT_MINUTES}) must not be above APPROVAL_MAX_MINUTES (${s.APPROVAL_MAX_MINUTES})`]
+        : []),
       ...(s.ACCESS_POLICY ?? []).flatMap((rule, index) => {
         const minutes = rule.approval?.expiresAfterMinutes;
         return minutes !== undefined && minutes > s.APPROVAL_MAX_MINUTES
-          ? [`ACCESS_POLICY [${index}].approval.expiresAfterMinutes (${minutes}) must not be above APPROVAL_MAX_MINUTES (${s.APPROVAL_MAX_MINUTES}): shorten the rule's wait or raise APPROVAL_MAX_MINUTES`]
+          ? [
+              `ACCESS_POLICY [${index}].approval.expiresAfterMinutes (${minutes}) must not be above APPROVAL_MAX_MINUTES (${s.APPROVAL_MAX_MINUTES}): shorten the rule's wait or raise APPROVAL_MAX_MINUTES`,
+            ]
           : [];
       }),
     ],

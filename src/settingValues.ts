@@ -38,8 +38,7 @@ export const absoluteHttpUrl = httpUrlText.transform((value) => value.replace(/\
  * backslashes read as slashes, default port dropped): every link and header built on it is then
  * ASCII, so none can fail once the upstream has been called.
  */
-export const publicBaseUrl = httpUrlText
-  .transform((value) => new URL(value).href.replace(/\/+$/, ''));
+export const publicBaseUrl = httpUrlText.transform((value) => new URL(value).href.replace(/\/+$/, ''));
 
 /**
  * Why a storage connection string cannot work, or undefined. It follows the storage SDK's own
@@ -52,7 +51,10 @@ export const publicBaseUrl = httpUrlText
 export function storageConnectionProblem(text: string): string | undefined {
   if (text.startsWith('UseDevelopmentStorage=true')) return undefined;
   const parts = new Map<string, string>();
-  for (const pair of text.split(';').map((part) => part.trim()).filter(Boolean)) {
+  for (const pair of text
+    .split(';')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const equals = pair.indexOf('=');
     if (equals <= 0) return 'must be a connection string of Name=value pairs separated by ";"';
     parts.set(pair.slice(0, equals), pair.slice(equals + 1));
@@ -75,14 +77,17 @@ export function storageConnectionProblem(text: string): string | undefined {
 }
 
 export const jsonText = <T extends z.ZodType>(schema: T, example: string) =>
-  z.string().transform((text, ctx) => {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      ctx.addIssue({ code: 'custom', message: `must be JSON, e.g. ${example}` });
-      return z.NEVER;
-    }
-  }).pipe(schema);
+  z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `must be JSON, e.g. ${example}` });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
 
 /** A timer schedule the Functions host accepts (src/timerSchedule.ts); anything else fails at start-up. */
 export const timerSchedule = z.string().superRefine((text, ctx) => {
@@ -111,10 +116,13 @@ export const scopePrefix = z
   .regex(/^\/(subscriptions|providers)\/[^/]+(\/[^/]+)*$/i, 'must start with /subscriptions/ or /providers/ and have no empty segment');
 
 /** A URL to notify: absolute http(s), no user info (a query may carry the receiver's own key). */
-export const notifyUrl = z.string().max(2048).superRefine((value, ctx) => {
-  const problem = baseUrlProblem(value.split('?')[0]!);
-  if (problem && !/query/.test(problem)) ctx.addIssue({ code: 'custom', message: problem });
-});
+export const notifyUrl = z
+  .string()
+  .max(2048)
+  .superRefine((value, ctx) => {
+    const problem = baseUrlProblem(value.split('?')[0]!);
+    if (problem && !/query/.test(problem)) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 /** An origin exactly as URL.origin writes it: scheme, host and port, nothing else. */
 export const origin = z.string().refine((value) => {
@@ -133,10 +141,15 @@ export const signingSecret = z.string().refine((value) => {
 }, 'must be whsec_ followed by the base64 of 24 to 64 random bytes');
 
 /** What a rule may allow: an operation id or function name, an app route's name, or a class. */
-const allowable = new Set<string>([...operations.flatMap((operation) => [operation.operationId, operation.name]), ...Object.values(appRoutes).map((route) => route.name), ...accessClasses]);
+const allowable = new Set<string>([
+  ...operations.flatMap((operation) => [operation.operationId, operation.name]),
+  ...Object.values(appRoutes).map((route) => route.name),
+  ...accessClasses,
+]);
 
 /** A caller as a rule names it (`*` aside): a key, a principal, an app role, a Slack or Teams user. */
-const namedCaller = /key:[0-9a-fA-F]{12}|principal:[\w.@-]{1,128}|role:[\w.:/ -]{1,128}|slack:[A-Z0-9]{1,32}\/[A-Z0-9]{1,32}|teams:[0-9a-fA-F-]{36}\/[0-9a-fA-F-]{36}/;
+const namedCaller =
+  /key:[0-9a-fA-F]{12}|principal:[\w.@-]{1,128}|role:[\w.:/ -]{1,128}|slack:[A-Z0-9]{1,32}\/[A-Z0-9]{1,32}|teams:[0-9a-fA-F-]{36}\/[0-9a-fA-F-]{36}/;
 
 /** Most approvers one rule names, most approvals it asks, and the longest wait any rule may give (APPROVAL_MAX_MINUTES bounds it further). */
 export const approvalBounds = { maxApprovers: 20, maxCount: 10, maxMinutes: 30 * 24 * 60 } as const;
@@ -145,7 +158,14 @@ export const approvalBounds = { maxApprovers: 20, maxCount: 10, maxMinutes: 30 *
 const ruleApproval = z.strictObject({
   count: z.number().int().min(1).max(approvalBounds.maxCount),
   approvers: z
-    .array(z.string().regex(new RegExp(`^(${namedCaller.source})$`), 'each approver must be key:<12 hex digits>, principal:<object id>, role:<app role>, slack:<team id>/<user id> or teams:<tenant id>/<AAD object id> (not *)'))
+    .array(
+      z
+        .string()
+        .regex(
+          new RegExp(`^(${namedCaller.source})$`),
+          'each approver must be key:<12 hex digits>, principal:<object id>, role:<app role>, slack:<team id>/<user id> or teams:<tenant id>/<AAD object id> (not *)',
+        ),
+    )
     .min(1)
     .max(approvalBounds.maxApprovers),
   expiresAfterMinutes: z.number().int().min(1).max(approvalBounds.maxMinutes).optional(),
@@ -168,7 +188,9 @@ export const accessRule = z.strictObject({
     .min(1)
     .max(100),
   scopes: z.array(scopePrefix).min(1).max(100).optional(),
-  rate: z.strictObject({ readsPerMinute: z.number().int().min(0).max(1_000_000).optional(), writesPerMinute: z.number().int().min(0).max(1_000_000).optional() }).optional(),
+  rate: z
+    .strictObject({ readsPerMinute: z.number().int().min(0).max(1_000_000).optional(), writesPerMinute: z.number().int().min(0).max(1_000_000).optional() })
+    .optional(),
   approval: ruleApproval.optional(),
 });
 
@@ -199,11 +221,25 @@ export const containerName = z.string().regex(/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[
  * off: Microsoft Entra ID, with the system-assigned identity or the user-assigned one named.
  */
 export const appInsightsAuthentication = z.string().transform((text, ctx) => {
-  const parts = new Map(text.split(';').filter(Boolean).map((pair) => [pair.slice(0, Math.max(0, pair.indexOf('='))).trim().toLowerCase(), pair.slice(pair.indexOf('=') + 1).trim()]));
+  const parts = new Map(
+    text
+      .split(';')
+      .filter(Boolean)
+      .map((pair) => [
+        pair
+          .slice(0, Math.max(0, pair.indexOf('=')))
+          .trim()
+          .toLowerCase(),
+        pair.slice(pair.indexOf('=') + 1).trim(),
+      ]),
+  );
   const clientId = parts.get('clientid');
   const known = [...parts.keys()].every((key) => key === 'authorization' || key === 'clientid');
   if (!known || parts.get('authorization')?.toUpperCase() !== 'AAD' || (clientId !== undefined && !z.guid().safeParse(clientId).success)) {
-    ctx.addIssue({ code: 'custom', message: 'must be Authorization=AAD (the system-assigned identity) or Authorization=AAD;ClientId=<client id of a user-assigned identity>' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be Authorization=AAD (the system-assigned identity) or Authorization=AAD;ClientId=<client id of a user-assigned identity>',
+    });
     return z.NEVER;
   }
   return { clientId };

@@ -53,7 +53,9 @@ function authOf(config: Config, embedded: EmbeddedServices): string {
 }
 
 function policyOf(config: Config): string {
-  const scopes = config.ALLOWED_SCOPES ? `; ALLOWED_SCOPES holds calls to ${config.ALLOWED_SCOPES.length} scope${config.ALLOWED_SCOPES.length === 1 ? '' : 's'}` : '';
+  const scopes = config.ALLOWED_SCOPES
+    ? `; ALLOWED_SCOPES holds calls to ${config.ALLOWED_SCOPES.length} scope${config.ALLOWED_SCOPES.length === 1 ? '' : 's'}`
+    : '';
   // The app warns of an unset policy itself as it loads (in Azure too): said once, not again here.
   if (!config.ACCESS_POLICY) return `not enforced: ACCESS_POLICY not set (the warning above says what that allows)${scopes}`;
   return `ACCESS_POLICY enforced (${config.ACCESS_POLICY.length} rule${config.ACCESS_POLICY.length === 1 ? '' : 's'})${scopes}`;
@@ -69,14 +71,18 @@ function notificationsOf(config: Config): string {
 function telemetryOf(config: Config): string {
   const { OTEL_EXPORTER_OTLP_ENDPOINT: otlp, APPLICATIONINSIGHTS_CONNECTION_STRING: applicationInsights } = config;
   if (!otlp && !applicationInsights) return 'off: neither OTEL_EXPORTER_OTLP_ENDPOINT nor APPLICATIONINSIGHTS_CONNECTION_STRING set (docs/observability.md)';
-  const to = [otlp && `OTLP to ${new URL(otlp).origin} (${config.OTEL_EXPORTER_OTLP_PROTOCOL})`, applicationInsights && 'Application Insights'].filter(Boolean).join(' and ');
+  const to = [otlp && `OTLP to ${new URL(otlp).origin} (${config.OTEL_EXPORTER_OTLP_PROTOCOL})`, applicationInsights && 'Application Insights']
+    .filter(Boolean)
+    .join(' and ');
   return `on: traces and metrics to ${to}${config.TELEMETRY_SAMPLING_RATIO < 1 ? `, ${config.TELEMETRY_SAMPLING_RATIO} of new traces kept` : ''}`;
 }
 
 /** The routes registered that answer 404 for now: a chat platform's routes until it is set up. */
 export function routesOff(config: Config = getConfig()): string[] {
   const chatRoutes = { slack: [appRoutes.chatopsSlack, appRoutes.chatopsSlackInteractive], teams: [appRoutes.chatopsTeams] };
-  return (['slack', 'teams'] as const).filter((platform) => !chatEnabled(config, platform)).flatMap((platform) => chatRoutes[platform].map((route) => route.name));
+  return (['slack', 'teams'] as const)
+    .filter((platform) => !chatEnabled(config, platform))
+    .flatMap((platform) => chatRoutes[platform].map((route) => route.name));
 }
 
 /** The rows of the block, as [label, value]; the local host adds its own (function keys). */

@@ -29,7 +29,12 @@ const cronFields: readonly CronField[] = [
   { name: 'minute', min: 0, max: 59 },
   { name: 'hour', min: 0, max: 23 },
   { name: 'day', min: 1, max: 31 },
-  { name: 'month', min: 1, max: 12, names: ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'] },
+  {
+    name: 'month',
+    min: 1,
+    max: 12,
+    names: ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'],
+  },
   { name: 'day-of-week', min: 0, max: 6, names: ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] },
 ];
 
@@ -40,7 +45,9 @@ function valueOf(text: string, field: CronField): number {
   // As the host does: a name is any prefix of one, the first in order that it starts.
   const named = text === '' ? -1 : (field.names ?? []).findIndex((name) => name.toLowerCase().startsWith(text.toLowerCase()));
   if (named >= 0) return field.min + named;
-  const allowed = field.names ? `a number from ${field.min} to ${field.max} or a name (${field.names[0]!.slice(0, 3)}...)` : `a number from ${field.min} to ${field.max}`;
+  const allowed = field.names
+    ? `a number from ${field.min} to ${field.max} or a name (${field.names[0]!.slice(0, 3)}...)`
+    : `a number from ${field.min} to ${field.max}`;
   throw new Error(`"${text}" is not a value of the ${field.name} field: use ${allowed}`);
 }
 
@@ -114,7 +121,8 @@ function timeSpanMs(text: string): number | undefined {
   return minus ? -ms : ms;
 }
 
-const grammar = 'an NCRONTAB expression of six fields ({second} {minute} {hour} {day} {month} {day-of-week}), e.g. 0 */5 * * * *, or a TimeSpan between runs, e.g. 00:00:10';
+const grammar =
+  'an NCRONTAB expression of six fields ({second} {minute} {hour} {day} {month} {day-of-week}), e.g. 0 */5 * * * *, or a TimeSpan between runs, e.g. 00:00:10';
 
 /** The schedule `text` says, as the host reads it; throws an error saying what is wrong and what to write. */
 export function parseTimerSchedule(text: string): TimerSchedule {
@@ -145,7 +153,14 @@ const searchYears = 29;
  */
 export function nextRunOf(schedule: TimerSchedule, after: Date): Date | undefined {
   if (schedule.kind === 'interval') return new Date(after.getTime() + schedule.ms);
-  const [seconds, minutes, hours, days, months, weekdays] = schedule.fields as [ReadonlySet<number>, ReadonlySet<number>, ReadonlySet<number>, ReadonlySet<number>, ReadonlySet<number>, ReadonlySet<number>];
+  const [seconds, minutes, hours, days, months, weekdays] = schedule.fields as [
+    ReadonlySet<number>,
+    ReadonlySet<number>,
+    ReadonlySet<number>,
+    ReadonlySet<number>,
+    ReadonlySet<number>,
+    ReadonlySet<number>,
+  ];
   const end = new Date(after.getFullYear() + searchYears, after.getMonth(), after.getDate()).getTime();
   let at = new Date(Math.floor(after.getTime() / 1000) * 1000 + 1000);
   // Each step moves to the start of the next month, day, hour, minute or second that might match.

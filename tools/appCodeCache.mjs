@@ -12,7 +12,11 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * What to tell before tools/withNode.sh fetches Node <major> (about 120 MB, once): undefined when
  * the running Node is that major or a fetched copy is kept in .node-versions/.
  */
-export function nodeFetchNotice(major, runningMajor = process.versions.node.split('.')[0], kept = existsSync(resolve(root, '.node-versions', String(major), 'bin', 'node'))) {
+export function nodeFetchNotice(
+  major,
+  runningMajor = process.versions.node.split('.')[0],
+  kept = existsSync(resolve(root, '.node-versions', String(major), 'bin', 'node')),
+) {
   if (String(major) === String(runningMajor) || kept) return undefined;
   return [
     `The package's code cache is made with Node ${major}, the Node the function app runs, and this machine runs Node ${runningMajor}:`,
@@ -40,7 +44,7 @@ export function writeAppCodeCache(functionsFolder, node = process.execPath) {
   const script = [
     "const Module = require('node:module');",
     'const core = { setProgrammingModel() {}, registerFunction() { return { dispose() {} }; }, registerHook() { return { dispose() {} }; } };',
-    "const original = Module.prototype.require;",
+    'const original = Module.prototype.require;',
     "Module.prototype.require = function (id) { return id === '@azure/functions-core' ? core : original.apply(this, arguments); };",
     `require(${JSON.stringify(resolve(root, 'dist/tools/codeCache.js'))}).loadWithCodeCache(${JSON.stringify(resolve(functionsFolder, 'app.js'))}, module, { writeCache: true });`,
   ].join('\n');

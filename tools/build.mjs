@@ -98,12 +98,24 @@ await build({
  */
 const lazyBuildOptions = { './telemetry/exportSdk': { mainFields: ['module', 'main'] } };
 for (const [name, required] of lazyPackages) {
-  await build({ ...appOutput, ...lazyBuildOptions[name], stdin: { contents: `module.exports = require(${JSON.stringify(required)});`, resolveDir: '.', sourcefile: `${name}.lazy.js` }, outfile: `dist/functions/${lazyFileOf(name)}` });
+  await build({
+    ...appOutput,
+    ...lazyBuildOptions[name],
+    stdin: { contents: `module.exports = require(${JSON.stringify(required)});`, resolveDir: '.', sourcefile: `${name}.lazy.js` },
+    outfile: `dist/functions/${lazyFileOf(name)}`,
+  });
 }
 // The operator console (served by functions/console.ts, which reads these files when asked for):
 // a browser bundle of its own, so none of its code is in app.js or runs at start.
 const consoleOutput = { bundle: true, minify: true, charset: 'ascii', logLevel: 'warning' };
-await build({ ...consoleOutput, entryPoints: ['console/main.ts'], platform: 'browser', format: 'iife', target: 'es2022', outfile: 'dist/functions/console.js' });
+await build({
+  ...consoleOutput,
+  entryPoints: ['console/main.ts'],
+  platform: 'browser',
+  format: 'iife',
+  target: 'es2022',
+  outfile: 'dist/functions/console.js',
+});
 await build({ ...consoleOutput, entryPoints: ['console/console.css'], outfile: 'dist/functions/console.css' });
 copyFileSync('console/console.html', 'dist/functions/console.html');
 // What the host loads: app.js, compiled with the code cache made below (src/codeCache.ts).
@@ -125,7 +137,9 @@ const appLazyModulesPlugin = {
   name: 'app-lazy-modules',
   setup(pluginBuild) {
     pluginBuild.onResolve({ filter: /^\.\.?\// }, (args) =>
-      args.kind === 'require-resolve' && !args.importer.includes('node_modules') ? { path: `../functions/${lazyFileOf(args.path)}`, external: true } : undefined,
+      args.kind === 'require-resolve' && !args.importer.includes('node_modules')
+        ? { path: `../functions/${lazyFileOf(args.path)}`, external: true }
+        : undefined,
     );
   },
 };

@@ -31,7 +31,13 @@ interface ChatOptions {
   user: string;
 }
 
-const chatOptions = { app: { type: 'string' }, 'stand-in': { type: 'string' }, wait: { type: 'string' }, user: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
+const chatOptions = {
+  app: { type: 'string' },
+  'stand-in': { type: 'string' },
+  wait: { type: 'string' },
+  user: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 function parsed(args: string[]) {
   try {
@@ -70,7 +76,12 @@ function optionsOf(args: string[]): ChatOptions {
 function requestOf(options: ChatOptions, responseUrl: string): SignedChatRequest {
   const [first = '', second = ''] = options.user.split('/');
   if (options.platform === 'slack') {
-    return slackCommandRequest(process.env.SLACK_SIGNING_SECRET || localChat.slackSigningSecret, { team: first, user: second, text: options.text, responseUrl });
+    return slackCommandRequest(process.env.SLACK_SIGNING_SECRET || localChat.slackSigningSecret, {
+      team: first,
+      user: second,
+      text: options.text,
+      responseUrl,
+    });
   }
   return teamsCommandRequest(process.env.TEAMS_WEBHOOK_SECRET || localChat.teamsWebhookSecret, { tenant: first, user: second, text: options.text });
 }
@@ -98,7 +109,9 @@ async function send(options: ChatOptions, request: SignedChatRequest): Promise<s
   try {
     response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body });
   } catch (error) {
-    throw new ChatToolError(`Nothing answered at ${url} (${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}): start the app first (npm start), or give --app its address.`);
+    throw new ChatToolError(
+      `Nothing answered at ${url} (${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}): start the app first (npm start), or give --app its address.`,
+    );
   }
   const answer = (await response.json().catch(() => ({}))) as { text?: string; error?: { code?: string; message?: string } };
   const correlationId = response.headers.get('x-correlation-id');
@@ -113,11 +126,18 @@ async function send(options: ChatOptions, request: SignedChatRequest): Promise<s
 async function waitForEnd(options: ChatOptions, standIn: ChatStandIn, reply: string, responsePath: string): Promise<void> {
   const id = /^Started operation ([0-9a-f-]{36})/m.exec(reply)?.[1];
   if (!id || options.waitSeconds === 0) return;
-  const where = options.platform === 'slack' ? `the response_url (${options.standIn.origin}${responsePath})` : `the Workflows webhook (${options.standIn.origin})`;
+  const where =
+    options.platform === 'slack' ? `the response_url (${options.standIn.origin}${responsePath})` : `the Workflows webhook (${options.standIn.origin})`;
   console.log(`Waiting up to ${options.waitSeconds} s for its end, posted to ${where}…`);
   const startedMs = Date.now();
-  const end = await standIn.nextPost((post) => (options.platform === 'slack' ? post.path === responsePath : post.text.includes(id)), options.waitSeconds * 1000);
-  if (!end) throw new ChatToolError(`No end was posted within ${options.waitSeconds} s: the operation may still be running (\`status ${id}\` says), or the app's SLACK_RESPONSE_URL_ORIGINS / TEAMS_WORKFLOW_URL do not name ${options.standIn.origin}.`);
+  const end = await standIn.nextPost(
+    (post) => (options.platform === 'slack' ? post.path === responsePath : post.text.includes(id)),
+    options.waitSeconds * 1000,
+  );
+  if (!end)
+    throw new ChatToolError(
+      `No end was posted within ${options.waitSeconds} s: the operation may still be running (\`status ${id}\` says), or the app's SLACK_RESPONSE_URL_ORIGINS / TEAMS_WORKFLOW_URL do not name ${options.standIn.origin}.`,
+    );
   console.log(`Posted after ${((Date.now() - startedMs) / 1000).toFixed(1)} s:\n${shown(end.text)}`);
 }
 

@@ -26,7 +26,11 @@ export interface SignedChatRequest {
 }
 
 export function slackSignedHeaders(secret: string, body: string, timestamp = Math.floor(Date.now() / 1000)): Record<string, string> {
-  return { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': String(timestamp), 'x-slack-signature': slackSignatureOf(secret, String(timestamp), body) };
+  return {
+    'content-type': 'application/x-www-form-urlencoded',
+    'x-slack-request-timestamp': String(timestamp),
+    'x-slack-signature': slackSignatureOf(secret, String(timestamp), body),
+  };
 }
 
 export function teamsAuthorization(token: string, body: string): string {

@@ -31,26 +31,31 @@ export async function startChatStandIn(address: URL, limits: StandInLimits = { m
   const posts: ChatPost[] = [];
   const waiters = new Set<() => void>();
   const server = createServer((request, response) => {
-    void readBody(request, limits.maxBodyBytes).then((body) => {
-      if (!body) return; // Cut off: past maxBodyBytes.
-      let text = '';
-      try {
-        text = String((JSON.parse(body.toString('utf8')) as { text?: unknown }).text ?? '');
-      } catch {
-        // Not a chat message: kept with no text, answered all the same.
-      }
-      posts.push({ path: request.url ?? '/', text });
-      if (posts.length > limits.maxPosts) posts.shift();
-      response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      for (const wake of waiters) wake();
-    }, () => undefined);
+    void readBody(request, limits.maxBodyBytes).then(
+      (body) => {
+        if (!body) return; // Cut off: past maxBodyBytes.
+        let text = '';
+        try {
+          text = String((JSON.parse(body.toString('utf8')) as { text?: unknown }).text ?? '');
+        } catch {
+          // Not a chat message: kept with no text, answered all the same.
+        }
+        posts.push({ path: request.url ?? '/', text });
+        if (posts.length > limits.maxPosts) posts.shift();
+        response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        for (const wake of waiters) wake();
+      },
+      () => undefined,
+    );
   });
   server.keepAliveTimeout = 500;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(
         error.code === 'EADDRINUSE'
-          ? new StandInRefused(`${address.host} is in use (another npm run chat waiting for an end?). Wait for it, or give --stand-in another address and name it in the app's SLACK_RESPONSE_URL_ORIGINS and TEAMS_WORKFLOW_URL.`)
+          ? new StandInRefused(
+              `${address.host} is in use (another npm run chat waiting for an end?). Wait for it, or give --stand-in another address and name it in the app's SLACK_RESPONSE_URL_ORIGINS and TEAMS_WORKFLOW_URL.`,
+            )
           : error,
       ),
     );

@@ -35,11 +35,16 @@ async function main(): Promise<void> {
     throw error;
   });
   try {
-    console.log(`Seeding ${sessionStarts.length} starts on ${gateway.app.url}${pace > 0 ? ` over about ${Math.round((sessionStarts.at(-1)!.at * pace) / 60)} minutes` : ''}...`);
+    console.log(
+      `Seeding ${sessionStarts.length} starts on ${gateway.app.url}${pace > 0 ? ` over about ${Math.round((sessionStarts.at(-1)!.at * pace) / 60)} minutes` : ''}...`,
+    );
     await seedLocalSession(gateway.api, pace);
     const page = await newConsolePage(browser, width, 900);
     await signIn(page, gateway.api('console'), sessionKey);
-    await page.locator('table.orchestrations tbody tr').nth(sessionStarts.length - 1).waitFor();
+    await page
+      .locator('table.orchestrations tbody tr')
+      .nth(sessionStarts.length - 1)
+      .waitFor();
     await page.locator('.table-area[aria-busy="false"]').waitFor();
     const rows = await shownRows(page);
     const histogram = await page.locator('.histogram figcaption').innerText();

@@ -45,12 +45,23 @@ export async function startAzurite(options: AzuriteOptions = {}): Promise<Embedd
   // In-memory persistence still wants paths for its (unused) databases.
   const workDir = mkdtempSync(join(tmpdir(), 'azurite-'));
   const configuration = new BlobConfiguration(
-    '127.0.0.1', options.port ?? 0, undefined,
-    join(workDir, 'metadata.json'), join(workDir, 'extents.json'),
+    '127.0.0.1',
+    options.port ?? 0,
+    undefined,
+    join(workDir, 'metadata.json'),
+    join(workDir, 'extents.json'),
     [{ locationId: 'Default', locationPath: join(workDir, 'data'), maxConcurrency: 1 }],
-    false, undefined, false, undefined, false,
+    false,
+    undefined,
+    false,
+    undefined,
+    false,
     true, // skipApiVersionCheck: the SDK may be newer than this Azurite
-    options.oauth?.certPath ?? '', options.oauth?.keyPath ?? '', '', options.oauth ? 'basic' : undefined, false,
+    options.oauth?.certPath ?? '',
+    options.oauth?.keyPath ?? '',
+    '',
+    options.oauth ? 'basic' : undefined,
+    false,
     true, // in-memory persistence
   );
   const server = new BlobServer(configuration);

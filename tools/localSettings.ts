@@ -37,7 +37,10 @@ const jsoncParser = () => require('jsonc-parser') as typeof JsoncParser;
 
 /** `CommaExpected` → `comma expected`. */
 function describeParseError(error: ParseError): string {
-  return jsoncParser().printParseErrorCode(error.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  return jsoncParser()
+    .printParseErrorCode(error.error)
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase();
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -58,5 +58,7 @@ for (const [name, bytes] of Object.entries(entries)) {
   mkdirSync(dirname(join(unpacked, name)), { recursive: true });
   writeFileSync(join(unpacked, name), bytes);
 }
-console.log(`Wrote ${relative(process.cwd(), out) || out} (${(zip.length / 1024).toFixed(0)} KiB, code cache for Node ${values.node}): ${Object.keys(entries).join(', ')}`);
+console.log(
+  `Wrote ${relative(process.cwd(), out) || out} (${(zip.length / 1024).toFixed(0)} KiB, code cache for Node ${values.node}): ${Object.keys(entries).join(', ')}`,
+);
 console.log(`and the same files unpacked in ${relative(process.cwd(), unpacked) || unpacked} (what azd deploys)`);

@@ -29,7 +29,8 @@ import type { TraceViewer } from './traceViewer';
 const appRoot = existsSync('host.json') ? process.cwd() : resolve(__dirname, '..', '..');
 
 /** The local start for the Azure SDKs and az, as the README gives it. */
-const sdkStartHint = 'For the Azure SDKs and az (Microsoft.* paths, over HTTPS): PROVIDER_NAMESPACE=Microsoft npm start -- --useHttps (README, "The local start for SDKs and az").';
+const sdkStartHint =
+  'For the Azure SDKs and az (Microsoft.* paths, over HTTPS): PROVIDER_NAMESPACE=Microsoft npm start -- --useHttps (README, "The local start for SDKs and az").';
 
 interface Started {
   emulator?: Emulator;
@@ -60,7 +61,8 @@ async function httpsCertificateOf(args: StartArguments): Promise<HttpsCertificat
  */
 async function startTraces(env: NodeJS.ProcessEnv): Promise<TraceViewer> {
   const exporting = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'].filter((name) => env[name]);
-  if (exporting.length > 0) throw new StartRefused(`--traces prints the traces here instead of exporting them, and ${exporting.join(' and ')} is set too: leave out one or the other.`);
+  if (exporting.length > 0)
+    throw new StartRefused(`--traces prints the traces here instead of exporting them, and ${exporting.join(' and ')} is set too: leave out one or the other.`);
   const { startTraceViewer } = await import('./traceViewer');
   const viewer = await startTraceViewer((text) => console.log(text));
   env.OTEL_EXPORTER_OTLP_ENDPOINT = viewer.url;
@@ -76,7 +78,9 @@ async function main(): Promise<Started> {
   const localSettings = applyLocalSettings(resolve(localSettingsFile), env);
   if (localSettings) {
     const { applied, keptFromEnvironment: kept } = localSettings;
-    console.log(`Read ${applied.length} setting${applied.length === 1 ? '' : 's'} from ${localSettingsFile}${kept.length > 0 ? ` (the environment's own kept for ${kept.join(', ')})` : ''}`);
+    console.log(
+      `Read ${applied.length} setting${applied.length === 1 ? '' : 's'} from ${localSettingsFile}${kept.length > 0 ? ` (the environment's own kept for ${kept.join(', ')})` : ''}`,
+    );
   }
   const certificate = await httpsCertificateOf(args);
   const shutdown = async (code: number) => {
@@ -133,7 +137,12 @@ async function main(): Promise<Started> {
   const port = args.port ?? Number(env.PORT ?? localSettings?.localHttpPort ?? 7071);
   started.host = await listenOn(port, () => startLocalHost({ routePrefix, keys, runTimers: env.LOCAL_HOST_TIMERS !== 'off', tls: certificate?.tls }, port));
   const embedded = { upstream: started.emulator?.url, storage: started.azurite?.blobEndpoint };
-  const keysRow: [string, string] = ['function keys', keys ? `checked (LOCAL_HOST_KEYS: ${Object.keys(keys).length})` : 'not checked, as with Core Tools: set LOCAL_HOST_KEYS to check them as the real host does'];
+  const keysRow: [string, string] = [
+    'function keys',
+    keys
+      ? `checked (LOCAL_HOST_KEYS: ${Object.keys(keys).length})`
+      : 'not checked, as with Core Tools: set LOCAL_HOST_KEYS to check them as the real host does',
+  ];
   // An app package built before the summary existed has none: its start simply goes without.
   if (app.settingsSummary) console.log(formatSummary([...app.settingsSummary(embedded), keysRow]));
   console.log(routeList(started.host, routePrefix, args.verbose, app.routesOff?.()));

@@ -49,7 +49,9 @@ export async function listenOn<T>(port: number, listen: () => Promise<T>, choice
     return await listen();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    throw new StartRefused(`Port ${port} on 127.0.0.1 is already in use (another npm start or func start?). Stop what holds it, or choose another port: ${choices}.`);
+    throw new StartRefused(
+      `Port ${port} on 127.0.0.1 is already in use (another npm start or func start?). Stop what holds it, or choose another port: ${choices}.`,
+    );
   }
 }
 
@@ -64,7 +66,10 @@ export function routeList(host: RunningHost, routePrefix: string, verbose: boole
   if (verbose) {
     return [
       'Routes:',
-      ...host.routes.map((route) => `  ${route.methods.join(',').padEnd(8)} /${routePrefix}/${route.route} (${route.name}, ${off.includes(route.name) ? 'off: answers 404' : route.authLevel})`),
+      ...host.routes.map(
+        (route) =>
+          `  ${route.methods.join(',').padEnd(8)} /${routePrefix}/${route.route} (${route.name}, ${off.includes(route.name) ? 'off: answers 404' : route.authLevel})`,
+      ),
       ...host.timers.map((timer) => `  TIMER    ${timer}`),
     ].join('\n');
   }

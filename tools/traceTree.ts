@@ -59,7 +59,9 @@ function timingOf(span: OtlpSpan, names: TraceNames): string {
 function spanLine(span: OtlpSpan, names: TraceNames): string {
   const timing = timingOf(span, names);
   const failed = span.status?.code === 2 ? '  ERROR' : '';
-  const links = span.links.map((link) => `  link → trace ${shortId(link.traceId)}${names.printed.has(link.traceId) ? ` (${names.printed.get(link.traceId)})` : ''}`).join('');
+  const links = span.links
+    .map((link) => `  link → trace ${shortId(link.traceId)}${names.printed.has(link.traceId) ? ` (${names.printed.get(link.traceId)})` : ''}`)
+    .join('');
   return `${span.name}  [${kinds[span.kind] ?? 'span'}${timing}]${failed}${attributesLine(span)}${links}`;
 }
 
@@ -72,7 +74,8 @@ const byStart = (a: OtlpSpan, b: OtlpSpan) => (a.startMs ?? 0) - (b.startMs ?? 0
 export function traceLines(traceId: string, spans: readonly OtlpSpan[], names: TraceNames, more = false): string[] {
   const ids = new Set(spans.map((span) => span.spanId));
   const children = new Map<string, OtlpSpan[]>();
-  for (const span of spans) if (span.parentSpanId && ids.has(span.parentSpanId)) children.set(span.parentSpanId, [...(children.get(span.parentSpanId) ?? []), span]);
+  for (const span of spans)
+    if (span.parentSpanId && ids.has(span.parentSpanId)) children.set(span.parentSpanId, [...(children.get(span.parentSpanId) ?? []), span]);
   const lines: string[] = [];
   const walk = (span: OtlpSpan, prefix: string, last: boolean, root: boolean) => {
     lines.push(root ? spanLine(span, names) : `${prefix}${last ? '└─ ' : '├─ '}${spanLine(span, names)}`);

@@ -68,17 +68,20 @@ export async function startTraceViewer(print: (text: string) => void, options: T
   };
 
   const server = createServer((request, response) => {
-    void readBody(request, maxBodyBytes).then((body) => {
-      if (!body) return; // Cut off: past maxBodyBytes.
-      if (request.url !== '/v1/traces') return void response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      try {
-        take(spansOf(JSON.parse(body.toString('utf8')) as TraceExport));
-        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      } catch {
-        // Only the JSON encoding is read: OTEL_EXPORTER_OTLP_PROTOCOL=http/json.
-        response.writeHead(400, { 'content-type': 'application/json' }).end('{}');
-      }
-    }, () => undefined);
+    void readBody(request, maxBodyBytes).then(
+      (body) => {
+        if (!body) return; // Cut off: past maxBodyBytes.
+        if (request.url !== '/v1/traces') return void response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        try {
+          take(spansOf(JSON.parse(body.toString('utf8')) as TraceExport));
+          response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        } catch {
+          // Only the JSON encoding is read: OTEL_EXPORTER_OTLP_PROTOCOL=http/json.
+          response.writeHead(400, { 'content-type': 'application/json' }).end('{}');
+        }
+      },
+      () => undefined,
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   server.unref();

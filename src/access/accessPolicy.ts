@@ -152,7 +152,16 @@ export class AccessPolicy {
     const rate = rates.some((limit) => limit === undefined)
       ? undefined
       : { readsPerMinute: loosest(rates.map((limit) => limit!.readsPerMinute)), writesPerMinute: loosest(rates.map((limit) => limit!.writesPerMinute)) };
-    return rate ? { scopes, rate, rateSubject: this.#rateSubject(caller, matching.filter((rule) => rule.rate)) } : { scopes, rate };
+    return rate
+      ? {
+          scopes,
+          rate,
+          rateSubject: this.#rateSubject(
+            caller,
+            matching.filter((rule) => rule.rate),
+          ),
+        }
+      : { scopes, rate };
   }
 
   /** Whether some rule lets the caller do `action` at all (somewhere, at some rate). */

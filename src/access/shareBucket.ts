@@ -115,7 +115,11 @@ export function parseBucket(text: string): BucketState | undefined {
   try {
     const value = JSON.parse(text) as Partial<BucketState>;
     const leases = Array.isArray(value.leases)
-      ? value.leases.filter((lease): lease is LeaseRecord => Array.isArray(lease) && Number.isFinite(lease[0]) && Number.isFinite(lease[1]) && typeof lease[2] === 'string').slice(-maxLeaseRecords)
+      ? value.leases
+          .filter(
+            (lease): lease is LeaseRecord => Array.isArray(lease) && Number.isFinite(lease[0]) && Number.isFinite(lease[1]) && typeof lease[2] === 'string',
+          )
+          .slice(-maxLeaseRecords)
       : [];
     if (!Number.isFinite(value.tokens) || !Number.isFinite(value.updatedAt)) return undefined;
     return { tokens: Math.max(0, value.tokens!), updatedAt: value.updatedAt!, leases };

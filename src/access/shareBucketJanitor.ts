@@ -66,7 +66,9 @@ export class IdleShareBuckets implements Expiring {
       throw error;
     }
     const removed = await mapConcurrently(idle, concurrency, ({ name, etag }) =>
-      this.budget.conditional('remove an idle caller share bucket', (abortSignal) => this.container.deleteBlob(name, { conditions: { ifMatch: etag }, abortSignal })),
+      this.budget.conditional('remove an idle caller share bucket', (abortSignal) =>
+        this.container.deleteBlob(name, { conditions: { ifMatch: etag }, abortSignal }),
+      ),
     );
     return removed.filter(Boolean).length;
   }

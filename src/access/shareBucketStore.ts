@@ -58,10 +58,12 @@ export class ShareBucketStore {
         if (isConditionFailure(error) || (etag && statusCodeOf(error) === 404)) return undefined;
         // No container yet (the first write of a new storage account): made once, then the write again.
         if (statusCodeOf(error) !== 404 || made) throw error;
-        this.#containerMade ??= this.container().createIfNotExists({ abortSignal }).catch((failure: unknown) => {
-          this.#containerMade = undefined;
-          throw failure;
-        });
+        this.#containerMade ??= this.container()
+          .createIfNotExists({ abortSignal })
+          .catch((failure: unknown) => {
+            this.#containerMade = undefined;
+            throw failure;
+          });
         await this.#containerMade;
       }
     }
@@ -86,7 +88,7 @@ export class ShareBucketStore {
     // A write after a fresh read that still fails is a race with another instance at this very
     // moment; one conditioned on a state this instance wrote earlier fails whenever any other wrote since.
     let contended = false;
-    for (let attempt = 0; attempt < attempts; ) {
+    for (let attempt = 0; attempt < attempts;) {
       const fresh = current === undefined;
       current ??= await this.#read(blob, abortSignal);
       const outcome = takeLease(current.state, request(contended));

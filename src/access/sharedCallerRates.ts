@@ -221,7 +221,9 @@ export class SharedCallerRates implements CallerRates {
       taker: this.#taker,
     });
     try {
-      const taken = await this.#budget.call('take a lease of calls', (abortSignal) => this.options.store.take(share.blob, share.seen, request, attempts, abortSignal));
+      const taken = await this.#budget.call('take a lease of calls', (abortSignal) =>
+        this.options.store.take(share.blob, share.seen, request, attempts, abortSignal),
+      );
       this.#answered();
       if (taken.kind === 'contended') {
         share.seen = undefined;
@@ -245,7 +247,7 @@ export class SharedCallerRates implements CallerRates {
   #answered(): void {
     if (this.#downSince === undefined) return;
     this.#downSince = undefined;
-    this.options.warn('Caller shares: storage answers again; each caller\'s share holds across every instance again.');
+    this.options.warn("Caller shares: storage answers again; each caller's share holds across every instance again.");
   }
 
   #failed(error: unknown): void {
@@ -254,7 +256,9 @@ export class SharedCallerRates implements CallerRates {
     if (this.#downSince !== undefined) return;
     this.#downSince = now;
     const reason = error instanceof GatewayError ? error.message : 'Caller shares: storage failed.';
-    this.options.warn(`${reason} Until storage answers again, each instance keeps a share of its own for each caller (a caller may get its share on each instance).`);
+    this.options.warn(
+      `${reason} Until storage answers again, each instance keeps a share of its own for each caller (a caller may get its share on each instance).`,
+    );
   }
 
   /** While storage is down, one lease take in the background once a lease lifetime: its success ends the fall back. */

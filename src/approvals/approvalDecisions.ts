@@ -55,23 +55,45 @@ const notAllowed = (message: string) => new GatewayError('ApprovalNotAllowed', m
 export function judgeDecision(services: Services, caller: CallerIdentity, state: OrchestrationState): void {
   const approval = approvalOf(state);
   const named = namedApprover(caller, approval);
-  if (!named && !maySee(services, caller, { startedBy: state.startedBy, target: state.input.path })) throw new GatewayError('NotFound', `No orchestration ${state.id}.`, { target: 'id' });
+  if (!named && !maySee(services, caller, { startedBy: state.startedBy, target: state.input.path }))
+    throw new GatewayError('NotFound', `No orchestration ${state.id}.`, { target: 'id' });
   if (!isActive(state)) {
-    throw new GatewayError('OrchestrationEnded', `Orchestration ${state.id} already ended (${state.runtimeStatus}${state.endedTime ? ` at ${state.endedTime}` : ''}): there is nothing to decide. Read its outcome with GET orchestrations/${state.id}.`, { target: 'id' });
+    throw new GatewayError(
+      'OrchestrationEnded',
+      `Orchestration ${state.id} already ended (${state.runtimeStatus}${state.endedTime ? ` at ${state.endedTime}` : ''}): there is nothing to decide. Read its outcome with GET orchestrations/${state.id}.`,
+      { target: 'id' },
+    );
   }
-  if (!approval) throw new GatewayError('Conflict', `Orchestration ${state.id} does not wait for approval: no rule asked for one when it started.`, { target: 'id' });
-  if (approval.state !== 'waiting') throw new GatewayError('Conflict', `Orchestration ${state.id} no longer waits for approval (${approval.state}): it is sent upstream, or it was.`, { target: 'id' });
+  if (!approval)
+    throw new GatewayError('Conflict', `Orchestration ${state.id} does not wait for approval: no rule asked for one when it started.`, { target: 'id' });
+  if (approval.state !== 'waiting')
+    throw new GatewayError('Conflict', `Orchestration ${state.id} no longer waits for approval (${approval.state}): it is sent upstream, or it was.`, {
+      target: 'id',
+    });
   if (services.now() >= Date.parse(approval.expiresAt)) {
-    throw new GatewayError('ApprovalExpired', `Orchestration ${state.id} expired at ${approval.expiresAt}: it waits for no decision any more and is never sent. Start it again to ask for approval anew.`, { target: 'id' });
+    throw new GatewayError(
+      'ApprovalExpired',
+      `Orchestration ${state.id} expired at ${approval.expiresAt}: it waits for no decision any more and is never sent. Start it again to ask for approval anew.`,
+      { target: 'id' },
+    );
   }
   const identities = identitiesOf(caller);
   if (sameCaller(identities, starterOf(approval, state.startedBy))) {
-    throw notAllowed(`The caller (${caller.primary}) started orchestration ${state.id}, under this or another of its names: a start is approved by others, never by its starter.`);
+    throw notAllowed(
+      `The caller (${caller.primary}) started orchestration ${state.id}, under this or another of its names: a start is approved by others, never by its starter.`,
+    );
   }
-  if (!named) throw notAllowed(`The caller (${caller.primary}) is not among the approvers of orchestration ${state.id} (${approval.approvers.join(', ')}); ask one of them.`);
+  if (!named)
+    throw notAllowed(
+      `The caller (${caller.primary}) is not among the approvers of orchestration ${state.id} (${approval.approvers.join(', ')}); ask one of them.`,
+    );
   const earlier = approval.decisions.find((decision) => sameCaller(identities, deciderOf(decision)));
   if (earlier) {
-    throw new GatewayError('Conflict', `The caller (${caller.primary}) decided orchestration ${state.id} already, as ${earlier.by}: each approver decides once, under whichever name.`, { target: 'id' });
+    throw new GatewayError(
+      'Conflict',
+      `The caller (${caller.primary}) decided orchestration ${state.id} already, as ${earlier.by}: each approver decides once, under whichever name.`,
+      { target: 'id' },
+    );
   }
 }
 
@@ -80,7 +102,9 @@ function reasonOf(reason: string | undefined): string | undefined {
   const trimmed = reason?.trim();
   if (!trimmed) return undefined;
   if (trimmed.length > maxReasonChars) {
-    throw new GatewayError('InvalidRequest', `The reason is ${trimmed.length} characters long; at most ${maxReasonChars} are kept. Shorten it.`, { target: 'reason' });
+    throw new GatewayError('InvalidRequest', `The reason is ${trimmed.length} characters long; at most ${maxReasonChars} are kept. Shorten it.`, {
+      target: 'reason',
+    });
   }
   return sanitizeText(trimmed);
 }
@@ -99,7 +123,17 @@ export async function decideApproval(services: Services, caller: CallerIdentity,
   let state = await services.orchestrations.decide(id, made, (current) => judgeDecision(services, caller, current));
   // The log names who decided what, never the reason (free text, kept in the document).
   // eslint-disable-next-line no-console
-  console.log(approvalRecord({ id, name: state.name, caller: caller.primary, approved: decision.approved, route: decision.route, standing: approvalOf(state)?.state, runtimeStatus: state.runtimeStatus }));
+  console.log(
+    approvalRecord({
+      id,
+      name: state.name,
+      caller: caller.primary,
+      approved: decision.approved,
+      route: decision.route,
+      standing: approvalOf(state)?.state,
+      runtimeStatus: state.runtimeStatus,
+    }),
+  );
   if (awaitsSend(state) && services.tokens.mode !== 'passthrough') state = await sendNow(services, state);
   return state;
 }
@@ -114,7 +148,15 @@ async function sendNow(services: Services, state: OrchestrationState): Promise<O
     if (token === undefined || !(await services.orchestrations.advance(state.id, { token }))) return state;
     return (await services.orchestrations.get(state.id)) ?? state;
   } catch (error) {
-    console.error(JSON.stringify({ event: 'approval', step: 'send-deferred', id: state.id, code: (error as GatewayError).code ?? 'InternalError', detail: 'The next poller run sends it.' }));
+    console.error(
+      JSON.stringify({
+        event: 'approval',
+        step: 'send-deferred',
+        id: state.id,
+        code: (error as GatewayError).code ?? 'InternalError',
+        detail: 'The next poller run sends it.',
+      }),
+    );
     return state;
   }
 }

@@ -54,7 +54,8 @@ class TooLarge extends Error {}
 
 /** The entries of the central directory, refused as soon as one passes a bound. */
 async function listEntries(zipfile: ZipFile, maxBytes: number): Promise<Entry[]> {
-  if (zipfile.entryCount > maxBundleEntries) throw new TooLarge(`The certificate zip holds ${zipfile.entryCount} entries; at most ${maxBundleEntries} are accepted.`);
+  if (zipfile.entryCount > maxBundleEntries)
+    throw new TooLarge(`The certificate zip holds ${zipfile.entryCount} entries; at most ${maxBundleEntries} are accepted.`);
   const entries: Entry[] = [];
   let declared = 0;
   for await (const entry of zipfile.eachEntry()) {
@@ -91,7 +92,8 @@ export async function checkBundle(zipBase64: string | undefined | null, maxBytes
   } catch (error) {
     if (error instanceof TooLarge) return rejected('BundleTooLarge', error.message);
     // yauzl's check of the declared size: an entry that inflates past what it declared.
-    if (/too many bytes/.test((error as Error).message)) return rejected('BundleTooLarge', 'An entry of the certificate zip inflates past the size it declares.');
+    if (/too many bytes/.test((error as Error).message))
+      return rejected('BundleTooLarge', 'An entry of the certificate zip inflates past the size it declares.');
     return rejected('NotAZip', `The certificate bundle is not a readable zip (${(error as Error).message.slice(0, 200)}).`);
   } finally {
     zipfile?.close();

@@ -133,13 +133,20 @@ export class CertificateRefresher {
     const bundle = await checkBundle(data.CertificateZipEncoded, this.deps.maxBundleBytes);
     if (!bundle.ok) return failed(environment, bundle.problem, bundle.message);
     const expectedThumbprint = data.CertificateThumbprint?.trim();
-    if (!expectedThumbprint || !/^[A-Za-z0-9]{1,128}$/.test(expectedThumbprint)) return failed(environment, 'UpstreamBadResponse', 'The answer has no usable certificate thumbprint.');
+    if (!expectedThumbprint || !/^[A-Za-z0-9]{1,128}$/.test(expectedThumbprint))
+      return failed(environment, 'UpstreamBadResponse', 'The answer has no usable certificate thumbprint.');
     const secret = secretOf(data.CertificateSecretEncoded);
     if (!secret) return failed(environment, 'UpstreamBadResponse', 'The answer holds no certificate secret that decodes from base64 to text.');
 
     // The certificate itself decides: it opens with the secret, is the one the answer
     // and the .cer name, and is valid now. A bundle refused here never replaces the current one.
-    const certificate = verifyCertificateBundle({ pfx: bundle.pfx.content, cer: bundle.cer.content, password: secret.password, expectedThumbprint, now: this.deps.now() });
+    const certificate = verifyCertificateBundle({
+      pfx: bundle.pfx.content,
+      cer: bundle.cer.content,
+      password: secret.password,
+      expectedThumbprint,
+      now: this.deps.now(),
+    });
     if (!certificate.ok) return failed(environment, certificate.problem, certificate.message);
 
     const { thumbprint, notBefore, expiresAt, subject, issuer } = certificate;
@@ -184,6 +191,10 @@ function secretOf(encoded: string | undefined): { encoded: string; password: str
 
 /** The zip's name as a single safe blob-name segment. */
 function safeFilename(filename: string | undefined, thumbprint: string): string {
-  const base = (filename ?? '').split(/[\\/]/).pop()?.replace(/[^\w.-]/g, '_') ?? '';
+  const base =
+    (filename ?? '')
+      .split(/[\\/]/)
+      .pop()
+      ?.replace(/[^\w.-]/g, '_') ?? '';
   return base && base !== '.' && base !== '..' ? base : `${thumbprint}.zip`;
 }

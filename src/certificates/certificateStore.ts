@@ -81,7 +81,9 @@ export class CertificateStore {
   async #ensureReady(): Promise<void> {
     // Containers are created private: no public access level is given.
     this.#ready ??= this.#budget
-      .call('create its containers', (abortSignal) => Promise.all([this.bundles.createIfNotExists({ abortSignal }), this.secrets.createIfNotExists({ abortSignal })]))
+      .call('create its containers', (abortSignal) =>
+        Promise.all([this.bundles.createIfNotExists({ abortSignal }), this.secrets.createIfNotExists({ abortSignal })]),
+      )
       .catch((error: unknown) => {
         this.#ready = undefined;
         throw error;
@@ -101,9 +103,13 @@ export class CertificateStore {
   /** Writes a JSON record (with blob metadata, if given); false when its condition failed. */
   #writeJson(name: string, value: unknown, conditions?: { ifMatch?: string; ifNoneMatch?: string }, metadata?: Record<string, string>): Promise<boolean> {
     const text = JSON.stringify(value, null, 2);
-    return this.#budget.conditional('write a record', (abortSignal) =>
-      this.bundles.getBlockBlobClient(name).upload(text, Buffer.byteLength(text), { conditions, metadata, abortSignal, blobHTTPHeaders: { blobContentType: 'application/json' } }),
-    ).then((written) => written !== undefined);
+    return this.#budget
+      .conditional('write a record', (abortSignal) =>
+        this.bundles
+          .getBlockBlobClient(name)
+          .upload(text, Buffer.byteLength(text), { conditions, metadata, abortSignal, blobHTTPHeaders: { blobContentType: 'application/json' } }),
+      )
+      .then((written) => written !== undefined);
   }
 
   async read(projectId: number, environmentId: string): Promise<EnvironmentRecord> {
@@ -117,13 +123,18 @@ export class CertificateStore {
   async readStatus(projectId: number, environmentId: string): Promise<Pick<EnvironmentRecord, 'current' | 'lastAttempt'>> {
     await this.#ensureReady();
     const folder = this.#folder(projectId, environmentId);
-    const [current, lastAttempt] = await Promise.all([this.#readJson<CertificateMetadata>(`${folder}/current.json`), this.#readJson<AttemptRecord>(`${folder}/last-attempt.json`)]);
+    const [current, lastAttempt] = await Promise.all([
+      this.#readJson<CertificateMetadata>(`${folder}/current.json`),
+      this.#readJson<AttemptRecord>(`${folder}/last-attempt.json`),
+    ]);
     return { current: current?.value, lastAttempt: lastAttempt?.value };
   }
 
   /** The bundles' blobs under `prefix`, with their metadata, each listing page within the budget. */
   async *#blobsUnder(prefix: string) {
-    const pages = this.#budget.pages('list bundles', (abortSignal) => this.bundles.listBlobsFlat({ prefix, includeMetadata: true, abortSignal }).byPage({ maxPageSize: 1000 }));
+    const pages = this.#budget.pages('list bundles', (abortSignal) =>
+      this.bundles.listBlobsFlat({ prefix, includeMetadata: true, abortSignal }).byPage({ maxPageSize: 1000 }),
+    );
     for await (const page of pages) yield* page.segment.blobItems;
   }
 
@@ -139,13 +150,16 @@ export class CertificateStore {
       const match = new RegExp(`^${folder}/(([^/-]+)[^/]*)/(.+)$`).exec(blob.name);
       if (!match) continue;
       const [, bundle, thumbprint, file] = match as unknown as [string, string, string, string];
-      if (file === 'metadata.json') found.set(bundle, { bundle, thumbprint, basedOn: blob.metadata?.[basedOnKey], at: blob.properties.createdOn?.getTime() ?? 0 });
+      if (file === 'metadata.json')
+        found.set(bundle, { bundle, thumbprint, basedOn: blob.metadata?.[basedOnKey], at: blob.properties.createdOn?.getTime() ?? 0 });
       else filesOf.set(bundle, [...(filesOf.get(bundle) ?? []), file]);
     }
-    return [...found.values()].map((bundle) => {
-      const files = filesOf.get(bundle.bundle) ?? [];
-      return { ...bundle, files, complete: files.length > 0 };
-    }).sort((a, b) => b.at - a.at);
+    return [...found.values()]
+      .map((bundle) => {
+        const files = filesOf.get(bundle.bundle) ?? [];
+        return { ...bundle, files, complete: files.length > 0 };
+      })
+      .sort((a, b) => b.at - a.at);
   }
 
   /**
@@ -169,9 +183,13 @@ export class CertificateStore {
     const unchanged = ' (the current certificate is unchanged)';
     // The pointer's version this save will replace, kept with the bundle for pruning to read.
     await this.#writeJson(`${bundleFolder}/metadata.json`, metadata, undefined, { [basedOnKey]: previous?.etag ?? '' });
-    await this.#budget.call(`write the secret${unchanged}`, (abortSignal) => this.secrets.getBlockBlobClient(`${bundleFolder}/secret`).upload(secret, Buffer.byteLength(secret), { abortSignal }));
+    await this.#budget.call(`write the secret${unchanged}`, (abortSignal) =>
+      this.secrets.getBlockBlobClient(`${bundleFolder}/secret`).upload(secret, Buffer.byteLength(secret), { abortSignal }),
+    );
     await this.#budget.call(`write the bundle${unchanged}`, (abortSignal) =>
-      this.bundles.getBlockBlobClient(`${bundleFolder}/${metadata.filename}`).uploadData(zip, { abortSignal, blobHTTPHeaders: { blobContentType: 'application/zip' } }),
+      this.bundles
+        .getBlockBlobClient(`${bundleFolder}/${metadata.filename}`)
+        .uploadData(zip, { abortSignal, blobHTTPHeaders: { blobContentType: 'application/zip' } }),
     );
     if (!(await this.#writeJson(`${folder}/current.json`, metadata, previous?.etag ? { ifMatch: previous.etag } : { ifNoneMatch: '*' }))) {
       // This bundle can never become current. A concurrent pruning may have removed its
@@ -229,7 +247,9 @@ export class CertificateStore {
     const bundleFolder = `${folder}/${bundle}`;
     await this.#budget.call('remove an old secret', (abortSignal) => this.secrets.deleteBlob(`${bundleFolder}/secret`, { abortSignal }).catch(ignoreMissing));
     for (const file of [...files, 'metadata.json']) {
-      await this.#budget.call('remove an old bundle', (abortSignal) => this.bundles.deleteBlob(`${bundleFolder}/${file}`, { abortSignal }).catch(ignoreMissing));
+      await this.#budget.call('remove an old bundle', (abortSignal) =>
+        this.bundles.deleteBlob(`${bundleFolder}/${file}`, { abortSignal }).catch(ignoreMissing),
+      );
     }
   }
 

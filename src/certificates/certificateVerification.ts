@@ -90,11 +90,12 @@ export function verifyCertificateBundle(bundle: BundleToVerify): VerifiedCertifi
   const keys = opened.privateKeys.map(keyOf).filter((key): key is KeyObject => key !== undefined);
   if (keys.length === 0) return refused('PfxWithoutKey', 'The .pfx holds no private key.');
   const certificate = certificateOfKey(opened.certificates, keys);
-  if (!certificate) return refused('PfxWithoutCertificate', "The .pfx holds no certificate of its private key.");
+  if (!certificate) return refused('PfxWithoutCertificate', 'The .pfx holds no certificate of its private key.');
 
   const thumbprint = thumbprintOf(certificate.raw);
   const expected = bundle.expectedThumbprint.trim().toUpperCase();
-  if (thumbprint !== expected) return refused('ThumbprintMismatch', `The .pfx certificate is ${thumbprint}, not ${expected.slice(0, 128)} as the service said.`);
+  if (thumbprint !== expected)
+    return refused('ThumbprintMismatch', `The .pfx certificate is ${thumbprint}, not ${expected.slice(0, 128)} as the service said.`);
 
   const cer = certificateOf(bundle.cer);
   if (!cer) return refused('CerUnreadable', 'The .cer is not an X.509 certificate in DER or PEM.');

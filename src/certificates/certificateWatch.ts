@@ -60,7 +60,14 @@ export function environmentAtRisk(
   if (!record.current) return { projectId, environmentId, expiresAt: null, daysLeft: null, lastErrorCode, alert: true };
   const msLeft = Date.parse(record.current.expiresAt) - now;
   if (msLeft > policy.renewBeforeMs) return undefined;
-  return { projectId, environmentId, expiresAt: record.current.expiresAt, daysLeft: Math.floor(msLeft / day), lastErrorCode, alert: msLeft <= policy.alertBeforeMs };
+  return {
+    projectId,
+    environmentId,
+    expiresAt: record.current.expiresAt,
+    daysLeft: Math.floor(msLeft / day),
+    lastErrorCode,
+    alert: msLeft <= policy.alertBeforeMs,
+  };
 }
 
 export interface CertificateWatchDependencies {
@@ -85,7 +92,9 @@ export class CertificateWatch {
     const { store, environments, policy, concurrency, now } = this.deps;
     try {
       const found = await this.#budget.call('read the certificate records', () =>
-        mapConcurrently(environments, concurrency, async (environment) => environmentAtRisk(environment, await store.readStatus(environment.projectId, environment.environmentId), now(), policy)),
+        mapConcurrently(environments, concurrency, async (environment) =>
+          environmentAtRisk(environment, await store.readStatus(environment.projectId, environment.environmentId), now(), policy),
+        ),
       );
       return { environments: environments.length, atRisk: found.filter((entry): entry is EnvironmentAtRisk => entry !== undefined) };
     } catch (error) {

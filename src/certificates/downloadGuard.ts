@@ -24,10 +24,14 @@ export class DownloadGuard {
     const acquired = await this.limiter.tryAcquire(this.#key(params), now);
     if (!acquired.allowed) {
       const seconds = Math.max(1, Math.ceil((acquired.retryAt - now) / 1000));
-      throw new GatewayError('RateLimited', `One certificate download per environment per minute: the next is allowed at ${new Date(acquired.retryAt).toISOString()}.`, {
-        target: 'environmentId',
-        headers: { 'retry-after': String(seconds) },
-      });
+      throw new GatewayError(
+        'RateLimited',
+        `One certificate download per environment per minute: the next is allowed at ${new Date(acquired.retryAt).toISOString()}.`,
+        {
+          target: 'environmentId',
+          headers: { 'retry-after': String(seconds) },
+        },
+      );
     }
   }
 

@@ -102,7 +102,8 @@ const pbe = () => (forge().pki as unknown as { pbe: { getCipher(oid: string, par
 type Node = Forge.asn1.Asn1;
 
 /** forge's parser takes options its types do not list: the depth bound and kept bit strings. */
-const fromDer = () => forge().asn1.fromDer as unknown as (bytes: string, options: { strict: boolean; parseAllBytes: boolean; decodeBitStrings: boolean; maxDepth: number }) => Node;
+const fromDer = () =>
+  forge().asn1.fromDer as unknown as (bytes: string, options: { strict: boolean; parseAllBytes: boolean; decodeBitStrings: boolean; maxDepth: number }) => Node;
 
 class Refused extends Error {
   constructor(
@@ -157,7 +158,8 @@ function octetsOf(node: Node | undefined, what: string): string {
 
 /** A non-negative INTEGER; Infinity when it is too large to be a sensible count. */
 function countOf(node: Node | undefined, what: string): number {
-  if (!node || node.type !== forge().asn1.Type.INTEGER || typeof node.value !== 'string' || node.value.length === 0) throw unreadable(`${what} is not an integer`);
+  if (!node || node.type !== forge().asn1.Type.INTEGER || typeof node.value !== 'string' || node.value.length === 0)
+    throw unreadable(`${what} is not an integer`);
   if (node.value.charCodeAt(0) & 0x80) throw unreadable(`${what} is negative`);
   const digits = node.value.replace(/^\0+/, '');
   return digits.length > 6 ? Infinity : [...digits].reduce((sum, digit) => sum * 256 + digit.charCodeAt(0), 0);
@@ -193,7 +195,8 @@ interface Opening {
  */
 function decryptPbes2(params: Node, encrypted: string, opening: Opening): string {
   const kdf = child(params, 0, 'the PBES2 key derivation');
-  if (oidOf(child(kdf, 0, 'the PBES2 key derivation'), 'the PBES2 key derivation') !== oids.pbkdf2) throw unreadable('a PBES2 key derivation other than PBKDF2');
+  if (oidOf(child(kdf, 0, 'the PBES2 key derivation'), 'the PBES2 key derivation') !== oids.pbkdf2)
+    throw unreadable('a PBES2 key derivation other than PBKDF2');
   const kdfParams = children(kdf, 'the PBKDF2 parameters')[1];
   const [salt, count, ...rest] = children(kdfParams, 'the PBKDF2 parameters');
   // Optional keyLength INTEGER, then optional prf AlgorithmIdentifier (default HMAC-SHA1).
@@ -220,7 +223,10 @@ function decryptPbes2(params: Node, encrypted: string, opening: Opening): string
  * (appendix B.1), which forge writes from the string's UTF-16 code units.
  */
 function decryptPkcs12Pbe(algorithm: string, params: Node, encrypted: string, opening: Opening): string {
-  opening.budget.spend(countOf(child(params, 1, 'the PBE iteration count'), 'the PBE iteration count'), octetsOf(child(params, 0, 'the PBE salt'), 'the PBE salt'));
+  opening.budget.spend(
+    countOf(child(params, 1, 'the PBE iteration count'), 'the PBE iteration count'),
+    octetsOf(child(params, 0, 'the PBE salt'), 'the PBE salt'),
+  );
   let cipher: Forge.cipher.BlockCipher;
   try {
     cipher = pbe().getCipher(algorithm, params, opening.password);
@@ -298,7 +304,8 @@ export function readPkcs12(pfx: Buffer, password: string): Pkcs12Contents | Pkcs
     if (countOf(child(pfxNode, 0, 'the version'), 'the version') !== 3) throw unreadable('a version other than 3');
     const authSafeInfo = child(pfxNode, 1, 'the authenticated safe');
     // Public-key integrity mode (a signed authSafe) is not what password-protected files use.
-    if (oidOf(child(authSafeInfo, 0, 'the authenticated safe type'), 'the authenticated safe type') !== oids.data) throw unreadable('an authenticated safe that is not password-protected data');
+    if (oidOf(child(authSafeInfo, 0, 'the authenticated safe type'), 'the authenticated safe type') !== oids.data)
+      throw unreadable('an authenticated safe that is not password-protected data');
     const authSafe = octetsOf(child(child(authSafeInfo, 1, 'the authenticated safe'), 0, 'the authenticated safe'), 'the authenticated safe');
     const macData = children(pfxNode, 'the file')[2];
     if (macData) verifyMac(macData, authSafe, opening);

@@ -39,10 +39,12 @@ export class DistributedRateLimiter {
   }
 
   async #ensureReady(): Promise<void> {
-    this.#ready ??= this.#budget.call('create its container', (abortSignal) => this.container.createIfNotExists({ abortSignal })).catch((error: unknown) => {
-      this.#ready = undefined;
-      throw error;
-    });
+    this.#ready ??= this.#budget
+      .call('create its container', (abortSignal) => this.container.createIfNotExists({ abortSignal }))
+      .catch((error: unknown) => {
+        this.#ready = undefined;
+        throw error;
+      });
     await this.#ready;
   }
 
@@ -63,9 +65,11 @@ export class DistributedRateLimiter {
 
   #write(key: string, state: LimitState, etag: string | undefined): Promise<boolean> {
     const text = JSON.stringify(state);
-    return this.#budget.conditional('write its state', (abortSignal) =>
-      this.#blob(key).upload(text, Buffer.byteLength(text), { conditions: etag ? { ifMatch: etag } : { ifNoneMatch: '*' }, abortSignal }),
-    ).then((written) => written !== undefined);
+    return this.#budget
+      .conditional('write its state', (abortSignal) =>
+        this.#blob(key).upload(text, Buffer.byteLength(text), { conditions: etag ? { ifMatch: etag } : { ifNoneMatch: '*' }, abortSignal }),
+      )
+      .then((written) => written !== undefined);
   }
 
   /** Takes the one call of the window, or says when the next may be made. */

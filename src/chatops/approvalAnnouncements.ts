@@ -43,13 +43,28 @@ export function approvalMessage(state: OrchestrationState, appBase: string | und
   const reply: ChatReply = {
     title: titles[standing](state),
     facts: [['Operation', state.name], ['Id', state.id], ['Target', state.input.path], ...(approval ? approvalFacts(approval) : [])],
-    lines: standing === 'waiting' ? [`Decide with the buttons, or answer \`approve ${state.id}\` or \`reject ${state.id} <reason>\` (a reason goes with the command).`] : [],
+    lines:
+      standing === 'waiting'
+        ? [`Decide with the buttons, or answer \`approve ${state.id}\` or \`reject ${state.id} <reason>\` (a reason goes with the command).`]
+        : [],
     links: approvalPageLink(appBase, state.id),
   };
   const { response_type: _ephemeral, ...message } = slackMessage(reply);
   if (standing !== 'waiting') return message;
-  const button = (action: keyof typeof approvalActions, text: string, style: 'primary' | 'danger') => ({ type: 'button', action_id: approvalActions[action], text: { type: 'plain_text', text }, style, value: state.id });
-  return { ...message, blocks: [...message.blocks, { type: 'actions', block_id: 'approval', elements: [button('approve', 'Approve', 'primary'), button('reject', 'Reject', 'danger')] }] };
+  const button = (action: keyof typeof approvalActions, text: string, style: 'primary' | 'danger') => ({
+    type: 'button',
+    action_id: approvalActions[action],
+    text: { type: 'plain_text', text },
+    style,
+    value: state.id,
+  });
+  return {
+    ...message,
+    blocks: [
+      ...message.blocks,
+      { type: 'actions', block_id: 'approval', elements: [button('approve', 'Approve', 'primary'), button('reject', 'Reject', 'danger')] },
+    ],
+  };
 }
 
 /**
@@ -70,5 +85,15 @@ export async function announceApprovalRequest(services: Services, state: Orchest
     problem = (thrown as { name?: string }).name ?? 'Error';
   }
   if (problem === undefined) return;
-  console.error(JSON.stringify({ event: 'approval', step: 'announce-failed', id: state.id, target: new URL(webhook).origin, error: problem, detail: 'The approval request was not posted to SLACK_APPROVAL_WEBHOOK_URL: approvers still see it with `status <id>`, in the console and through the API.' }));
+  console.error(
+    JSON.stringify({
+      event: 'approval',
+      step: 'announce-failed',
+      id: state.id,
+      target: new URL(webhook).origin,
+      error: problem,
+      detail:
+        'The approval request was not posted to SLACK_APPROVAL_WEBHOOK_URL: approvers still see it with `status <id>`, in the console and through the API.',
+    }),
+  );
 }

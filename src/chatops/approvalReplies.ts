@@ -35,12 +35,20 @@ export function approvalStanding(approval: Approval): string {
 export function decisionFacts(approval: Approval): [string, string][] {
   return approval.decisions
     .slice(-decisionsShown)
-    .map((decision) => [`${decision.approved ? 'Approved' : 'Rejected'} by ${decision.by}`, `${decision.at} (${decision.route})${decision.reason ? `: ${decision.reason}` : ''}`]);
+    .map((decision) => [
+      `${decision.approved ? 'Approved' : 'Rejected'} by ${decision.by}`,
+      `${decision.at} (${decision.route})${decision.reason ? `: ${decision.reason}` : ''}`,
+    ]);
 }
 
 /** The facts of an approval: where it stands, who may approve, until when, the decisions. */
 export function approvalFacts(approval: Approval): [string, string][] {
-  return [['Approval', approvalStanding(approval)], ['Approvers', approval.approvers.join(', ')], ['Waits until', approval.expiresAt], ...decisionFacts(approval)];
+  return [
+    ['Approval', approvalStanding(approval)],
+    ['Approvers', approval.approvers.join(', ')],
+    ['Waits until', approval.expiresAt],
+    ...decisionFacts(approval),
+  ];
 }
 
 /** How a waiting request is decided, for the one who reads about it. */

@@ -131,7 +131,8 @@ function failureReply(thrown: unknown, call: Pick<ChatCall, 'correlationId' | 'c
     if (error.code === 'InternalError') log(`A chat command failed: ${failureForLog(thrown)}`);
     return { title: 'The command failed.', lines: [error.code === 'InternalError' ? 'Try again.' : error.message, `Correlation id: ${call.correlationId}`] };
   }
-  const hint = error.code === 'OperationNotAllowed' || error.code === 'ScopeNotAllowed' ? [`Your rights are those ACCESS_POLICY gives ${call.caller.primary}.`] : [];
+  const hint =
+    error.code === 'OperationNotAllowed' || error.code === 'ScopeNotAllowed' ? [`Your rights are those ACCESS_POLICY gives ${call.caller.primary}.`] : [];
   return { title: error.message, lines: hint };
 }
 

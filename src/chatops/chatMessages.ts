@@ -73,17 +73,28 @@ export function slackMessage(reply: ChatReply, options: { replaceOriginal?: bool
   const facts = (reply.facts ?? []).slice(0, maxFacts);
   const blocks: unknown[] = [{ type: 'section', text: { type: 'mrkdwn', text: clip(`*${slackEscape(reply.title)}*`, maxTextChars) } }];
   if (facts.length > 0) {
-    blocks.push({ type: 'section', fields: facts.map(([label, value]) => ({ type: 'mrkdwn', text: clip(`*${slackEscape(label)}*\n${slackEscape(value)}`, maxFactChars) })) });
+    blocks.push({
+      type: 'section',
+      fields: facts.map(([label, value]) => ({ type: 'mrkdwn', text: clip(`*${slackEscape(label)}*\n${slackEscape(value)}`, maxFactChars) })),
+    });
   }
   // Lines are the app's own text (commands in backticks are meant as code).
   if (reply.lines?.length) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: clip(reply.lines.join('\n'), maxTextChars) } });
   // The app's own URLs (its base and an id); `<url|label>` is Slack's link.
-  if (reply.links?.length) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: reply.links.map((link) => `<${link.url}|${slackEscape(link.label)}>`).join('\n') } });
-  return { response_type: 'ephemeral', ...(options.replaceOriginal === undefined ? {} : { replace_original: options.replaceOriginal }), text: replyText(reply, slackEscape), blocks };
+  if (reply.links?.length)
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: reply.links.map((link) => `<${link.url}|${slackEscape(link.label)}>`).join('\n') } });
+  return {
+    response_type: 'ephemeral',
+    ...(options.replaceOriginal === undefined ? {} : { replace_original: options.replaceOriginal }),
+    text: replyText(reply, slackEscape),
+    blocks,
+  };
 }
 
 export function teamsMessage(reply: ChatReply) {
-  const facts = (reply.facts ?? []).slice(0, maxFacts).map(([title, value]) => ({ title: teamsNeutral(title), value: clip(teamsNeutral(value), maxFactChars) }));
+  const facts = (reply.facts ?? [])
+    .slice(0, maxFacts)
+    .map(([title, value]) => ({ title: teamsNeutral(title), value: clip(teamsNeutral(value), maxFactChars) }));
   const body: unknown[] = [{ type: 'TextBlock', text: clip(teamsNeutral(reply.title), maxFactChars), weight: 'Bolder', size: 'Medium', wrap: true }];
   if (facts.length > 0) body.push({ type: 'FactSet', facts });
   for (const line of reply.lines ?? []) body.push({ type: 'TextBlock', text: clip(line, maxFactChars), wrap: true });

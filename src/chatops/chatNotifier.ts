@@ -81,8 +81,14 @@ export class ChatNotifier implements Pick<NotificationSender, 'send'> {
 
   constructor(options: ChatNotifierOptions) {
     this.#options = options;
-    // eslint-disable-next-line no-console
-    this.#posts = new ResponseUrlPosts({ counts: options.postCounts, maxPosts: options.maxPostsPerResponseUrl, maxTracked: options.maxTracked, now: options.now, log: options.log ?? ((line) => console.log(line)) });
+    this.#posts = new ResponseUrlPosts({
+      counts: options.postCounts,
+      maxPosts: options.maxPostsPerResponseUrl,
+      maxTracked: options.maxTracked,
+      now: options.now,
+      // eslint-disable-next-line no-console
+      log: options.log ?? ((line) => console.log(line)),
+    });
   }
 
   async send(target: string, event: CloudEvent): Promise<DeliveryOutcome> {
@@ -99,14 +105,21 @@ export class ChatNotifier implements Pick<NotificationSender, 'send'> {
       return this.#post(slackWebhookUrl, event, channelMessage);
     }
     const issuedAt = chat.untilMs === undefined ? undefined : chat.untilMs - responseUrlLifetimeMs;
-    if (!(await this.#posts.take(chat.url, issuedAt))) return { delivered: false, retriable: false, error: `response_url took its ${this.#options.maxPostsPerResponseUrl} posts` };
+    if (!(await this.#posts.take(chat.url, issuedAt)))
+      return { delivered: false, retriable: false, error: `response_url took its ${this.#options.maxPostsPerResponseUrl} posts` };
     return this.#post(chat.url, event, slackMessage(reply, { replaceOriginal: false }));
   }
 
   /** One post, a delivery span as a CloudEvent's is (linked to the start), its context in the post's `traceparent`. */
   #post(url: string, event: CloudEvent, message: unknown): Promise<DeliveryOutcome> {
     return traceNotification(url, event, (traceHeaders) =>
-      postDelivery(this.#options.dispatcher, url, { ...traceHeaders, 'content-type': 'application/json; charset=utf-8' }, JSON.stringify(message), this.#options.timeoutMs),
+      postDelivery(
+        this.#options.dispatcher,
+        url,
+        { ...traceHeaders, 'content-type': 'application/json; charset=utf-8' },
+        JSON.stringify(message),
+        this.#options.timeoutMs,
+      ),
     );
   }
 }

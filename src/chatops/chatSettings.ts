@@ -20,9 +20,14 @@ export function chatEnabled(config: ChatConfig, platform: ChatPlatform): boolean
 
 /** Where the ends of a platform's commands are posted, named without a path or query (a webhook URL holds its token). */
 function endsOf(config: Config, platform: ChatPlatform): string {
-  if (platform === 'teams') return config.TEAMS_WORKFLOW_URL ? `ends posted to TEAMS_WORKFLOW_URL (${new URL(config.TEAMS_WORKFLOW_URL).origin})` : 'no TEAMS_WORKFLOW_URL: `status <id>` reads the ends';
+  if (platform === 'teams')
+    return config.TEAMS_WORKFLOW_URL
+      ? `ends posted to TEAMS_WORKFLOW_URL (${new URL(config.TEAMS_WORKFLOW_URL).origin})`
+      : 'no TEAMS_WORKFLOW_URL: `status <id>` reads the ends';
   const webhook = config.SLACK_WEBHOOK_URL ? `, after 30 minutes to SLACK_WEBHOOK_URL (${new URL(config.SLACK_WEBHOOK_URL).origin})` : '';
-  const approvals = config.SLACK_APPROVAL_WEBHOOK_URL ? `; approval requests posted to SLACK_APPROVAL_WEBHOOK_URL (${new URL(config.SLACK_APPROVAL_WEBHOOK_URL).origin}), their clicks to POST chatops/slack/interactive` : '';
+  const approvals = config.SLACK_APPROVAL_WEBHOOK_URL
+    ? `; approval requests posted to SLACK_APPROVAL_WEBHOOK_URL (${new URL(config.SLACK_APPROVAL_WEBHOOK_URL).origin}), their clicks to POST chatops/slack/interactive`
+    : '';
   return `ends posted to response_urls at ${config.SLACK_RESPONSE_URL_ORIGINS.join(', ')}${webhook}${approvals}`;
 }
 
@@ -45,7 +50,12 @@ export function chatEndOrigins(config: Config): string[] {
 }
 
 /** The engine's notifier: chat ends as chat messages on the CloudEvents' pool, every other target as before. */
-export function chatNotifierOf(config: Config, events: NotificationSender | undefined, deliveries: Dispatcher, postCounts?: ChatNotifierOptions['postCounts']): Pick<NotificationSender, 'send'> | undefined {
+export function chatNotifierOf(
+  config: Config,
+  events: NotificationSender | undefined,
+  deliveries: Dispatcher,
+  postCounts?: ChatNotifierOptions['postCounts'],
+): Pick<NotificationSender, 'send'> | undefined {
   if (!chatEnabled(config, 'slack') && !chatEnabled(config, 'teams')) return events;
   return new ChatNotifier({
     events,

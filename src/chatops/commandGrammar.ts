@@ -70,11 +70,19 @@ function idCommand(kind: 'status' | 'wait' | 'terminate', args: string[]): Parse
  */
 function decisionCommand(kind: 'approve' | 'reject', text: string, args: string[]): ParsedCommand {
   if (args.length < 1 || !guid.test(args[0]!) || (kind === 'approve' && args.length > 1)) {
-    return fail(kind === 'approve' ? '`approve` takes one operation id (a GUID), e.g. `approve 0b5c…`.' : '`reject` takes an operation id (a GUID) and, if you like, why: `reject 0b5c… not during the freeze`.');
+    return fail(
+      kind === 'approve'
+        ? '`approve` takes one operation id (a GUID), e.g. `approve 0b5c…`.'
+        : '`reject` takes an operation id (a GUID) and, if you like, why: `reject 0b5c… not during the freeze`.',
+    );
   }
   const id = args[0]!.toLowerCase();
   if (kind === 'approve') return done({ kind, id });
-  const reason = text.trim().replace(/^\S+\s+\S+/, '').replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  const reason = text
+    .trim()
+    .replace(/^\S+\s+\S+/, '')
+    .replace(/[\u0000-\u001f\u007f]+/g, ' ')
+    .trim();
   if (reason.length > maxReasonChars) return fail(`A reason is at most ${maxReasonChars} characters.`);
   return done(reason ? { kind, id, reason } : { kind, id });
 }
@@ -98,10 +106,24 @@ function listCommand(args: string[]): ParsedCommand {
 function migrateCommand(args: string[]): ParsedCommand {
   const parts = (args[0] ?? '').split('/');
   const mode = args[1] === undefined ? 'PreserveIp' : ['PreserveIp', 'NewIP'].find((known) => known.toLowerCase() === args[1]!.toLowerCase());
-  if (args.length < 1 || args.length > 2 || parts.length !== 3 || !guid.test(parts[0]!) || !resourceGroup.test(parts[1]!) || !serviceName.test(parts[2]!) || !mode) {
+  if (
+    args.length < 1 ||
+    args.length > 2 ||
+    parts.length !== 3 ||
+    !guid.test(parts[0]!) ||
+    !resourceGroup.test(parts[1]!) ||
+    !serviceName.test(parts[2]!) ||
+    !mode
+  ) {
     return fail('`migrate` takes `<subscription id>/<resource group>/<service name>` and optionally `PreserveIp` or `NewIP`.');
   }
-  return done({ kind: 'migrate', subscriptionId: parts[0]!.toLowerCase(), resourceGroupName: parts[1]!, serviceName: parts[2]!, mode: mode as 'PreserveIp' | 'NewIP' });
+  return done({
+    kind: 'migrate',
+    subscriptionId: parts[0]!.toLowerCase(),
+    resourceGroupName: parts[1]!,
+    serviceName: parts[2]!,
+    mode: mode as 'PreserveIp' | 'NewIP',
+  });
 }
 
 function certCommand(args: string[]): ParsedCommand {
@@ -113,7 +135,8 @@ function certCommand(args: string[]): ParsedCommand {
 }
 
 function usageCommand(args: string[]): ParsedCommand {
-  if (args.length !== 2 || !guid.test(args[0]!) || !location.test(args[1]!)) return fail('`usage` takes a subscription id and a location, e.g. `usage <subscription id> westeurope`.');
+  if (args.length !== 2 || !guid.test(args[0]!) || !location.test(args[1]!))
+    return fail('`usage` takes a subscription id and a location, e.g. `usage <subscription id> westeurope`.');
   return done({ kind: 'usage', subscriptionId: args[0]!.toLowerCase(), location: args[1]!.toLowerCase() });
 }
 

@@ -39,7 +39,10 @@ export function stateReply(state: OrchestrationState, note?: string): ChatReply 
   return { title: `Operation ${state.id}`, facts, lines: note ? [note] : [] };
 }
 
-export async function runOrchestrationCommand(call: ChatCall, command: Extract<ChatCommand, { kind: 'status' | 'wait' | 'terminate' | 'list' }>): Promise<ChatReply> {
+export async function runOrchestrationCommand(
+  call: ChatCall,
+  command: Extract<ChatCommand, { kind: 'status' | 'wait' | 'terminate' | 'list' }>,
+): Promise<ChatReply> {
   const { services, caller } = call;
   switch (command.kind) {
     case 'status': {
@@ -54,7 +57,11 @@ export async function runOrchestrationCommand(call: ChatCall, command: Extract<C
       const state = await waitForEnd(services, command.id, { untilMs: call.answerBy, firstLook });
       // None only when the document is gone (purged meanwhile): as one that does not exist.
       if (!state) throw viewer.notFound(command.id);
-      return withApproval(stateReply(state, isActive(state) ? `Still running: \`wait ${state.id}\` or \`status ${state.id}\` asks again.` : undefined), state, call.appBase);
+      return withApproval(
+        stateReply(state, isActive(state) ? `Still running: \`wait ${state.id}\` or \`status ${state.id}\` asks again.` : undefined),
+        state,
+        call.appBase,
+      );
     }
     case 'terminate': {
       grantFor(services, caller, actionOf(appRoutes.orchestrationsTerminate));

@@ -109,7 +109,14 @@ export class ResponseUrlPosts {
     if (this.#downSince !== undefined) return;
     this.#downSince = now;
     const code = (error as { code?: string }).code ?? 'InternalError';
-    this.#options.log(JSON.stringify({ event: 'chatops', step: 'response-url-count-unavailable', code, detail: `The app-wide counts of response_urls' posts could not be taken in time: until storage answers again, this instance counts its own posts, trying storage again at most every ${Math.round(this.#retryAfterMs / 1000)} s.` }));
+    this.#options.log(
+      JSON.stringify({
+        event: 'chatops',
+        step: 'response-url-count-unavailable',
+        code,
+        detail: `The app-wide counts of response_urls' posts could not be taken in time: until storage answers again, this instance counts its own posts, trying storage again at most every ${Math.round(this.#retryAfterMs / 1000)} s.`,
+      }),
+    );
   }
 
   #remember(key: string, known: Known): void {

@@ -17,7 +17,9 @@ const clickPayload = z.object({
   actions: z
     .array(
       z.object({
-        action_id: z.enum([approvalActions.approve, approvalActions.reject], { error: 'This route takes the Approve and Reject buttons of the approval message only.' }),
+        action_id: z.enum([approvalActions.approve, approvalActions.reject], {
+          error: 'This route takes the Approve and Reject buttons of the approval message only.',
+        }),
         value: z.guid({ error: "A button's value is the id of the request it decides on (a GUID)." }),
       }),
     )
@@ -54,4 +56,3 @@ export function readSlackClick(form: URLSearchParams): SlackClick {
   const action = actions[0]!;
   return { team: team.id, user: user.id, approved: action.action_id === approvalActions.approve, id: action.value.toLowerCase(), responseUrl };
 }
-

@@ -39,16 +39,28 @@ const slackClicks: SignedChatRequests<VerifiedClick> = {
   read(services, request, body) {
     const click = readSlackClick(slackFormOf(request, body, 'A Slack click'));
     const caller = `slack:${click.team}/${click.user}`;
-    return { ...click, responseUrl: responseUrlOf(services, click.responseUrl), caller: { primary: caller, selectors: [caller] }, signedAtMs: slackSignedAtMs(request) };
+    return {
+      ...click,
+      responseUrl: responseUrlOf(services, click.responseUrl),
+      caller: { primary: caller, selectors: [caller] },
+      signedAtMs: slackSignedAtMs(request),
+    };
   },
   answerBudgetMs: (services) => services.config.SLACK_ACK_BUDGET_MS,
 };
 
 /** Posts `message` to the click's response_url, waiting no later than the answer's time (the post goes on after it). */
-async function showInSlack(services: Services, responseUrl: string | undefined, message: unknown, answerBy: number, log: (line: string) => void): Promise<void> {
+async function showInSlack(
+  services: Services,
+  responseUrl: string | undefined,
+  message: unknown,
+  answerBy: number,
+  log: (line: string) => void,
+): Promise<void> {
   if (!responseUrl) return;
   const posting = postSlackMessage(services, responseUrl, message).then((outcome) => {
-    if (!outcome.delivered) log(JSON.stringify({ event: 'chatops', step: 'click-answer-not-posted', target: new URL(responseUrl).origin, error: outcome.error }));
+    if (!outcome.delivered)
+      log(JSON.stringify({ event: 'chatops', step: 'click-answer-not-posted', target: new URL(responseUrl).origin, error: outcome.error }));
   });
   await Promise.race([posting, after(answerBy - services.now(), undefined)]);
 }

@@ -90,11 +90,22 @@ async function migrate(call: ChatCall, command: Extract<ChatCommand, { kind: 'mi
   const first = await Promise.race([announced.then((id) => ({ id })), starting, after(call.answerBy - services.now(), { late: true as const })]);
   if ('late' in first) {
     // No id yet: a repeat of a command joins the first start and waits for it (or storage is slow).
-    return { title: 'The operation is still being started: a repeated command joins the first, never starting another.', lines: ['`list running` shows it once it is.'] };
+    return {
+      title: 'The operation is still being started: a repeated command joins the first, never starting another.',
+      lines: ['`list running` shows it once it is.'],
+    };
   }
   const settled = 'id' in first ? await Promise.race([starting, after(call.answerBy - services.now(), undefined)]) : first;
   if (settled && 'error' in settled) throw settled.error;
-  if (!settled) return { title: `Started operation ${(first as { id: string }).id}`, facts: [['Operation', operation.operationId], ['Service', command.serviceName]], lines: [call.endNote] };
+  if (!settled)
+    return {
+      title: `Started operation ${(first as { id: string }).id}`,
+      facts: [
+        ['Operation', operation.operationId],
+        ['Service', command.serviceName],
+      ],
+      lines: [call.endNote],
+    };
   const { outcome } = settled;
   // Held for approval: stored, nothing sent upstream; the approvers are asked (approvalAnnouncements.ts).
   const approval = approvalOf(outcome.state);
@@ -126,7 +137,9 @@ async function usage(call: ChatCall, command: Extract<ChatCommand, { kind: 'usag
   const items = page.value.filter((item): item is UsageItem => typeof item === 'object' && item !== null && !Array.isArray(item));
   return {
     title: `Usage in ${command.location}`,
-    facts: items.slice(0, 10).map((item) => [String(item.name?.localizedValue ?? item.name?.value ?? '?'), `${item.currentValue ?? '?'} of ${item.limit ?? '?'}`]),
+    facts: items
+      .slice(0, 10)
+      .map((item) => [String(item.name?.localizedValue ?? item.name?.value ?? '?'), `${item.currentValue ?? '?'} of ${item.limit ?? '?'}`]),
     lines: items.length > 10 ? [`${items.length - 10} more not shown.`] : [],
   };
 }

@@ -34,19 +34,25 @@ export interface AppCall {
 /** `route` is the declared route (src/appRoutes.ts): its template, name and access class. */
 export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<HttpResponseInit>) {
   return traceIncoming(route.name, (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> =>
-    inCallFrame(request, context, () => callerOf(request.headers, rawQueryOf(request), false), async ({ correlationId, startedMs, record }) => {
-      const services = getServices();
-      const caller = (record.caller = callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED));
-      const action = actionOf(route);
-      // An anonymous route (health) is open to all: there is no caller to judge.
-      const judged = route.authLevel !== 'anonymous';
-      // Judged once: without a grant, a route open to starters lets the caller reach its own only.
-      const granted = judged && services.access.policy.allows(caller, action);
-      const starterOnly = judged && !granted && (route.openToStarter === true || (route.openToApprovers === true && services.access.policy.namesApprover(caller)));
-      if (judged && !granted && !starterOnly) throw notAllowed(caller, action);
-      record.decision = 'allowed';
-      const appBase = appBaseOf(request.url, fillPath(route.route, request.params), services.config.APP_PUBLIC_URL);
-      return handle({ request, context, services, correlationId, appBase, startedMs, caller, starterOnly });
-    }),
+    inCallFrame(
+      request,
+      context,
+      () => callerOf(request.headers, rawQueryOf(request), false),
+      async ({ correlationId, startedMs, record }) => {
+        const services = getServices();
+        const caller = (record.caller = callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED));
+        const action = actionOf(route);
+        // An anonymous route (health) is open to all: there is no caller to judge.
+        const judged = route.authLevel !== 'anonymous';
+        // Judged once: without a grant, a route open to starters lets the caller reach its own only.
+        const granted = judged && services.access.policy.allows(caller, action);
+        const starterOnly =
+          judged && !granted && (route.openToStarter === true || (route.openToApprovers === true && services.access.policy.namesApprover(caller)));
+        if (judged && !granted && !starterOnly) throw notAllowed(caller, action);
+        record.decision = 'allowed';
+        const appBase = appBaseOf(request.url, fillPath(route.route, request.params), services.config.APP_PUBLIC_URL);
+        return handle({ request, context, services, correlationId, appBase, startedMs, caller, starterOnly });
+      },
+    ),
   );
 }

@@ -56,7 +56,11 @@ export async function startOrHold(
   const body = prepared.call.body;
   // What waits is stored until it is sent, and the app stores no secret.
   if (body && JSON.stringify(redactSecrets(body.value)) !== JSON.stringify(body.value)) {
-    throw new GatewayError('InvalidRequestBody', `${prepared.operation.operationId} waits for approval here (ACCESS_POLICY), and a start that waits is stored until it is sent; its body holds a secret field, which the app never stores. Send it without the secret, or have it started by a caller whose rules need no approval.`, { target: 'body' });
+    throw new GatewayError(
+      'InvalidRequestBody',
+      `${prepared.operation.operationId} waits for approval here (ACCESS_POLICY), and a start that waits is stored until it is sent; its body holds a secret field, which the app never stores. Send it without the secret, or have it started by a caller whose rules need no approval.`,
+      { target: 'body' },
+    );
   }
   const minutes = needed.expiresAfterMinutes ?? config.APPROVAL_DEFAULT_MINUTES;
   const approval = waitingApproval(needed.required, needed.approvers, services.now() + minutes * 60_000, prepared.caller);

@@ -19,7 +19,9 @@ export const refusalCodes: ReadonlySet<string> = new Set(['OperationNotAllowed',
 
 /** The refusal of an action no rule allows the caller (403 `OperationNotAllowed`). */
 export function notAllowed(caller: CallerIdentity, action: Pick<Action, 'names'>): GatewayError {
-  return new GatewayError('OperationNotAllowed', `The caller (${caller.primary}) may not call ${action.names[0]} (see ACCESS_POLICY).`, { target: action.names[0] });
+  return new GatewayError('OperationNotAllowed', `The caller (${caller.primary}) may not call ${action.names[0]} (see ACCESS_POLICY).`, {
+    target: action.names[0],
+  });
 }
 
 export function grantFor(services: Services, caller: CallerIdentity, action: Action): Grant {
@@ -64,9 +66,13 @@ export async function takeCallerRate(services: Services, caller: CallerIdentity,
   if (perMinute === undefined) return new ShareDraw();
   const taken = await services.access.rates.take(grant.rateSubject ?? caller.primary, kind, perMinute);
   if (!taken.allowed) {
-    throw new GatewayError('CallerRateLimited', `The caller (${caller.primary}) used its share of upstream ${kind} (${perMinute} a minute, see ACCESS_POLICY).`, {
-      headers: { 'retry-after': String(taken.retryAfterSeconds) },
-    });
+    throw new GatewayError(
+      'CallerRateLimited',
+      `The caller (${caller.primary}) used its share of upstream ${kind} (${perMinute} a minute, see ACCESS_POLICY).`,
+      {
+        headers: { 'retry-after': String(taken.retryAfterSeconds) },
+      },
+    );
   }
   return new ShareDraw(taken.giveBack);
 }

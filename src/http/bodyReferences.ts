@@ -69,10 +69,14 @@ export function assertBodyWithinScopes(body: unknown, allowedScopes: readonly st
   if (allowedScopes === undefined && callerScopes === undefined) return;
   for (const { reference, at } of referencesIn(body, '')) {
     if (reference.dotSegments) {
-      throw new GatewayError('InvalidRequestBody', `The request body names a resource with a "." or ".." segment, which this app does not resolve: ${at}.`, { target: at });
+      throw new GatewayError('InvalidRequestBody', `The request body names a resource with a "." or ".." segment, which this app does not resolve: ${at}.`, {
+        target: at,
+      });
     }
     if (!isScopeAllowed(reference.path, allowedScopes)) {
-      throw new GatewayError('ScopeNotAllowed', `The request body names a resource outside the scopes this app may act on (see ALLOWED_SCOPES): ${at}.`, { target: at });
+      throw new GatewayError('ScopeNotAllowed', `The request body names a resource outside the scopes this app may act on (see ALLOWED_SCOPES): ${at}.`, {
+        target: at,
+      });
     }
     if (!isScopeAllowed(reference.path, callerScopes)) {
       throw new GatewayError('ScopeNotAllowed', `The request body names a resource outside the caller's scopes (see ACCESS_POLICY): ${at}.`, { target: at });

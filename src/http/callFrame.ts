@@ -39,6 +39,13 @@ export async function inCallFrame(
     response = errorResponse(error, correlationId);
   }
   // The same record as the documented operations leave.
-  context.log(routeCallRecord({ functionName: context.functionName, url: request.url, startedMs, correlationId }, callerLogFields(record.caller ?? unknownCaller()), record.decision, response));
+  context.log(
+    routeCallRecord(
+      { functionName: context.functionName, url: request.url, startedMs, correlationId },
+      callerLogFields(record.caller ?? unknownCaller()),
+      record.decision,
+      response,
+    ),
+  );
   return response;
 }

@@ -75,10 +75,14 @@ export function platformPrincipalOf(headers: HeaderGetter): PlatformPrincipal {
       // An unreadable header names nobody.
     }
   }
-  const valuesOf = (types: unknown[]) => claims.filter((claim) => types.includes(claim.typ) && typeof claim.val === 'string').map((claim) => claim.val as string);
+  const valuesOf = (types: unknown[]) =>
+    claims.filter((claim) => types.includes(claim.typ) && typeof claim.val === 'string').map((claim) => claim.val as string);
   const plain = (value: string | null | undefined) => (value && /^[\w.@:/ -]{1,128}$/.test(value) ? value : undefined);
   const id = plain(headers.get('x-ms-client-principal-id')) ?? plain(valuesOf(objectIdClaims)[0]);
-  const roles = valuesOf([...roleClaims, roleType]).map(plain).filter((role): role is string => role !== undefined).slice(0, maxRoles);
+  const roles = valuesOf([...roleClaims, roleType])
+    .map(plain)
+    .filter((role): role is string => role !== undefined)
+    .slice(0, maxRoles);
   return { id, name: plain(headers.get('x-ms-client-principal-name')?.slice(0, 128)), roles };
 }
 
@@ -89,7 +93,9 @@ export function callerOf(headers: HeaderGetter, query: URLSearchParams, platform
   const keySelector = key ? keyFingerprintOf(key) : undefined;
   const principal = platformAuthEnabled ? platformPrincipalOf(headers) : { roles: [] };
   const principalSelector = principal.id ? `principal:${principal.id.toLowerCase()}` : undefined;
-  const selectors = [principalSelector, keySelector, ...principal.roles.map((role) => `role:${role}`)].filter((selector): selector is string => selector !== undefined);
+  const selectors = [principalSelector, keySelector, ...principal.roles.map((role) => `role:${role}`)].filter(
+    (selector): selector is string => selector !== undefined,
+  );
   return {
     primary: principalSelector ?? keySelector ?? 'anonymous',
     selectors,

@@ -23,7 +23,9 @@ export function notifyTargetsOf(value: string | null, allowedOrigins: readonly s
     url = undefined;
   }
   if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password) {
-    throw new GatewayError('InvalidRequest', `${notifyHeader} must be one absolute http or https URL (at most 2048 characters, no user info).`, { target: notifyHeader });
+    throw new GatewayError('InvalidRequest', `${notifyHeader} must be one absolute http or https URL (at most 2048 characters, no user info).`, {
+      target: notifyHeader,
+    });
   }
   if (url.href.includes('#')) {
     throw new GatewayError('InvalidRequest', `${notifyHeader} must not carry a fragment (#…): give the URL without it.`, { target: notifyHeader });

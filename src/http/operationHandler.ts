@@ -63,85 +63,89 @@ export interface PreparedCall {
 }
 
 export function createOperationHandler(operation: OperationSpec, getServices: () => Services): OperationHandler {
-  return traceIncoming(operation.operationId, async (request, context, params = request.params) => {
-    const services = getServices();
-    const callTrace = callTraceOf(context);
-    const startedMs = services.now();
-    const correlationId = correlationIdOf(request.headers);
-    // Parsed once: its query (as sent, see requestQuery.ts) holds the caller's key and the call's
-    // parameters, its path the app's base.
-    const requestUrl = new URL(request.url);
-    const query = requestUrl.searchParams;
-    const caller = callerOf(request.headers, query, services.config.WEBSITE_AUTH_ENABLED);
-    // The target as soon as it is known, so a refusal's record names it too.
-    const known: { targetPath?: string } = {};
-    let decision: string | undefined;
-    let response: HttpResponseInit;
-    let upstream = undefined as UpstreamResponse | undefined;
-    let prepared: PreparedCall | undefined;
-    try {
-      prepared = await prepareCall(operation, request, params, services, { correlationId, caller, query, known, callTrace });
-      decision = 'allowed';
-      const appBase = appBaseOf(requestUrl, prepared.targetPath, services.config.APP_PUBLIC_URL);
-      // Only the certificate download reads the guard, and with it storage (built on first use).
-      const downloadGuard = operation.rateLimitedPerEnvironment ? services.certificates.downloadGuard : undefined;
-      const ready = prepared;
-      const send = async () => {
-        await downloadGuard?.acquire(ready.call.params);
-        upstream = await sendUpstream(ready);
-        await downloadGuard?.observe(ready.call.params, upstream);
-        return refuseRedirect(upstream);
-      };
-      // Upstream requests take the call's trace by hand; what also calls storage (a start and its
-      // wait, the download guard) runs within it, for the storage calls' spans.
-      if (operation.longRunning) {
-        // A held wait is counted before the upstream is called: a refused one sends nothing.
-        const { waitSeconds } = prepared.call;
-        const releaseWait = waitSeconds ? takeWaitSlot(services, caller, startedMs + waitSeconds * 1000) : undefined;
-        try {
-          response = await inCallTrace(callTrace, async () => {
-            // Sent at once, or held for approval when a rule asks one (approvalStart.ts).
-            const outcome = await startOrHold(services, ready, { ...startRequestOf(ready, services, appBase), ...replayOf(request) }, send);
-            return answerStart(outcome, ready, request, services, { appBase, correlationId, startedMs });
-          });
-        } finally {
-          releaseWait?.();
+  return traceIncoming(
+    operation.operationId,
+    async (request, context, params = request.params) => {
+      const services = getServices();
+      const callTrace = callTraceOf(context);
+      const startedMs = services.now();
+      const correlationId = correlationIdOf(request.headers);
+      // Parsed once: its query (as sent, see requestQuery.ts) holds the caller's key and the call's
+      // parameters, its path the app's base.
+      const requestUrl = new URL(request.url);
+      const query = requestUrl.searchParams;
+      const caller = callerOf(request.headers, query, services.config.WEBSITE_AUTH_ENABLED);
+      // The target as soon as it is known, so a refusal's record names it too.
+      const known: { targetPath?: string } = {};
+      let decision: string | undefined;
+      let response: HttpResponseInit;
+      let upstream = undefined as UpstreamResponse | undefined;
+      let prepared: PreparedCall | undefined;
+      try {
+        prepared = await prepareCall(operation, request, params, services, { correlationId, caller, query, known, callTrace });
+        decision = 'allowed';
+        const appBase = appBaseOf(requestUrl, prepared.targetPath, services.config.APP_PUBLIC_URL);
+        // Only the certificate download reads the guard, and with it storage (built on first use).
+        const downloadGuard = operation.rateLimitedPerEnvironment ? services.certificates.downloadGuard : undefined;
+        const ready = prepared;
+        const send = async () => {
+          await downloadGuard?.acquire(ready.call.params);
+          upstream = await sendUpstream(ready);
+          await downloadGuard?.observe(ready.call.params, upstream);
+          return refuseRedirect(upstream);
+        };
+        // Upstream requests take the call's trace by hand; what also calls storage (a start and its
+        // wait, the download guard) runs within it, for the storage calls' spans.
+        if (operation.longRunning) {
+          // A held wait is counted before the upstream is called: a refused one sends nothing.
+          const { waitSeconds } = prepared.call;
+          const releaseWait = waitSeconds ? takeWaitSlot(services, caller, startedMs + waitSeconds * 1000) : undefined;
+          try {
+            response = await inCallTrace(callTrace, async () => {
+              // Sent at once, or held for approval when a rule asks one (approvalStart.ts).
+              const outcome = await startOrHold(services, ready, { ...startRequestOf(ready, services, appBase), ...replayOf(request) }, send);
+              return answerStart(outcome, ready, request, services, { appBase, correlationId, startedMs });
+            });
+          } finally {
+            releaseWait?.();
+          }
+        } else {
+          const answer = downloadGuard ? await inCallTrace(callTrace, send) : await send();
+          response = await shapeResponse(prepared, answer, appBase);
         }
-      } else {
-        const answer = downloadGuard ? await inCallTrace(callTrace, send) : await send();
-        response = await shapeResponse(prepared, answer, appBase);
+      } catch (thrown) {
+        const error = toGatewayError(thrown);
+        if (refusalCodes.has(error.code)) {
+          decision = error.code;
+          // A caller refused before its call was validated: the path it asked for, as the route read it.
+          known.targetPath ??= fillPath(resolvePathTemplate(operation, services.config.PROVIDER_NAMESPACE), params);
+        }
+        if (error.code === 'InternalError') context.error(`${operation.name} failed: ${failureForLog(thrown)}`);
+        response = errorResponse(error, correlationId);
       }
-    } catch (thrown) {
-      const error = toGatewayError(thrown);
-      if (refusalCodes.has(error.code)) {
-        decision = error.code;
-        // A caller refused before its call was validated: the path it asked for, as the route read it.
-        known.targetPath ??= fillPath(resolvePathTemplate(operation, services.config.PROVIDER_NAMESPACE), params);
-      }
-      if (error.code === 'InternalError') context.error(`${operation.name} failed: ${failureForLog(thrown)}`);
-      response = errorResponse(error, correlationId);
-    }
-    // A call that sent nothing upstream (a duplicate joined, a wait or a download refused) gives its draw back.
-    prepared?.draw.settle();
-    context.log(
-      formatCallRecord({
-        operation: operation.operationId,
-        target: known.targetPath ? `/${known.targetPath}` : '(invalid)',
-        ...callerLogFields(caller),
-        decision,
-        status: response.status ?? 200,
-        upstreamStatus: upstream?.status,
-        attempts: upstream?.attempts,
-        upstreamRemaining: upstream && remainingBudgetOf(upstream.headers),
-        upstreamIds: upstream && upstreamIdsOf(upstream.headers),
-        durationMs: services.now() - startedMs,
-        correlationId,
-        errorCode: errorCodeOf(response),
-      }),
-    );
-    recordUpstreamIdsOnCall(upstream?.headers, callTrace);
-    return response;
-  }, { passTrace: true });
+      // A call that sent nothing upstream (a duplicate joined, a wait or a download refused) gives its draw back.
+      prepared?.draw.settle();
+      context.log(
+        formatCallRecord({
+          operation: operation.operationId,
+          target: known.targetPath ? `/${known.targetPath}` : '(invalid)',
+          ...callerLogFields(caller),
+          decision,
+          status: response.status ?? 200,
+          upstreamStatus: upstream?.status,
+          attempts: upstream?.attempts,
+          upstreamRemaining: upstream && remainingBudgetOf(upstream.headers),
+          upstreamIds: upstream && upstreamIdsOf(upstream.headers),
+          durationMs: services.now() - startedMs,
+          correlationId,
+          errorCode: errorCodeOf(response),
+        }),
+      );
+      recordUpstreamIdsOnCall(upstream?.headers, callTrace);
+      return response;
+    },
+    { passTrace: true },
+  );
 }
 
 /** The orchestration start a prepared long-running call stands for. */
@@ -198,7 +202,14 @@ function callKindOf(operation: OperationSpec): CallKind {
 /** Sends a prepared call as it was prepared: its method, URL, headers, body and token. Its draw on the caller's share is spent. */
 export function sendUpstream(prepared: PreparedCall): Promise<UpstreamResponse> {
   prepared.draw.spend();
-  return prepared.client.send({ method: prepared.operation.method, url: prepared.url, headers: prepared.headers, body: prepared.call.body?.text, token: prepared.token, callTrace: prepared.callTrace });
+  return prepared.client.send({
+    method: prepared.operation.method,
+    url: prepared.url,
+    headers: prepared.headers,
+    body: prepared.call.body?.text,
+    token: prepared.token,
+    callTrace: prepared.callTrace,
+  });
 }
 
 /**
@@ -219,10 +230,20 @@ export async function prepareCall(
   request: HttpRequest,
   params: Record<string, string>,
   services: Services,
-  { correlationId, caller, query, known = {}, callTrace }: { correlationId: string; caller: CallerIdentity; query: URLSearchParams; known?: { targetPath?: string }; callTrace?: CallTrace },
+  {
+    correlationId,
+    caller,
+    query,
+    known = {},
+    callTrace,
+  }: { correlationId: string; caller: CallerIdentity; query: URLSearchParams; known?: { targetPath?: string }; callTrace?: CallTrace },
 ): Promise<PreparedCall> {
   const { config } = services;
-  const grant = grantFor(services, caller, { names: [operation.operationId, operation.name], access: operation.access, unscoped: operation.upstream !== 'management' });
+  const grant = grantFor(services, caller, {
+    names: [operation.operationId, operation.name],
+    access: operation.access,
+    unscoped: operation.upstream !== 'management',
+  });
   const call = validateOperationCall(
     operation,
     {
@@ -272,7 +293,8 @@ async function shapeResponse(prepared: PreparedCall, response: UpstreamResponse,
   if (!operation.pageable) return upstreamResponse(response, correlationId);
   if (!isListPage(body)) throw new GatewayError('UpstreamBadResponse', 'The upstream list answer has no "value" array.');
 
-  const pointAtApp = (page: ListPage): ListPage => (page.nextLink ? { ...page, nextLink: rewriteNextLink(page.nextLink, prepared.client.baseUrl, appBase) } : page);
+  const pointAtApp = (page: ListPage): ListPage =>
+    page.nextLink ? { ...page, nextLink: rewriteNextLink(page.nextLink, prepared.client.baseUrl, appBase) } : page;
   if (call.mergePages) {
     const merged = await mergePages(prepared, body, Buffer.byteLength(response.bodyText), call.mergePages);
     return upstreamResponse(response, correlationId, listPageText(pointAtApp(merged.page), merged.itemsText));
@@ -289,7 +311,14 @@ function mergePages(prepared: PreparedCall, first: ListPage, firstBytes: number,
     // Each later page is one more upstream read of the caller's share; an empty share ends the merge like a bound.
     await prepared.takeRead();
     // The client refuses a nextLink off the upstream's origin before the token leaves.
-    const response = await prepared.client.send({ method: 'GET', url: nextLink, headers: prepared.headers, token: prepared.token, timeoutMs: deadlineAt - Date.now(), callTrace: prepared.callTrace });
+    const response = await prepared.client.send({
+      method: 'GET',
+      url: nextLink,
+      headers: prepared.headers,
+      token: prepared.token,
+      timeoutMs: deadlineAt - Date.now(),
+      callTrace: prepared.callTrace,
+    });
     if (response.status !== 200) {
       throw new GatewayError('UpstreamBadResponse', `A later page of the list answered ${response.status}.`, { target: 'nextLink' });
     }
@@ -297,4 +326,3 @@ function mergePages(prepared: PreparedCall, first: ListPage, firstBytes: number,
   };
   return collectPagesText({ page: first, bytes: firstBytes }, fetchPage, { maxPages, maxItems: limits.maxItems, maxBytes: limits.maxBytes, deadlineAt });
 }
-

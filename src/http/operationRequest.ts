@@ -45,7 +45,11 @@ export interface IncomingCall {
 function pathParameterProblems(params: Record<string, string>): ErrorDetail[] {
   return Object.entries(params)
     .filter(([name, value]) => name !== 'scope' && (/[/\\\u0000-\u001f\u007f]/.test(value) || value === '.' || value === '..'))
-    .map(([name]) => ({ code: 'InvalidParameter', target: name, message: `${name} must be one path segment, without "/", "\\", control characters, "." or "..".` }));
+    .map(([name]) => ({
+      code: 'InvalidParameter',
+      target: name,
+      message: `${name} must be one path segment, without "/", "\\", control characters, "." or "..".`,
+    }));
 }
 
 export function parseMergePages(raw: string | null, maxPages: number): number | ErrorDetail | undefined {
@@ -55,7 +59,11 @@ export function parseMergePages(raw: string | null, maxPages: number): number | 
   return { code: 'InvalidParameter', target: 'gateway-pages', message: 'gateway-pages must be "all" or a whole number of pages from 1.' };
 }
 
-export function validateOperationCall(operation: OperationSpec, call: IncomingCall, limits: { maxBodyBytes: number; maxPages: number; maxWaitSeconds: number }): OperationCall {
+export function validateOperationCall(
+  operation: OperationSpec,
+  call: IncomingCall,
+  limits: { maxBodyBytes: number; maxPages: number; maxWaitSeconds: number },
+): OperationCall {
   const problems = new ProblemList();
   problems.addAll(pathParameterProblems(call.params));
 

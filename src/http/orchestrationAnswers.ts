@@ -60,7 +60,12 @@ export function startAnswer(outcome: StartOutcome | HeldOutcome, appBase: string
     const { initial } = outcome.state;
     return {
       status: initial?.status ?? 202,
-      headers: { [correlationHeader]: correlationId, ...(initial?.body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }), ...monitorHeaders(outcome.state, appBase, now), 'x-orchestration-duplicate': 'true' },
+      headers: {
+        [correlationHeader]: correlationId,
+        ...(initial?.body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }),
+        ...monitorHeaders(outcome.state, appBase, now),
+        'x-orchestration-duplicate': 'true',
+      },
       body: initial?.body === undefined ? undefined : JSON.stringify(initial.body),
     };
   }
@@ -70,7 +75,12 @@ export function startAnswer(outcome: StartOutcome | HeldOutcome, appBase: string
 
 export function statusDocumentResponse(state: OrchestrationState, appBase: string, correlationId: string, now: number): HttpResponseInit {
   const running = ['Pending', 'Running'].includes(state.runtimeStatus);
-  return jsonResponse(running ? 202 : 200, statusDocument(state, appBase), correlationId, running ? { 'retry-after': String(retryAfterSeconds(state, now)) } : {});
+  return jsonResponse(
+    running ? 202 : 200,
+    statusDocument(state, appBase),
+    correlationId,
+    running ? { 'retry-after': String(retryAfterSeconds(state, now)) } : {},
+  );
 }
 
 /**
@@ -85,7 +95,11 @@ export function operationAnswer(state: OrchestrationState, appBase: string, corr
   if (state.output && state.runtimeStatus !== 'Terminated') {
     return {
       status: state.output.status,
-      headers: { [correlationHeader]: correlationId, [orchestrationIdHeader]: state.id, ...(state.output.body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }) },
+      headers: {
+        [correlationHeader]: correlationId,
+        [orchestrationIdHeader]: state.id,
+        ...(state.output.body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }),
+      },
       body: state.output.body === undefined ? undefined : JSON.stringify(state.output.body),
     };
   }

@@ -17,7 +17,12 @@ export async function orchestrationCounts(call: AppCall): Promise<HttpResponseIn
   const { filter, continuationToken } = countsRequestOf(rawQueryOf(call.request), call.request.headers);
   const bounds = scanBoundsOf(services.config);
   // One more than can be scanned: the answer then ends at the scan bound or at the last document, never at `top`.
-  const page = await services.orchestrations.query({ ...visibleFilter(services, call.caller, filter), top: bounds.maxScanned + 1, continuationToken, ...bounds });
+  const page = await services.orchestrations.query({
+    ...visibleFilter(services, call.caller, filter),
+    top: bounds.maxScanned + 1,
+    continuationToken,
+    ...bounds,
+  });
   const counts = Object.fromEntries(runtimeStatuses.map((status) => [status, 0])) as Record<RuntimeStatus, number>;
   for (const summary of page.summaries) counts[summary.runtimeStatus] = (counts[summary.runtimeStatus] ?? 0) + 1;
   const complete = page.continuationToken === undefined;

@@ -43,7 +43,12 @@ function isoTimeOf(query: URLSearchParams, name: string, problems: ProblemList):
 
 /** A comma-separated list; empty is the same as not given. */
 function listOf(query: URLSearchParams, name: string): string[] | undefined {
-  const items = query.get(name)?.split(',').map((item) => item.trim()).filter(Boolean) ?? [];
+  const items =
+    query
+      .get(name)
+      ?.split(',')
+      .map((item) => item.trim())
+      .filter(Boolean) ?? [];
   return items.length > 0 ? items : undefined;
 }
 
@@ -51,13 +56,18 @@ function listOf(query: URLSearchParams, name: string): string[] | undefined {
 function filterOf(query: URLSearchParams, problems: ProblemList): SummaryFilter {
   const statuses = listOf(query, 'runtimeStatus')?.map((status) => {
     const known = runtimeStatuses.find((candidate) => candidate.toLowerCase() === status.toLowerCase());
-    if (!known) problems.add(problem('runtimeStatus', `Unknown runtimeStatus "${status.slice(0, 40)}"; it takes a comma-separated list of ${runtimeStatuses.join(', ')}.`));
+    if (!known)
+      problems.add(
+        problem('runtimeStatus', `Unknown runtimeStatus "${status.slice(0, 40)}"; it takes a comma-separated list of ${runtimeStatuses.join(', ')}.`),
+      );
     return known;
   });
   const names = listOf(query, 'name');
-  if (names?.some((name) => !/^[A-Za-z0-9_]{1,100}$/.test(name))) problems.add(problem('name', 'name takes a comma-separated list of operation ids, e.g. ContainerGroups_CreateOrUpdate.'));
+  if (names?.some((name) => !/^[A-Za-z0-9_]{1,100}$/.test(name)))
+    problems.add(problem('name', 'name takes a comma-separated list of operation ids, e.g. ContainerGroups_CreateOrUpdate.'));
   const idPrefix = query.get('instanceIdPrefix') ?? undefined;
-  if (idPrefix !== undefined && !/^[0-9a-f-]{1,36}$/i.test(idPrefix)) problems.add(problem('instanceIdPrefix', 'instanceIdPrefix must be the start of an orchestration id (hexadecimal digits and dashes).'));
+  if (idPrefix !== undefined && !/^[0-9a-f-]{1,36}$/i.test(idPrefix))
+    problems.add(problem('instanceIdPrefix', 'instanceIdPrefix must be the start of an orchestration id (hexadecimal digits and dashes).'));
   return {
     statuses: statuses?.filter((status): status is RuntimeStatus => status !== undefined),
     names,
@@ -139,7 +149,13 @@ export function bulkRequestOf(action: BulkAction, query: URLSearchParams, header
   const filter = filterOf(query, problems);
   const actedOn = bulkStatuses[action];
   const statuses = filter.statuses?.filter((status) => actedOn.includes(status)) ?? actedOn;
-  if (filter.statuses && statuses.length === 0) problems.add(problem('runtimeStatus', `${action === 'terminate' ? 'Terminate' : 'Restart'} acts on ${actedOn.join(', ')} orchestrations only; name one of those, or no runtimeStatus.`));
+  if (filter.statuses && statuses.length === 0)
+    problems.add(
+      problem(
+        'runtimeStatus',
+        `${action === 'terminate' ? 'Terminate' : 'Restart'} acts on ${actedOn.join(', ')} orchestrations only; name one of those, or no runtimeStatus.`,
+      ),
+    );
   requireFilter(filter, action, problems);
   const dryRunText = query.get('dryRun');
   if (dryRunText !== null && !/^(true|false)$/i.test(dryRunText)) problems.add(problem('dryRun', 'dryRun must be true or false.'));

@@ -67,7 +67,11 @@ function handlerOf(operation: OperationSpec, services: Services): OperationHandl
 function replayPlanOf(original: OrchestrationState, services: Services) {
   const { id } = original;
   if (isActive(original)) {
-    throw new GatewayError('OrchestrationRunning', `Orchestration ${id} is still ${original.runtimeStatus}: only an ended one (Completed, Failed, Terminated) can be restarted. Wait for its end, or terminate it first.`, { target: 'id' });
+    throw new GatewayError(
+      'OrchestrationRunning',
+      `Orchestration ${id} is still ${original.runtimeStatus}: only an ended one (Completed, Failed, Terminated) can be restarted. Wait for its end, or terminate it first.`,
+      { target: 'id' },
+    );
   }
   if (holdsRedacted(original.input.body)) {
     throw new GatewayError(
@@ -79,7 +83,11 @@ function replayPlanOf(original: OrchestrationState, services: Services) {
   const operation = operations.find((candidate) => candidate.operationId === original.name && candidate.longRunning);
   const params = operation && paramsOf(operation, original.input.path, services.config.PROVIDER_NAMESPACE);
   if (!operation || !params) {
-    throw new GatewayError('Conflict', `Orchestration ${id}'s request (${original.name} on ${original.input.path}) is not one this app serves any more: send the request again yourself.`, { target: 'id' });
+    throw new GatewayError(
+      'Conflict',
+      `Orchestration ${id}'s request (${original.name} on ${original.input.path}) is not one this app serves any more: send the request again yourself.`,
+      { target: 'id' },
+    );
   }
   return { operation, params };
 }
@@ -99,7 +107,12 @@ function replayRequestOf(call: AppCall, original: OrchestrationState, single: bo
   });
   const { body } = original.input;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  return new HttpRequest({ method: original.input.method, url: url.toString(), headers, ...(body === undefined ? {} : { body: { string: JSON.stringify(body) } }) });
+  return new HttpRequest({
+    method: original.input.method,
+    url: url.toString(),
+    headers,
+    ...(body === undefined ? {} : { body: { string: JSON.stringify(body) } }),
+  });
 }
 
 /** A header of an answer, whatever form its headers take. */

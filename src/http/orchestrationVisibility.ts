@@ -34,7 +34,11 @@ function readsAsApprover(viewer: Viewer, state: OrchestrationState | undefined):
   return approvers !== undefined && readingRoutes.has(viewer.routeName) && matchesAny(viewer.caller, approvers);
 }
 
-const readingRoutes: ReadonlySet<string> = new Set(Object.values(appRoutes).filter((route) => route.access === 'read').map((route) => route.name));
+const readingRoutes: ReadonlySet<string> = new Set(
+  Object.values(appRoutes)
+    .filter((route) => route.access === 'read')
+    .map((route) => route.name),
+);
 
 /** The orchestration's document, if the caller may see it. */
 export async function visibleOrchestration(viewer: Viewer, id: string): Promise<OrchestrationState> {

@@ -21,13 +21,19 @@ class SchemaRegistry {
   #nextNumber = 0;
 
   schemaOf(schema: z.ZodType): JsonSchema {
-    const { $schema: _dialect, $defs, ...rest } = z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
+    const {
+      $schema: _dialect,
+      $defs,
+      ...rest
+    } = z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
     const renames = new Map<string, string>();
     for (const name of Object.keys($defs ?? {})) renames.set(`#/$defs/${name}`, `#/components/schemas/Recursive${this.#nextNumber++}`);
     const rewrite = (value: unknown): unknown => {
       if (Array.isArray(value)) return value.map(rewrite);
       if (!value || typeof value !== 'object') return value;
-      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, key === '$ref' && typeof item === 'string' ? (renames.get(item) ?? item) : rewrite(item)]));
+      return Object.fromEntries(
+        Object.entries(value).map(([key, item]) => [key, key === '$ref' && typeof item === 'string' ? (renames.get(item) ?? item) : rewrite(item)]),
+      );
     };
     for (const [name, definition] of Object.entries($defs ?? {})) {
       const text = JSON.stringify(rewrite(definition));
@@ -55,18 +61,34 @@ const errorSchema: JsonSchema = {
         code: { type: 'string' },
         message: { type: 'string' },
         target: { type: 'string' },
-        details: { type: 'array', items: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' }, target: { type: 'string' } } } },
+        details: {
+          type: 'array',
+          items: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' }, target: { type: 'string' } } },
+        },
       },
     },
   },
-  examples: [renderErrorBody(new GatewayError('InvalidRequest', 'The request has 1 problem.', { details: [{ code: 'InvalidParameter', target: 'api-version', message: 'api-version is required' }] }))],
+  examples: [
+    renderErrorBody(
+      new GatewayError('InvalidRequest', 'The request has 1 problem.', {
+        details: [{ code: 'InvalidParameter', target: 'api-version', message: 'api-version is required' }],
+      }),
+    ),
+  ],
 };
 
 const appErrors = {
   '400': { description: 'Bad input: one details entry per problem', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
   '401': { description: 'No valid function key, or no bearer token in passthrough mode' },
-  '403': { description: 'OperationNotAllowed (ACCESS_POLICY), or ScopeNotAllowed (ALLOWED_SCOPES or the caller\'s scopes)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-  '429': { description: "CallerRateLimited: the caller's share of upstream calls is used (ACCESS_POLICY); TooManyWaits: the caller or the instance holds as many gateway-wait answers as it may. Retry-After says when. An upstream's own 429 is passed back as it came", content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  '403': {
+    description: "OperationNotAllowed (ACCESS_POLICY), or ScopeNotAllowed (ALLOWED_SCOPES or the caller's scopes)",
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  },
+  '429': {
+    description:
+      "CallerRateLimited: the caller's share of upstream calls is used (ACCESS_POLICY); TooManyWaits: the caller or the instance holds as many gateway-wait answers as it may. Retry-After says when. An upstream's own 429 is passed back as it came",
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  },
   '502': { description: 'The upstream answered with something unusable', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
   '504': { description: 'The upstream did not answer in time', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
 };
@@ -87,10 +109,19 @@ function jsonContent(registry: SchemaRegistry, schema: z.ZodType | null | undefi
 function operationEntry(registry: SchemaRegistry, operation: OperationSpec): [string, string, JsonSchema] {
   const queryShape = operation.query.shape as Record<string, z.ZodType>;
   const pageParameter = operation.pageable
-    ? [{ name: 'gateway-pages', in: 'query', required: false, description: 'The app\'s own: "all" or a number of pages to merge into one value array.', schema: { type: 'string' } }]
+    ? [
+        {
+          name: 'gateway-pages',
+          in: 'query',
+          required: false,
+          description: 'The app\'s own: "all" or a number of pages to merge into one value array.',
+          schema: { type: 'string' },
+        },
+      ]
     : [];
   const responses: Record<string, JsonSchema> = {};
-  for (const [status, schema] of Object.entries(operation.responses)) responses[status] = { description: `${status} from the upstream`, ...jsonContent(registry, schema) };
+  for (const [status, schema] of Object.entries(operation.responses))
+    responses[status] = { description: `${status} from the upstream`, ...jsonContent(registry, schema) };
   return [
     `/${resolvePathTemplate(operation, '{P}')}`,
     operation.method.toLowerCase(),
@@ -99,16 +130,25 @@ function operationEntry(registry: SchemaRegistry, operation: OperationSpec): [st
       summary: operation.summary,
       description: `${operation.source}; documented api-version ${operation.apiVersion}. The upstream's answer is passed back as it came.`,
       tags: [operation.upstream],
-      parameters: [...parameters(registry, 'path', operation.pathParams.shape as Record<string, z.ZodType>), ...parameters(registry, 'query', queryShape), ...pageParameter],
+      parameters: [
+        ...parameters(registry, 'path', operation.pathParams.shape as Record<string, z.ZodType>),
+        ...parameters(registry, 'query', queryShape),
+        ...pageParameter,
+      ],
       ...(operation.body ? { requestBody: { required: operation.body.required, ...jsonContent(registry, operation.body.schema) } } : {}),
-      responses: { ...responses, ...appErrors, default: { description: 'An upstream error, passed back as it came', ...jsonContent(registry, operation.errorSchema) } },
+      responses: {
+        ...responses,
+        ...appErrors,
+        default: { description: 'An upstream error, passed back as it came', ...jsonContent(registry, operation.errorSchema) },
+      },
     },
   ];
 }
 
 function appRouteEntry(registry: SchemaRegistry, route: AppRoute): [string, string, JsonSchema] {
   const responses: Record<string, JsonSchema> = {};
-  for (const [status, response] of Object.entries(route.responses)) responses[status] = { description: response.description, ...jsonContent(registry, response.schema) };
+  for (const [status, response] of Object.entries(route.responses))
+    responses[status] = { description: response.description, ...jsonContent(registry, response.schema) };
   return [
     `/${route.route}`,
     route.method.toLowerCase(),
@@ -116,7 +156,10 @@ function appRouteEntry(registry: SchemaRegistry, route: AppRoute): [string, stri
       operationId: route.name,
       summary: route.summary,
       tags: [route.tag],
-      parameters: [...parameters(registry, 'path', route.params?.shape as Record<string, z.ZodType>), ...parameters(registry, 'query', route.query?.shape as Record<string, z.ZodType>)],
+      parameters: [
+        ...parameters(registry, 'path', route.params?.shape as Record<string, z.ZodType>),
+        ...parameters(registry, 'query', route.query?.shape as Record<string, z.ZodType>),
+      ],
       ...(route.body ? { requestBody: { required: true, ...jsonContent(registry, route.body) } } : {}),
       responses: {
         ...responses,
@@ -132,7 +175,10 @@ function appRouteEntry(registry: SchemaRegistry, route: AppRoute): [string, stri
 export function buildOpenApiDocument(options: { providerNamespace: string; version: string }) {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   const registry = new SchemaRegistry();
-  const entries = [...operations.map((operation) => operationEntry(registry, operation)), ...Object.values(appRoutes).map((route) => appRouteEntry(registry, route))];
+  const entries = [
+    ...operations.map((operation) => operationEntry(registry, operation)),
+    ...Object.values(appRoutes).map((route) => appRouteEntry(registry, route)),
+  ];
   for (const [path, method, operation] of entries) {
     const resolved = path.replaceAll('{P}', options.providerNamespace);
     paths[resolved] = { ...paths[resolved], [method]: operation };
@@ -142,7 +188,7 @@ export function buildOpenApiDocument(options: { providerNamespace: string; versi
     info: {
       title: 'Management gateway',
       version: options.version,
-      description: 'Every documented management operation at its documented path, plus the app\'s orchestration, certificate and template routes.',
+      description: "Every documented management operation at its documented path, plus the app's orchestration, certificate and template routes.",
     },
     servers: [{ url: '/api' }],
     security: [{ functionKeyHeader: [] }, { functionKeyQuery: [] }],

@@ -30,7 +30,12 @@ export function approvalOfState(state: OrchestrationState): ApprovalStatus | und
 }
 
 /** An approval that has just begun waiting, keeping every name its starter called with (approvalIdentities.ts). */
-export function waitingApproval(required: number, approvers: readonly string[], expiresAt: number, starter: { primary: string; selectors: readonly string[] }): ApprovalStatus {
+export function waitingApproval(
+  required: number,
+  approvers: readonly string[],
+  expiresAt: number,
+  starter: { primary: string; selectors: readonly string[] },
+): ApprovalStatus {
   return { state: 'waiting', required, approvers: [...approvers], expiresAt: iso(expiresAt), starter: identitiesOf(starter), decisions: [] };
 }
 
@@ -40,7 +45,7 @@ export function waitingStatus(approval: ApprovalStatus): NonNullable<Orchestrati
   const message =
     approval.state === 'waiting'
       ? `Waiting for approval (${given} of ${approval.required}) until ${approval.expiresAt}; nothing was sent upstream.`
-      : 'Approved: it is sent upstream by the next poller run (in passthrough mode, by its starter\'s next read).';
+      : "Approved: it is sent upstream by the next poller run (in passthrough mode, by its starter's next read).";
   return { upstreamState: 'NotStarted', message, approval };
 }
 
@@ -51,7 +56,12 @@ export function isWaiting(state: OrchestrationState): boolean {
 
 /** Whether the start was approved and no instance has claimed its send yet. */
 export function awaitsSend(state: OrchestrationState): boolean {
-  return state.runtimeStatus === 'Pending' && approvalOfState(state)?.state === 'approved' && state.heldStart !== undefined && state.heldStart.sendingSince === undefined;
+  return (
+    state.runtimeStatus === 'Pending' &&
+    approvalOfState(state)?.state === 'approved' &&
+    state.heldStart !== undefined &&
+    state.heldStart.sendingSince === undefined
+  );
 }
 
 /**
@@ -76,7 +86,8 @@ export function withDecision(state: OrchestrationState, decision: ApprovalDecisi
   const approvals = distinctApprovals(decisions);
   const standing: ApprovalStatus['state'] = !decision.approved ? 'rejected' : approvals >= approval.required ? 'approved' : 'waiting';
   const next = { ...approval, state: standing, decisions };
-  const heldStart = standing === 'approved' ? { ...state.heldStart, sendBy: now + (Date.parse(approval.expiresAt) - Date.parse(state.createdTime)) } : state.heldStart;
+  const heldStart =
+    standing === 'approved' ? { ...state.heldStart, sendBy: now + (Date.parse(approval.expiresAt) - Date.parse(state.createdTime)) } : state.heldStart;
   return { ...state, heldStart, customStatus: waitingStatus(next), lastUpdatedTime: iso(now) };
 }
 
@@ -115,11 +126,25 @@ export function approvalStepOf(state: OrchestrationState, now: number): { kind: 
   const late = lateApprovalOf(approval!);
   if (late) {
     const message = `The last approval needed came at ${late.at}, not before the request expired at ${approval!.expiresAt}: it expired, and nothing was sent upstream. Start it again.`;
-    return { kind: 'end', ending: { runtimeStatus: 'Failed', failure: { code: notApprovedCode, message }, customStatus: { upstreamState: 'NotStarted', message, approval: { ...approval!, state: 'expired' } } } };
+    return {
+      kind: 'end',
+      ending: {
+        runtimeStatus: 'Failed',
+        failure: { code: notApprovedCode, message },
+        customStatus: { upstreamState: 'NotStarted', message, approval: { ...approval!, state: 'expired' } },
+      },
+    };
   }
   if (now >= (state.heldStart?.sendBy ?? Infinity)) {
     const message = `Approved, but not sent by ${iso(state.heldStart!.sendBy!)}: in passthrough mode an approved start is sent on its starter's next read with its own token, and none came.`;
-    return { kind: 'end', ending: { runtimeStatus: 'Failed', failure: { code: 'DeadlineExceeded', message }, customStatus: { upstreamState: 'NotStarted', message, approval: approval! } } };
+    return {
+      kind: 'end',
+      ending: {
+        runtimeStatus: 'Failed',
+        failure: { code: 'DeadlineExceeded', message },
+        customStatus: { upstreamState: 'NotStarted', message, approval: approval! },
+      },
+    };
   }
   return { kind: 'send' };
 }

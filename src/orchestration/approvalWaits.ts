@@ -59,7 +59,9 @@ export class ApprovalWaits {
       expiresat: String(marker.expiresAt),
       approvers: metadataText(JSON.stringify(marker.approvers)),
     };
-    await this.budget.call('hold a place for a start waiting for approval', (abortSignal) => this.#marker(marker.startedBy, marker.id).upload('', 0, { metadata, abortSignal }));
+    await this.budget.call('hold a place for a start waiting for approval', (abortSignal) =>
+      this.#marker(marker.startedBy, marker.id).upload('', 0, { metadata, abortSignal }),
+    );
   }
 
   /**
@@ -67,12 +69,21 @@ export class ApprovalWaits {
    * counted, and the marker removed again when the starter's or the app's bound is passed. The
    * refusal says which bound, and when the earliest of those places frees (its expiry).
    */
-  async admit(marker: WaitingMarker, bounds: { perCaller: number; total: number }, now: number): Promise<{ admitted: true } | { admitted: false; bound: 'caller' | 'all'; retryAfterSeconds: number }> {
+  async admit(
+    marker: WaitingMarker,
+    bounds: { perCaller: number; total: number },
+    now: number,
+  ): Promise<{ admitted: true } | { admitted: false; bound: 'caller' | 'all'; retryAfterSeconds: number }> {
     await this.hold(marker);
     try {
       const waiting = await this.waiting(now, bounds.total + 1);
       const own = waiting.filter((entry) => entry.startedBy === marker.startedBy);
-      const passed = own.length > bounds.perCaller ? { bound: 'caller' as const, holders: own } : waiting.length > bounds.total ? { bound: 'all' as const, holders: waiting } : undefined;
+      const passed =
+        own.length > bounds.perCaller
+          ? { bound: 'caller' as const, holders: own }
+          : waiting.length > bounds.total
+            ? { bound: 'all' as const, holders: waiting }
+            : undefined;
       if (!passed) return { admitted: true };
       await this.release(marker.startedBy, marker.id);
       const earliest = Math.min(...passed.holders.filter((entry) => entry.id !== marker.id).map((entry) => entry.expiresAt));
@@ -112,13 +123,25 @@ export class ApprovalWaits {
         } catch {
           approvers = [];
         }
-        found.push({ id: blob.name.slice(blob.name.lastIndexOf('/') + 1), name: metadata.name ?? '', startedBy: textOf(metadata.startedby), expiresAt, approvers: Array.isArray(approvers) ? approvers.map(String) : [] });
+        found.push({
+          id: blob.name.slice(blob.name.lastIndexOf('/') + 1),
+          name: metadata.name ?? '',
+          startedBy: textOf(metadata.startedby),
+          expiresAt,
+          approvers: Array.isArray(approvers) ? approvers.map(String) : [],
+        });
       }
       read += page.segment.blobItems.length;
       if (read >= limit) break;
     }
     // Best effort: a marker not removed now is removed by a later count.
-    await Promise.allSettled(leftBehind.slice(0, 100).map((name) => this.budget.call('remove a place left behind', (abortSignal) => this.container.getBlockBlobClient(name).deleteIfExists({ abortSignal }))));
+    await Promise.allSettled(
+      leftBehind
+        .slice(0, 100)
+        .map((name) =>
+          this.budget.call('remove a place left behind', (abortSignal) => this.container.getBlockBlobClient(name).deleteIfExists({ abortSignal })),
+        ),
+    );
     return found;
   }
 }

@@ -67,7 +67,12 @@ export class CircuitRecords {
     const blob = this.#blob(origin);
     const text = JSON.stringify({ origin, nextProbeAt: new Date(nextProbeAt).toISOString() });
     const written = await this.budget.conditional(what, (abortSignal) =>
-      blob.upload(text, Buffer.byteLength(text), { conditions, metadata: { nextprobeat: String(nextProbeAt) }, blobHTTPHeaders: { blobContentType: 'application/json' }, abortSignal }),
+      blob.upload(text, Buffer.byteLength(text), {
+        conditions,
+        metadata: { nextprobeat: String(nextProbeAt) },
+        blobHTTPHeaders: { blobContentType: 'application/json' },
+        abortSignal,
+      }),
     );
     return written?.etag;
   }
@@ -80,7 +85,9 @@ export class CircuitRecords {
   async removeStale(nowMs: number, max: number, concurrency = 8): Promise<number> {
     const stale: { name: string; etag: string }[] = [];
     try {
-      const pages = this.budget.pages('list receiver circuits', (abortSignal) => this.container.listBlobsFlat({ prefix, includeMetadata: true, abortSignal }).byPage({ maxPageSize: Math.min(5000, Math.max(1, max)) }));
+      const pages = this.budget.pages('list receiver circuits', (abortSignal) =>
+        this.container.listBlobsFlat({ prefix, includeMetadata: true, abortSignal }).byPage({ maxPageSize: Math.min(5000, Math.max(1, max)) }),
+      );
       listing: for await (const page of pages) {
         for (const item of page.segment.blobItems) {
           if (stale.length >= max) break listing;
@@ -93,7 +100,9 @@ export class CircuitRecords {
     }
     // On the ETag listed: a record an instance moved on meanwhile is live again, and stays.
     await mapConcurrently(stale, concurrency, ({ name, etag }) =>
-      this.budget.conditional('remove a stale receiver circuit', (abortSignal) => this.container.deleteBlob(name, { conditions: { ifMatch: etag }, abortSignal })),
+      this.budget.conditional('remove a stale receiver circuit', (abortSignal) =>
+        this.container.deleteBlob(name, { conditions: { ifMatch: etag }, abortSignal }),
+      ),
     );
     return stale.length;
   }

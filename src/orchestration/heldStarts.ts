@@ -88,7 +88,12 @@ export class HeldStarts {
     const held = claim.state.heldStart!;
     this.records.log({ id: state.id, name: state.name, step: 'approved-send' });
     try {
-      await this.recorder.sendAndRecord(claim, { name: state.name, method: state.input.method, resourceUrl: held.url }, () => this.#send(state, held, reader.token), keyEtag);
+      await this.recorder.sendAndRecord(
+        claim,
+        { name: state.name, method: state.input.method, resourceUrl: held.url },
+        () => this.#send(state, held, reader.token),
+        keyEtag,
+      );
     } catch (error) {
       // Recorded as the start's failure already: the document tells whoever follows it.
       this.records.log({ id: state.id, step: 'approved-send-failed', code: (error as GatewayError).code ?? 'InternalError' });

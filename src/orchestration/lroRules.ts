@@ -66,7 +66,10 @@ export function resultUrlOf(method: string, mode: PollingMode, answer: UpstreamA
 }
 
 /** The read that gives the result of an operation whose status read said it succeeded, if that read did not give it. */
-export function finalReadOf(reading: { needsFinalGet: boolean }, poll: { mode: PollingMode; resourceUrl: string; resultUrl?: string }): { mode: PollingMode; url: string; method: string } | undefined {
+export function finalReadOf(
+  reading: { needsFinalGet: boolean },
+  poll: { mode: PollingMode; resourceUrl: string; resultUrl?: string },
+): { mode: PollingMode; url: string; method: string } | undefined {
   if (reading.needsFinalGet) return { mode: 'resource', url: poll.resourceUrl, method: 'GET' };
   // Read as a Location status: 202 while the result is not ready yet, 200 or 204 with it. A poll
   // that reads the result already (see readsResultOf) got it with this very read.
@@ -122,7 +125,9 @@ function redirectFailure(status: number): PollReading {
     kind: 'failed',
     state: 'Failed',
     status: 502,
-    error: { error: { code: 'UpstreamBadResponse', message: `A status read of the operation answered ${status}; the long-running protocol has no redirects.` } },
+    error: {
+      error: { code: 'UpstreamBadResponse', message: `A status read of the operation answered ${status}; the long-running protocol has no redirects.` },
+    },
   };
 }
 
@@ -150,7 +155,8 @@ export function readPoll(mode: PollingMode, method: string, answer: UpstreamAnsw
     // A PUT's result is the resource itself; a POST's is what Location answers.
     return { kind: 'succeeded', state: 'Succeeded', needsFinalGet: method.toUpperCase() === 'PUT' };
   }
-  if (answer.status !== 200) return answer.status === 404 ? { kind: 'failed', state: 'Failed', status: 404, error: answer.body } : { kind: 'read-failed', status: answer.status };
+  if (answer.status !== 200)
+    return answer.status === 404 ? { kind: 'failed', state: 'Failed', status: 404, error: answer.body } : { kind: 'read-failed', status: answer.status };
   const state = provisioningStateOf(answer.body);
   const terminal = terminalStateOf(state);
   if (!terminal) return { kind: 'running', state };

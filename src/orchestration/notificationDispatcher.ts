@@ -21,11 +21,26 @@ import type { StoredState } from './orchestrationStore';
 import { OriginGate, type Admission } from './originGate';
 import type { CircuitRecord } from './circuitRecords';
 import { SharedCircuit } from './sharedCircuit';
-import { afterAttempt, claimDeliveries, droppedDelivery, droppedReason, dueDeliveries, isTargetAllowed, nextDeliveryAt, outboxHint, type Delivery, type DeliveryOutcome, type OutboxHint } from './outbox';
+import {
+  afterAttempt,
+  claimDeliveries,
+  droppedDelivery,
+  droppedReason,
+  dueDeliveries,
+  isTargetAllowed,
+  nextDeliveryAt,
+  outboxHint,
+  type Delivery,
+  type DeliveryOutcome,
+  type OutboxHint,
+} from './outbox';
 import { endEventData } from './statusDocument';
 import { cloudEventTracing } from '../telemetry/hooks';
 
-export type DispatchSettings = Pick<OrchestrationSettings, 'outbox' | 'allowedOrigins' | 'notifyUrl' | 'concurrency' | 'deliveryBatch' | 'originGate' | 'deliveryWaitMs'>;
+export type DispatchSettings = Pick<
+  OrchestrationSettings,
+  'outbox' | 'allowedOrigins' | 'notifyUrl' | 'concurrency' | 'deliveryBatch' | 'originGate' | 'deliveryWaitMs'
+>;
 
 export type DispatcherDependencies = Pick<EngineDependencies, 'store' | 'index' | 'notifier' | 'now' | 'log' | 'circuits'> & {
   settings: DispatchSettings;
@@ -83,7 +98,15 @@ export class NotificationDispatcher {
   constructor(deps: DispatcherDependencies) {
     this.#deps = deps;
     this.#gate = new OriginGate(deps.settings.originGate, deps.now);
-    if (deps.circuits && deps.notifier) this.#circuit = new SharedCircuit({ gate: this.#gate, records: deps.circuits, policy: deps.settings.originGate, now: deps.now, log: deps.log, concurrency: deps.settings.concurrency });
+    if (deps.circuits && deps.notifier)
+      this.#circuit = new SharedCircuit({
+        gate: this.#gate,
+        records: deps.circuits,
+        policy: deps.settings.originGate,
+        now: deps.now,
+        log: deps.log,
+        concurrency: deps.settings.concurrency,
+      });
   }
 
   /**
@@ -214,7 +237,9 @@ export class NotificationDispatcher {
       return { attempts: [] };
     }
     await this.#circuit?.learn(due.map((delivery) => originOf(delivery.target)));
-    const dropped = new Set(due.filter((delivery) => !isTargetAllowed(delivery.target, settings.allowedOrigins, settings.notifyUrl)).map((delivery) => delivery.eventId));
+    const dropped = new Set(
+      due.filter((delivery) => !isTargetAllowed(delivery.target, settings.allowedOrigins, settings.notifyUrl)).map((delivery) => delivery.eventId),
+    );
     const taken = due.filter((delivery) => !dropped.has(delivery.eventId) && this.#take(delivery));
     // The shared record each attempt was admitted on (read now, before any wait): its answer closes that one.
     const admitted = new Map(taken.map((delivery) => [delivery.eventId, this.#circuit?.admit(originOf(delivery.target))]));
@@ -222,7 +247,10 @@ export class NotificationDispatcher {
     const waiting = left.length > 0 ? outboxHint(left) : undefined;
     if (dropped.size === 0 && taken.length === 0) return { attempts: [], waiting };
     const claims = claimDeliveries(stored.state.deliveries ?? [], new Set(taken.map((delivery) => delivery.eventId)), at + settings.outbox.claimMs);
-    const claimedState = { ...stored.state, deliveries: claims.map((delivery) => (dropped.has(delivery.eventId) ? droppedDelivery(delivery, droppedReason) : delivery)) };
+    const claimedState = {
+      ...stored.state,
+      deliveries: claims.map((delivery) => (dropped.has(delivery.eventId) ? droppedDelivery(delivery, droppedReason) : delivery)),
+    };
     let etag: string | undefined;
     try {
       etag = (await store.replace(claimedState, stored.etag))?.etag;
@@ -282,7 +310,9 @@ export class NotificationDispatcher {
     const written = await this.#afterWrites(id, base, async (latest) => {
       const after = await this.#deps.write(latest, (state) => ({
         ...state,
-        deliveries: (state.deliveries ?? []).map((each) => (each.eventId === delivery.eventId && each.state === 'pending' ? afterAttempt(each, outcome, now(), settings.outbox) : each)),
+        deliveries: (state.deliveries ?? []).map((each) =>
+          each.eventId === delivery.eventId && each.state === 'pending' ? afterAttempt(each, outcome, now(), settings.outbox) : each,
+        ),
       }));
       await this.#mark(id, after.state.deliveries);
       return after;
@@ -322,7 +352,17 @@ export class NotificationDispatcher {
   }
 
   #logDelivery(id: string, delivery: Delivery): void {
-    this.#deps.log(JSON.stringify({ event: 'notification', id, targetOrigin: originOf(delivery.target), eventId: delivery.eventId, state: delivery.state, attempts: delivery.attempts, error: delivery.lastError }));
+    this.#deps.log(
+      JSON.stringify({
+        event: 'notification',
+        id,
+        targetOrigin: originOf(delivery.target),
+        eventId: delivery.eventId,
+        state: delivery.state,
+        attempts: delivery.attempts,
+        error: delivery.lastError,
+      }),
+    );
   }
 
   #logError(id: string, error: unknown): void {

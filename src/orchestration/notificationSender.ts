@@ -83,7 +83,13 @@ export class NotificationSender {
   /** One attempt; `traceHeaders` are the delivery span's `traceparent`/`tracestate` (none when nothing is exported). */
   async #post(target: string, event: CloudEvent, traceHeaders: Record<string, string>): Promise<DeliveryOutcome> {
     const body = JSON.stringify(event);
-    return postDelivery(this.#dispatcher, target, { ...traceHeaders, ...this.signedHeaders(event.id, body, (this.#options.now ?? Date.now)()) }, body, this.#options.timeoutMs);
+    return postDelivery(
+      this.#dispatcher,
+      target,
+      { ...traceHeaders, ...this.signedHeaders(event.id, body, (this.#options.now ?? Date.now)()) },
+      body,
+      this.#options.timeoutMs,
+    );
   }
 
   close(): Promise<void> {
@@ -96,7 +102,13 @@ export class NotificationSender {
  * little of the answer read; the outcome says whether another attempt is worth making. Shared
  * with the chat posts (src/chatops), which go through the same outbox.
  */
-export async function postDelivery(dispatcher: Dispatcher, target: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<DeliveryOutcome> {
+export async function postDelivery(
+  dispatcher: Dispatcher,
+  target: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<DeliveryOutcome> {
   const url = new URL(target);
   try {
     const response = await dispatcher.request({

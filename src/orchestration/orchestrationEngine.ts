@@ -84,19 +84,33 @@ export class OrchestrationEngine {
    * within the bounds on waiting starts: past the starter's or the app's, 429 with Retry-After
    * and nothing stored. A repeat of one waiting joins it (a duplicate).
    */
-  async hold(request: StartRequest, held: NonNullable<OrchestrationState['heldStart']>, approval: ApprovalStatus, bounds: { perCaller: number; total: number }): Promise<StartOutcome | { kind: 'waiting'; state: OrchestrationState }> {
+  async hold(
+    request: StartRequest,
+    held: NonNullable<OrchestrationState['heldStart']>,
+    approval: ApprovalStatus,
+    bounds: { perCaller: number; total: number },
+  ): Promise<StartOutcome | { kind: 'waiting'; state: OrchestrationState }> {
     const waits = this.#deps.approvalWaits;
     if (!waits || !request.startedBy) throw new GatewayError('InternalError', 'Starts cannot wait for approval here.');
     const id = request.id ?? (this.#deps.newId ?? randomUUID)();
     const startedBy = request.startedBy;
     await this.#deps.store.ensureReady();
-    const admitted = await waits.admit({ id, name: request.name, startedBy, expiresAt: Date.parse(approval.expiresAt), approvers: approval.approvers }, bounds, this.#deps.now());
+    const admitted = await waits.admit(
+      { id, name: request.name, startedBy, expiresAt: Date.parse(approval.expiresAt), approvers: approval.approvers },
+      bounds,
+      this.#deps.now(),
+    );
     if (!admitted.admitted) {
       // A repeat of a start that already waits (an SDK retrying its PUT) takes no new place: it joins it.
       const repeated = await this.#waitingRepeatOf(request);
       if (repeated) return { kind: 'duplicate', state: repeated };
-      const which = admitted.bound === 'caller' ? `the caller (${startedBy}) has ${bounds.perCaller} starts waiting for approval (APPROVAL_MAX_PENDING_PER_CALLER)` : `${bounds.total} starts wait for approval (APPROVAL_MAX_PENDING)`;
-      throw new GatewayError('TooManyPendingApprovals', `Not stored: ${which}. Try again once one is decided or expires, or ask an approver to decide them.`, { headers: { 'retry-after': String(admitted.retryAfterSeconds) } });
+      const which =
+        admitted.bound === 'caller'
+          ? `the caller (${startedBy}) has ${bounds.perCaller} starts waiting for approval (APPROVAL_MAX_PENDING_PER_CALLER)`
+          : `${bounds.total} starts wait for approval (APPROVAL_MAX_PENDING)`;
+      throw new GatewayError('TooManyPendingApprovals', `Not stored: ${which}. Try again once one is decided or expires, or ask an approver to decide them.`, {
+        headers: { 'retry-after': String(admitted.retryAfterSeconds) },
+      });
     }
     try {
       const outcome = await this.#starter.hold({ ...request, id }, held, approval);
@@ -184,7 +198,10 @@ export class OrchestrationEngine {
    * Purges the ended orchestrations matching `filter`, within the bounds of one query (see
    * OrchestrationStore.query); the continuation token, when set, reads on to purge more.
    */
-  async purgeMatching(filter: SummaryFilter, bounds: Omit<SummaryQuery, keyof SummaryFilter>): Promise<{ instancesDeleted: number; continuationToken?: string }> {
+  async purgeMatching(
+    filter: SummaryFilter,
+    bounds: Omit<SummaryQuery, keyof SummaryFilter>,
+  ): Promise<{ instancesDeleted: number; continuationToken?: string }> {
     const endedStatuses = ['Completed', 'Failed', 'Terminated'] as const;
     const statuses = (filter.statuses ?? endedStatuses).filter((status) => (endedStatuses as readonly string[]).includes(status));
     const page = await this.query({ ...filter, ...bounds, statuses });
@@ -198,8 +215,17 @@ export class OrchestrationEngine {
 }
 
 /** An engine whose documents and index live in one blob container, under one storage budget. */
-export function engineOnContainer(container: ContainerClient, dependencies: Omit<EngineDependencies, 'store' | 'index'> & { storageTimeoutMs: number }): OrchestrationEngine {
+export function engineOnContainer(
+  container: ContainerClient,
+  dependencies: Omit<EngineDependencies, 'store' | 'index'> & { storageTimeoutMs: number },
+): OrchestrationEngine {
   const budget = new StorageBudget(dependencies.storageTimeoutMs, 'Orchestration storage');
   const settings = { ...dependencies.settings, startWritesMs: 3 * dependencies.storageTimeoutMs };
-  return new OrchestrationEngine({ ...dependencies, settings, store: new OrchestrationStore(container, budget), index: new OrchestrationIndex(container, budget), approvalWaits: new ApprovalWaits(container, budget) });
+  return new OrchestrationEngine({
+    ...dependencies,
+    settings,
+    store: new OrchestrationStore(container, budget),
+    index: new OrchestrationIndex(container, budget),
+    approvalWaits: new ApprovalWaits(container, budget),
+  });
 }

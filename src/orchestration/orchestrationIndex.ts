@@ -166,7 +166,9 @@ export class OrchestrationIndex {
     const metadata: Record<string, string> = { dueat: String(dueAt) };
     // Origins are ASCII as URL writes them (punycode hosts), as metadata must be; never a path.
     if (hint) Object.assign(metadata, { fresh: hint.fresh ? '1' : '0', origins: hint.origins.join(' ') });
-    await this.budget.call('mark an outbox', (abortSignal) => this.container.getBlockBlobClient(`${outboxPrefix}${id}`).upload('', 0, { metadata, abortSignal }));
+    await this.budget.call('mark an outbox', (abortSignal) =>
+      this.container.getBlockBlobClient(`${outboxPrefix}${id}`).upload('', 0, { metadata, abortSignal }),
+    );
   }
 
   async clearOutbox(id: string): Promise<void> {
@@ -184,7 +186,10 @@ export class OrchestrationIndex {
         const metadata = blob.metadata ?? {};
         const dueAt = optionalNumber(metadata.dueat) ?? 0;
         if (dueAt > now) continue;
-        const hint = metadata.fresh === undefined || metadata.origins === undefined ? undefined : { fresh: metadata.fresh === '1', origins: metadata.origins.split(' ').filter(Boolean) };
+        const hint =
+          metadata.fresh === undefined || metadata.origins === undefined
+            ? undefined
+            : { fresh: metadata.fresh === '1', origins: metadata.origins.split(' ').filter(Boolean) };
         due.push({ id: blob.name.slice(outboxPrefix.length), dueAt, hint });
       }
     }
@@ -192,7 +197,9 @@ export class OrchestrationIndex {
   }
 
   async markExpiry(id: string, purgeAfter: number): Promise<void> {
-    await this.budget.call('mark an expiry', (abortSignal) => this.container.getBlockBlobClient(expiryMarkerName(id, purgeAfter)).upload('', 0, { abortSignal }));
+    await this.budget.call('mark an expiry', (abortSignal) =>
+      this.container.getBlockBlobClient(expiryMarkerName(id, purgeAfter)).upload('', 0, { abortSignal }),
+    );
   }
 
   async clearExpiry(marker: string): Promise<void> {

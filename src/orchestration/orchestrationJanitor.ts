@@ -48,7 +48,8 @@ export class OrchestrationJanitor {
       const holder = await index.keyHolder(stored.state.requestKey);
       if (holder?.id === summary.id) return;
       if (await this.records.failStalePending(stored, now)) repaired += 1;
-      else if (!holder && stored.state.runtimeStatus === 'Running' && (await index.claimKey(stored.state.requestKey, summary.id, scheduleOf(stored.state)))) repaired += 1;
+      else if (!holder && stored.state.runtimeStatus === 'Running' && (await index.claimKey(stored.state.requestKey, summary.id, scheduleOf(stored.state))))
+        repaired += 1;
     });
     await index.saveJanitor(page.marker, page.marker ? now : now + settings.janitorIntervalMs, turn.etag);
     await this.#removeStaleCircuits(now);

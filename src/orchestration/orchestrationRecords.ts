@@ -78,7 +78,13 @@ export class OrchestrationRecords {
     if (isActive(settled.state)) return settled.state;
     await this.indexEnded(settled.state, keyEtag);
     recordOrchestrationEnd(settled.state);
-    this.log({ id: settled.state.id, name: settled.state.name, step: 'settled', runtimeStatus: settled.state.runtimeStatus, failure: settled.state.failure?.code });
+    this.log({
+      id: settled.state.id,
+      name: settled.state.name,
+      step: 'settled',
+      runtimeStatus: settled.state.runtimeStatus,
+      failure: settled.state.failure?.code,
+    });
     return settled.state;
   }
 
@@ -121,7 +127,10 @@ export class OrchestrationRecords {
     if (stored.state.runtimeStatus !== 'Pending' || pendingSince === undefined || now - pendingSince < this.deps.settings.pendingTimeoutMs) return false;
     await this.end(stored, {
       runtimeStatus: 'Failed',
-      failure: { code: 'StartInterrupted', message: 'The instance that started this operation stopped before the upstream answered; whether the upstream received it is unknown.' },
+      failure: {
+        code: 'StartInterrupted',
+        message: 'The instance that started this operation stopped before the upstream answered; whether the upstream received it is unknown.',
+      },
     });
     return true;
   }

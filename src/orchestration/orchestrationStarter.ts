@@ -56,7 +56,11 @@ export class OrchestrationStarter {
    * start's first (the request key, with the expiry as its schedule, and the document), so a
    * repeat joins it as a duplicate; the upstream sees nothing. `held` is what its send needs later.
    */
-  async hold(request: StartRequest, held: NonNullable<OrchestrationState['heldStart']>, approval: ApprovalStatus): Promise<StartOutcome | { kind: 'waiting'; state: OrchestrationState }> {
+  async hold(
+    request: StartRequest,
+    held: NonNullable<OrchestrationState['heldStart']>,
+    approval: ApprovalStatus,
+  ): Promise<StartOutcome | { kind: 'waiting'; state: OrchestrationState }> {
     const pending: OrchestrationState = { ...this.#pendingOf(request), customStatus: waitingStatus(approval), heldStart: held };
     const opened = await this.#open(pending, approvalScheduleOf(pending)!, request.notifyTargets);
     if ('duplicate' in opened) return { kind: 'duplicate', state: opened.duplicate };
@@ -84,13 +88,20 @@ export class OrchestrationStarter {
   }
 
   /** The request key claimed and the document created at once; or the running orchestration a duplicate joins. */
-  async #open(pending: OrchestrationState, schedule: KeySchedule, notifyTargets: string[] | undefined): Promise<{ stored: StoredState; keyEtag: string } | { duplicate: OrchestrationState }> {
+  async #open(
+    pending: OrchestrationState,
+    schedule: KeySchedule,
+    notifyTargets: string[] | undefined,
+  ): Promise<{ stored: StoredState; keyEtag: string } | { duplicate: OrchestrationState }> {
     const { store, index } = this.deps;
     const { requestKey } = pending;
     const [claim, create] = await Promise.allSettled([index.claimKey(requestKey, pending.id, schedule), store.create(pending)]);
     if (claim.status === 'rejected' || create.status === 'rejected' || create.value === undefined) {
       // Undo what was done, best effort: the janitor and the stale-start rule cover the rest.
-      await Promise.allSettled([store.delete(pending.id), claim.status === 'fulfilled' && claim.value !== undefined ? index.releaseKey(requestKey, pending.id) : undefined]);
+      await Promise.allSettled([
+        store.delete(pending.id),
+        claim.status === 'fulfilled' && claim.value !== undefined ? index.releaseKey(requestKey, pending.id) : undefined,
+      ]);
       if (claim.status === 'rejected') throw claim.reason;
       if (create.status === 'rejected') throw create.reason;
       throw new GatewayError('Conflict', 'An orchestration with this id exists already.');
@@ -156,7 +167,9 @@ export class OrchestrationStarter {
     if (added.length > 0) {
       const stored = await this.deps.store.read(first.id);
       if (stored) {
-        current = (await this.records.write(stored, (state) => (isActive(state) ? { ...state, notifyTargets: [...(state.notifyTargets ?? []), ...added] } : state))).state;
+        current = (
+          await this.records.write(stored, (state) => (isActive(state) ? { ...state, notifyTargets: [...(state.notifyTargets ?? []), ...added] } : state))
+        ).state;
       }
     }
     // A start waiting for approval has no answer coming: it is joined as it is.

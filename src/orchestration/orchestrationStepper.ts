@@ -68,7 +68,11 @@ export class OrchestrationStepper {
     if (!poll) return false;
     if (now >= poll.deadlineAt) {
       const minutes = Math.round((poll.deadlineAt - Date.parse(state.createdTime)) / 60_000);
-      await this.records.end(stored, { runtimeStatus: 'Failed', failure: { code: 'DeadlineExceeded', message: `The operation did not end within its deadline of ${minutes} minutes.` } }, keyEtag);
+      await this.records.end(
+        stored,
+        { runtimeStatus: 'Failed', failure: { code: 'DeadlineExceeded', message: `The operation did not end within its deadline of ${minutes} minutes.` } },
+        keyEtag,
+      );
       return true;
     }
     if (!reader || poll.nextPollAt > now || (poll.claimedUntil ?? 0) > now) return false;
@@ -83,7 +87,10 @@ export class OrchestrationStepper {
     const readsEndAt = Math.min(budgetEndsAt ?? Infinity, now + claimMs - claimMs / 4);
     // The poll's read and what it records are one span, linked to the start (src/telemetry).
     await tracePoll(state, now, async () =>
-      this.#record(claim, await this.#readUpstream(poll.mode, poll.url, state.input.method, reader.token, readsEndAt - now), reader.token, { ...context, budgetEndsAt: readsEndAt }),
+      this.#record(claim, await this.#readUpstream(poll.mode, poll.url, state.input.method, reader.token, readsEndAt - now), reader.token, {
+        ...context,
+        budgetEndsAt: readsEndAt,
+      }),
     );
     return true;
   }
@@ -119,19 +126,28 @@ export class OrchestrationStepper {
         // moves to its URL, so the status, which said Succeeded already, is not read again.
         if (final.kind !== 'succeeded' && finalRead.mode === 'location') return this.#recordNext(stored, this.#resultOutcome(final, finalRead.url), keyEtag);
         // With its answer, so a throttled read's Retry-After sets when the next one may come.
-        if (final.kind !== 'succeeded' || !final.answer) return this.#record(stored, { kind: 'read-failed', status: final.answer?.status ?? 0, answer: final.answer }, token, { keyEtag });
+        if (final.kind !== 'succeeded' || !final.answer)
+          return this.#record(stored, { kind: 'read-failed', status: final.answer?.status ?? 0, answer: final.answer }, token, { keyEtag });
         output = { status: final.answer.status, body: redactSecrets(final.answer.body) };
       }
-      await this.records.end(stored, { runtimeStatus: 'Completed', output, customStatus: { upstreamState: reading.state, lastReadStatus: reading.answer?.status, lastPolledTime } }, keyEtag);
+      await this.records.end(
+        stored,
+        { runtimeStatus: 'Completed', output, customStatus: { upstreamState: reading.state, lastReadStatus: reading.answer?.status, lastPolledTime } },
+        keyEtag,
+      );
       return;
     }
     if (reading.kind === 'failed') {
       const status = reading.status >= 400 ? reading.status : 400;
-      await this.records.end(stored, {
-        runtimeStatus: 'Failed',
-        output: { status, body: redactSecrets(reading.error) },
-        customStatus: { upstreamState: reading.state, lastReadStatus: reading.status, lastPolledTime },
-      }, keyEtag);
+      await this.records.end(
+        stored,
+        {
+          runtimeStatus: 'Failed',
+          output: { status, body: redactSecrets(reading.error) },
+          customStatus: { upstreamState: reading.state, lastReadStatus: reading.status, lastPolledTime },
+        },
+        keyEtag,
+      );
       return;
     }
     const poll = stored.state.poll;
@@ -141,7 +157,12 @@ export class OrchestrationStepper {
   /** What a read that did not end the operation tells of the next: when, and where (a running answer may name a new URL of its mode). */
   #outcomeOf(reading: UnendedReading, mode: PollingMode | undefined): ReadOutcome {
     const answer = reading.answer;
-    return { ...reading, retryAfter: answer?.headers['retry-after'], answerStatus: answer?.status, movedTo: reading.kind === 'running' && answer && mode ? this.#movedPollUrl(mode, answer) : undefined };
+    return {
+      ...reading,
+      retryAfter: answer?.headers['retry-after'],
+      answerStatus: answer?.status,
+      movedTo: reading.kind === 'running' && answer && mode ? this.#movedPollUrl(mode, answer) : undefined,
+    };
   }
 
   /** A read of a POST's result that did not give it: the poll reads the result at `url` (or the newer Location a 202 names) from now on. */

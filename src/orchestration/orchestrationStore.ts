@@ -105,10 +105,12 @@ export class OrchestrationStore {
 
   /** Creates the container once per process. */
   ensureReady(): Promise<unknown> {
-    this.#ready ??= this.budget.call('create its container', (abortSignal) => this.container.createIfNotExists({ abortSignal })).catch((error: unknown) => {
-      this.#ready = undefined;
-      throw error;
-    });
+    this.#ready ??= this.budget
+      .call('create its container', (abortSignal) => this.container.createIfNotExists({ abortSignal }))
+      .catch((error: unknown) => {
+        this.#ready = undefined;
+        throw error;
+      });
     return this.#ready;
   }
 
@@ -160,7 +162,7 @@ export class OrchestrationStore {
   /** The document's version and status from its properties alone (a HEAD: the body is not read); undefined if there is none. */
   async readStatus(id: string): Promise<StoredStatus | undefined> {
     await this.ensureReady();
-    return this.budget.call('read an orchestration\'s status', async (abortSignal) => {
+    return this.budget.call("read an orchestration's status", async (abortSignal) => {
       try {
         const properties = await this.#instance(id).getProperties({ abortSignal });
         const metadata = properties.metadata ?? {};

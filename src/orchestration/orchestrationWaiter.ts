@@ -40,7 +40,12 @@ const refusedStatuses = [401, 403];
  * version): read from the document itself, once per version.
  */
 function pollTimesOf(state: OrchestrationState | undefined): Partial<StoredStatus> {
-  return { nextPollAt: state?.poll?.nextPollAt, claimedUntil: state?.poll?.claimedUntil, deadlineAt: state?.poll?.deadlineAt, lastReadStatus: state?.customStatus?.lastReadStatus };
+  return {
+    nextPollAt: state?.poll?.nextPollAt,
+    claimedUntil: state?.poll?.claimedUntil,
+    deadlineAt: state?.poll?.deadlineAt,
+    lastReadStatus: state?.customStatus?.lastReadStatus,
+  };
 }
 
 /** The pause between two looks, which a new waiter, a finished poll or the last waiter leaving cuts short. */

@@ -19,7 +19,11 @@ const writeAttempts = 5;
  */
 export const restartStartingMs = 2 * 60_000;
 
-async function changeOriginal(store: OrchestrationStore, id: string, change: (state: OrchestrationState) => Promise<OrchestrationState | undefined>): Promise<void> {
+async function changeOriginal(
+  store: OrchestrationStore,
+  id: string,
+  change: (state: OrchestrationState) => Promise<OrchestrationState | undefined>,
+): Promise<void> {
   for (let attempt = 0; attempt < writeAttempts; attempt += 1) {
     const stored = await store.read(id);
     if (!stored) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
@@ -33,7 +37,11 @@ async function changeOriginal(store: OrchestrationStore, id: string, change: (st
 export function linkRestart(store: OrchestrationStore, originalId: string, newId: string, now: number): Promise<void> {
   return changeOriginal(store, originalId, async (state) => {
     if (state.restartedAs && ((await store.readStatus(state.restartedAs)) || now - Date.parse(state.lastUpdatedTime) < restartStartingMs)) {
-      throw new GatewayError('Conflict', `Orchestration ${originalId} was restarted already, as ${state.restartedAs}: restart that one instead (GET orchestrations/${state.restartedAs}).`, { target: 'id' });
+      throw new GatewayError(
+        'Conflict',
+        `Orchestration ${originalId} was restarted already, as ${state.restartedAs}: restart that one instead (GET orchestrations/${state.restartedAs}).`,
+        { target: 'id' },
+      );
     }
     return { ...state, restartedAs: newId, lastUpdatedTime: new Date(now).toISOString() };
   });

@@ -152,7 +152,14 @@ export class SharedCircuit {
       if (!this.#unavailable) {
         this.#unavailable = true;
         const code = (error as { code?: string }).code ?? 'InternalError';
-        this.#options.log(JSON.stringify({ event: 'notification-circuit', step: 'shared-unavailable', code, detail: 'The receivers\' shared circuits could not be read or written in time: each instance runs its own until storage answers again.' }));
+        this.#options.log(
+          JSON.stringify({
+            event: 'notification-circuit',
+            step: 'shared-unavailable',
+            code,
+            detail: "The receivers' shared circuits could not be read or written in time: each instance runs its own until storage answers again.",
+          }),
+        );
       }
       return 'unavailable';
     }

@@ -37,7 +37,12 @@ export class StartRecorder {
    * throws on. The answer is read in the same try as the call: whatever fails there, the start
    * is recorded as failed, never left Pending with the upstream having acted.
    */
-  async sendAndRecord(stored: StoredState, start: SentStart, send: () => Promise<UpstreamResponse>, keyEtag: string | undefined): Promise<Exclude<StartOutcome, { kind: 'duplicate' }>> {
+  async sendAndRecord(
+    stored: StoredState,
+    start: SentStart,
+    send: () => Promise<UpstreamResponse>,
+    keyEtag: string | undefined,
+  ): Promise<Exclude<StartOutcome, { kind: 'duplicate' }>> {
     let response: UpstreamResponse;
     let answer: UpstreamAnswer;
     let initial: NonNullable<OrchestrationState['initial']>;
@@ -53,11 +58,21 @@ export class StartRecorder {
     return this.#recordAnswer(stored, start, response, answer, initial, keyEtag);
   }
 
-  async #recordAnswer(stored: StoredState, start: SentStart, response: UpstreamResponse, answer: UpstreamAnswer, initial: NonNullable<OrchestrationState['initial']>, keyEtag: string | undefined): Promise<Exclude<StartOutcome, { kind: 'duplicate' }>> {
+  async #recordAnswer(
+    stored: StoredState,
+    start: SentStart,
+    response: UpstreamResponse,
+    answer: UpstreamAnswer,
+    initial: NonNullable<OrchestrationState['initial']>,
+    keyEtag: string | undefined,
+  ): Promise<Exclude<StartOutcome, { kind: 'duplicate' }>> {
     const { id } = stored.state;
     const now = this.deps.now();
     if (isUnfollowableAccept(start.method, answer)) {
-      const failure = { code: 'UpstreamBadResponse', message: 'The upstream accepted the operation (202) without a Location or Azure-AsyncOperation to follow it; its outcome cannot be known.' } as const;
+      const failure = {
+        code: 'UpstreamBadResponse',
+        message: 'The upstream accepted the operation (202) without a Location or Azure-AsyncOperation to follow it; its outcome cannot be known.',
+      } as const;
       await this.#end(stored, { runtimeStatus: 'Failed', initial, failure }, keyEtag);
       throw new GatewayError(failure.code, failure.message, { headers: { 'x-orchestration-id': id } });
     }
@@ -70,12 +85,16 @@ export class StartRecorder {
     }
     if (!mode || !pollUrl) {
       const succeeded = response.status < 400;
-      const state = await this.#end(stored, {
-        runtimeStatus: succeeded ? 'Completed' : 'Failed',
-        initial,
-        output: initial,
-        customStatus: { upstreamState: succeeded ? 'Succeeded' : 'Failed', lastReadStatus: response.status },
-      }, keyEtag);
+      const state = await this.#end(
+        stored,
+        {
+          runtimeStatus: succeeded ? 'Completed' : 'Failed',
+          initial,
+          output: initial,
+          customStatus: { upstreamState: succeeded ? 'Succeeded' : 'Failed', lastReadStatus: response.status },
+        },
+        keyEtag,
+      );
       return { kind: 'final', state, response };
     }
     if (!isTrustedUrl(pollUrl, this.deps.upstream.baseUrl)) {
@@ -84,11 +103,19 @@ export class StartRecorder {
     }
     // A result on another origin is not read: the status body is then the output, as before.
     const resultUrl = resultUrlOf(start.method, mode, answer);
-    const plan = { mode, url: pollUrl, resourceUrl: start.resourceUrl, resultUrl: resultUrl && isTrustedUrl(resultUrl, this.deps.upstream.baseUrl) ? resultUrl : undefined, retryAfter: response.headers['retry-after'], deadlineMs: this.deps.settings.deadlineMs[start.name] ?? this.deps.settings.defaultDeadlineMs };
+    const plan = {
+      mode,
+      url: pollUrl,
+      resourceUrl: start.resourceUrl,
+      resultUrl: resultUrl && isTrustedUrl(resultUrl, this.deps.upstream.baseUrl) ? resultUrl : undefined,
+      retryAfter: response.headers['retry-after'],
+      deadlineMs: this.deps.settings.deadlineMs[start.name] ?? this.deps.settings.defaultDeadlineMs,
+    };
     const started = running(stored.state, plan, initial, this.deps.now(), this.deps.settings.pollInterval);
     // A try whose answer was lost may have landed: the next finds the document Running with
     // this answer already (only this start moves it from Pending) and leaves it as it is.
-    const toRunning = (state: OrchestrationState) => (state.runtimeStatus === 'Running' && state.initial ? state : running(state, plan, initial, this.deps.now(), this.deps.settings.pollInterval));
+    const toRunning = (state: OrchestrationState) =>
+      state.runtimeStatus === 'Running' && state.initial ? state : running(state, plan, initial, this.deps.now(), this.deps.settings.pollInterval);
     const [recorded] = await Promise.all([
       this.#recorded(() => this.records.write(stored, toRunning)),
       this.#recorded(() => this.deps.index.scheduleKey(stored.state.requestKey, id, scheduleOf(started), keyEtag)),

@@ -34,7 +34,10 @@ export interface EndingContext {
  * A new customStatus that keeps the approval the start waited for (who decided, when, why): it
  * stays in the status document, and in the end notification, for as long as the document does.
  */
-function keepingApproval(state: OrchestrationState, customStatus: NonNullable<OrchestrationState['customStatus']>): NonNullable<OrchestrationState['customStatus']> {
+function keepingApproval(
+  state: OrchestrationState,
+  customStatus: NonNullable<OrchestrationState['customStatus']>,
+): NonNullable<OrchestrationState['customStatus']> {
   const approval = state.customStatus?.approval;
   return approval ? { approval, ...customStatus } : customStatus;
 }
@@ -70,7 +73,13 @@ export interface FollowPlan {
 }
 
 /** A start the upstream accepted: running, first poll when the upstream asked. */
-export function running(state: OrchestrationState, plan: FollowPlan, initial: NonNullable<OrchestrationState['initial']>, now: number, policy: PollIntervalPolicy): OrchestrationState {
+export function running(
+  state: OrchestrationState,
+  plan: FollowPlan,
+  initial: NonNullable<OrchestrationState['initial']>,
+  now: number,
+  policy: PollIntervalPolicy,
+): OrchestrationState {
   if (!isActive(state)) return { ...state, initial };
   const interval = pollIntervalMs(plan.retryAfter, policy);
   return {
@@ -78,7 +87,16 @@ export function running(state: OrchestrationState, plan: FollowPlan, initial: No
     runtimeStatus: 'Running',
     initial,
     customStatus: keepingApproval(state, { upstreamState: 'InProgress', lastReadStatus: initial.status }),
-    poll: { mode: plan.mode, url: plan.url, resourceUrl: plan.resourceUrl, ...(plan.resultUrl ? { resultUrl: plan.resultUrl } : {}), nextPollAt: now + interval, pollCount: 0, failedReads: 0, deadlineAt: now + plan.deadlineMs },
+    poll: {
+      mode: plan.mode,
+      url: plan.url,
+      resourceUrl: plan.resourceUrl,
+      ...(plan.resultUrl ? { resultUrl: plan.resultUrl } : {}),
+      nextPollAt: now + interval,
+      pollCount: 0,
+      failedReads: 0,
+      deadlineAt: now + plan.deadlineMs,
+    },
     lastUpdatedTime: iso(now),
   };
 }
@@ -118,7 +136,12 @@ export function afterRead(state: OrchestrationState, reading: ReadOutcome, now: 
     return {
       ...state,
       poll,
-      customStatus: keepingApproval(state, { upstreamState: state.customStatus?.upstreamState ?? 'InProgress', lastReadStatus: reading.status, lastPolledTime, message: `The ${read} read was refused (${reading.status}) for the reader's token; the next read with a valid one goes on.` }),
+      customStatus: keepingApproval(state, {
+        upstreamState: state.customStatus?.upstreamState ?? 'InProgress',
+        lastReadStatus: reading.status,
+        lastPolledTime,
+        message: `The ${read} read was refused (${reading.status}) for the reader's token; the next read with a valid one goes on.`,
+      }),
       lastUpdatedTime: lastPolledTime,
     };
   }
@@ -128,9 +151,12 @@ export function afterRead(state: OrchestrationState, reading: ReadOutcome, now: 
   const wait = Math.max(pollIntervalMs(reading.retryAfter, policy), backoff);
   // Once the status said Succeeded, the operation's state is that, whatever the result's reads answer.
   const upstreamState = reading.readsResult ? 'Succeeded' : reading.kind === 'running' ? reading.state : (state.customStatus?.upstreamState ?? 'InProgress');
-  const message = reading.kind === 'read-failed'
-    ? `The ${read} read failed (${reading.status || 'no answer'}); retrying.`
-    : reading.readsResult ? `The operation succeeded upstream; its result is not ready yet (${reading.answerStatus ?? 202}); reading it again.` : undefined;
+  const message =
+    reading.kind === 'read-failed'
+      ? `The ${read} read failed (${reading.status || 'no answer'}); retrying.`
+      : reading.readsResult
+        ? `The operation succeeded upstream; its result is not ready yet (${reading.answerStatus ?? 202}); reading it again.`
+        : undefined;
   return {
     ...state,
     customStatus: keepingApproval(state, {
@@ -139,7 +165,14 @@ export function afterRead(state: OrchestrationState, reading: ReadOutcome, now: 
       lastPolledTime,
       ...(message ? { message } : {}),
     }),
-    poll: { ...poll, ...(reading.readsResult ? { mode: 'location' as const } : {}), url: reading.movedTo ?? poll.url, nextPollAt: now + wait, pollCount: poll.pollCount + 1, failedReads },
+    poll: {
+      ...poll,
+      ...(reading.readsResult ? { mode: 'location' as const } : {}),
+      url: reading.movedTo ?? poll.url,
+      nextPollAt: now + wait,
+      pollCount: poll.pollCount + 1,
+      failedReads,
+    },
     lastUpdatedTime: lastPolledTime,
   };
 }

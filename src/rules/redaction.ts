@@ -25,7 +25,10 @@ export function redactSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactSecrets);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>).map(([name, field]) => [name, isSecretField(name) && holdsSomething(field) ? redactedMarker : redactSecrets(field)]),
+    Object.entries(value as Record<string, unknown>).map(([name, field]) => [
+      name,
+      isSecretField(name) && holdsSomething(field) ? redactedMarker : redactSecrets(field),
+    ]),
   );
 }
 

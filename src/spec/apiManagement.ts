@@ -81,7 +81,10 @@ export const apiManagementServiceResource = z.looseObject({
       additionalLocations: z.array(additionalLocation).nullish(),
       virtualNetworkConfiguration: virtualNetworkConfiguration.nullish(),
       virtualNetworkType: z.enum(['None', 'External', 'Internal']).optional(),
-      certificates: z.array(z.looseObject({ storeName: z.enum(['CertificateAuthority', 'Root']) })).max(10).nullish(),
+      certificates: z
+        .array(z.looseObject({ storeName: z.enum(['CertificateAuthority', 'Root']) }))
+        .max(10)
+        .nullish(),
       customProperties: z.record(z.string(), z.string()).nullish(),
       apiVersionConstraint: z.looseObject({ minApiVersion: z.string().nullish() }).nullish(),
       configurationApi: z.looseObject({ legacyApi: enabledDisabled.optional() }).optional(),

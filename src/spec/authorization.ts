@@ -3,10 +3,28 @@ import { z } from 'zod';
 import { apiVersionQuery, resourceEnvelope } from './common';
 
 export const scheduleStatus = z.enum([
-  'Accepted', 'PendingEvaluation', 'Granted', 'Denied', 'PendingProvisioning', 'Provisioned',
-  'PendingRevocation', 'Revoked', 'Canceled', 'Failed', 'PendingApprovalProvisioning', 'PendingApproval',
-  'FailedAsResourceIsLocked', 'PendingAdminDecision', 'AdminApproved', 'AdminDenied', 'TimedOut',
-  'ProvisioningStarted', 'Invalid', 'PendingScheduleCreation', 'ScheduleCreated', 'PendingExternalProvisioning',
+  'Accepted',
+  'PendingEvaluation',
+  'Granted',
+  'Denied',
+  'PendingProvisioning',
+  'Provisioned',
+  'PendingRevocation',
+  'Revoked',
+  'Canceled',
+  'Failed',
+  'PendingApprovalProvisioning',
+  'PendingApproval',
+  'FailedAsResourceIsLocked',
+  'PendingAdminDecision',
+  'AdminApproved',
+  'AdminDenied',
+  'TimedOut',
+  'ProvisioningStarted',
+  'Invalid',
+  'PendingScheduleCreation',
+  'ScheduleCreated',
+  'PendingExternalProvisioning',
 ]);
 
 const namedRef = z.looseObject({ id: z.string().optional(), displayName: z.string().optional(), type: z.string().optional() });

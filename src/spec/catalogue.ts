@@ -158,8 +158,7 @@ export const operations: readonly OperationSpec[] = [
       summary: 'Create or update a container group',
       method: 'PUT',
       access: 'write',
-      pathTemplate:
-        'subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{P}.ContainerInstance/containerGroups/{containerGroupName}',
+      pathTemplate: 'subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{P}.ContainerInstance/containerGroups/{containerGroupName}',
       apiVersion: '2025-09-01',
       upstream: 'management',
       pageable: false,
@@ -221,8 +220,7 @@ export const operations: readonly OperationSpec[] = [
       summary: 'Migrate a gateway-management service to the second platform generation',
       method: 'POST',
       access: 'write',
-      pathTemplate:
-        'subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{P}.ApiManagement/service/{serviceName}/migrateToStv2',
+      pathTemplate: 'subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{P}.ApiManagement/service/{serviceName}/migrateToStv2',
       apiVersion: '2024-05-01',
       upstream: 'management',
       pageable: false,

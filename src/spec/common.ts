@@ -45,5 +45,4 @@ export const cloudErrorBody: z.ZodType = z.lazy(() =>
 export const cloudError = z.looseObject({ error: cloudErrorBody });
 
 /** A list page: value plus an optional nextLink. */
-export const listResult = <T extends z.ZodType>(item: T) =>
-  z.looseObject({ value: z.array(item), nextLink: z.string().nullish() });
+export const listResult = <T extends z.ZodType>(item: T) => z.looseObject({ value: z.array(item), nextLink: z.string().nullish() });

@@ -17,7 +17,10 @@ const environmentVariable = z.looseObject({
 const volumeMount = z.looseObject({
   name: z.string(),
   // The service's limits: "mountPath must not contain a colon".
-  mountPath: z.string().min(1).refine((path) => !path.includes(':'), 'mountPath must not contain a colon'),
+  mountPath: z
+    .string()
+    .min(1)
+    .refine((path) => !path.includes(':'), 'mountPath must not contain a colon'),
   readOnly: z.boolean().optional(),
 });
 
@@ -104,9 +107,7 @@ const volume = z.looseObject({
     })
     .optional(),
   emptyDir: z.looseObject({}).optional(),
-  gitRepo: z
-    .looseObject({ repository: z.string().min(1), revision: z.string().optional(), directory: gitRepoDirectory.optional() })
-    .optional(),
+  gitRepo: z.looseObject({ repository: z.string().min(1), revision: z.string().optional(), directory: gitRepoDirectory.optional() }).optional(),
   secret: z.record(z.string(), z.string()).optional(),
   secretReference: z.record(z.string(), z.string()).optional(),
 });
@@ -133,9 +134,7 @@ const containerGroupProperties = z.looseObject({
   priority: z.string().optional(),
   ipAddress: ipAddress.optional(),
   subnetIds: z.array(z.looseObject({ id: z.string(), name: z.string().optional() })).optional(),
-  dnsConfig: z
-    .looseObject({ nameServers: z.array(z.string()), options: z.string().optional(), searchDomains: z.string().optional() })
-    .optional(),
+  dnsConfig: z.looseObject({ nameServers: z.array(z.string()), options: z.string().optional(), searchDomains: z.string().optional() }).optional(),
   volumes: z.array(volume).optional(),
   imageRegistryCredentials: z
     .array(
@@ -162,18 +161,14 @@ const containerGroupProperties = z.looseObject({
         .optional(),
     })
     .optional(),
-  encryptionProperties: z
-    .looseObject({ identity: z.string().optional(), keyName: z.string(), keyVersion: z.string(), vaultBaseUrl: z.string() })
-    .optional(),
+  encryptionProperties: z.looseObject({ identity: z.string().optional(), keyName: z.string(), keyVersion: z.string(), vaultBaseUrl: z.string() }).optional(),
   identityAcls: z
     .looseObject({
       defaultAccess: identityAccessLevel.optional(),
       acls: z.array(z.looseObject({ identity: z.string().optional(), access: identityAccessLevel.optional() })).optional(),
     })
     .optional(),
-  secretReferences: z
-    .array(z.looseObject({ name: z.string(), identity: z.string(), secretReferenceUri: z.string() }))
-    .optional(),
+  secretReferences: z.array(z.looseObject({ name: z.string(), identity: z.string(), secretReferenceUri: z.string() })).optional(),
   extensions: z
     .array(
       z.looseObject({
@@ -191,9 +186,7 @@ const containerGroupProperties = z.looseObject({
     .optional(),
   confidentialComputeProperties: z.looseObject({ ccePolicy: z.string().optional() }).optional(),
   containerGroupProfile: z.looseObject({ id: z.string(), revision: int32.optional() }).optional(),
-  standbyPoolProfile: z
-    .looseObject({ id: z.string(), failContainerGroupCreateOnReuseFailure: z.boolean().optional() })
-    .optional(),
+  standbyPoolProfile: z.looseObject({ id: z.string(), failContainerGroupCreateOnReuseFailure: z.boolean().optional() }).optional(),
 });
 
 const containerGroupIdentity = z.looseObject({

@@ -13,9 +13,7 @@ export const namespaceName = z
 
 const properties = z.looseObject({
   privateEndpoint: z.looseObject({ id: z.string().optional() }).optional(),
-  privateLinkServiceConnectionState: z
-    .looseObject({ description: z.string().optional(), status: privateLinkConnectionStatus.optional() })
-    .optional(),
+  privateLinkServiceConnectionState: z.looseObject({ description: z.string().optional(), status: privateLinkConnectionStatus.optional() }).optional(),
   provisioningState: endpointProvisioningState.optional(),
 });
 

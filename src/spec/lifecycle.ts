@@ -6,9 +6,7 @@ export const projectId = z
   .regex(/^[0-9]{1,10}$/, 'projectId must be a non-negative integer')
   .refine((text) => Number(text) <= 2147483647, 'projectId must fit in 32 bits');
 
-export const environmentId = z
-  .string()
-  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'environmentId must be a GUID');
+export const environmentId = z.string().regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'environmentId must be a GUID');
 
 export const certificateDownloadResponse = z.looseObject({
   Data: z

@@ -37,7 +37,16 @@ export const serviceHealthEvent = z.looseObject({
       eventLevel: z.enum(['Critical', 'Error', 'Warning', 'Informational']).optional(),
       eventSource: z.enum(['ResourceHealth', 'ServiceHealth']).optional(),
       eventSubType: z
-        .enum(['Retirement', 'ForeignExchangeRateChange', 'Underbilling', 'Overbilling', 'PriceChanges', 'TaxChanges', 'MeterIDChanges', 'UnauthorizedPartyAbuse'])
+        .enum([
+          'Retirement',
+          'ForeignExchangeRateChange',
+          'Underbilling',
+          'Overbilling',
+          'PriceChanges',
+          'TaxChanges',
+          'MeterIDChanges',
+          'UnauthorizedPartyAbuse',
+        ])
         .optional(),
       eventTags: z.array(z.string()).optional(),
       eventType: z.enum(['ServiceIssue', 'PlannedMaintenance', 'HealthAdvisory', 'RCA', 'EmergingIssues', 'SecurityAdvisory', 'Billing']).optional(),
@@ -46,7 +55,13 @@ export const serviceHealthEvent = z.looseObject({
       header: z.string().optional(),
       hirStage: z.string().optional(),
       impact: z
-        .array(z.looseObject({ impactedService: z.string().optional(), impactedServiceGuid: z.string().optional(), impactedRegions: z.array(impactedServiceRegion).optional() }))
+        .array(
+          z.looseObject({
+            impactedService: z.string().optional(),
+            impactedServiceGuid: z.string().optional(),
+            impactedRegions: z.array(impactedServiceRegion).optional(),
+          }),
+        )
         .optional(),
       impactMitigationTime: z.string().optional(),
       impactStartTime: z.string().optional(),

@@ -13,13 +13,27 @@ import type * as ResourceHealth from './resourceHealth';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 export const specDocuments = {
-  get apiManagement(): typeof ApiManagement { return require('./apiManagement'); },
-  get authorization(): typeof Authorization { return require('./authorization'); },
-  get common(): typeof Common { return require('./common'); },
-  get containerInstance(): typeof ContainerInstance { return require('./containerInstance'); },
-  get eventHub(): typeof EventHub { return require('./eventHub'); },
-  get lifecycle(): typeof Lifecycle { return require('./lifecycle'); },
-  get resourceHealth(): typeof ResourceHealth { return require('./resourceHealth'); },
+  get apiManagement(): typeof ApiManagement {
+    return require('./apiManagement');
+  },
+  get authorization(): typeof Authorization {
+    return require('./authorization');
+  },
+  get common(): typeof Common {
+    return require('./common');
+  },
+  get containerInstance(): typeof ContainerInstance {
+    return require('./containerInstance');
+  },
+  get eventHub(): typeof EventHub {
+    return require('./eventHub');
+  },
+  get lifecycle(): typeof Lifecycle {
+    return require('./lifecycle');
+  },
+  get resourceHealth(): typeof ResourceHealth {
+    return require('./resourceHealth');
+  },
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 

@@ -13,4 +13,5 @@
 export const azureMarkers = ['WEBSITE_INSTANCE_ID', 'WEBSITE_SKU', 'WEBSITE_POD_NAME'] as const;
 
 /** The first platform setting that says the app runs in Azure, or undefined locally. */
-export const azureMarkerOf = (settings: Partial<Record<(typeof azureMarkers)[number], string>>) => azureMarkers.find((name) => settings[name] !== undefined && settings[name] !== '');
+export const azureMarkerOf = (settings: Partial<Record<(typeof azureMarkers)[number], string>>) =>
+  azureMarkers.find((name) => settings[name] !== undefined && settings[name] !== '');

@@ -19,7 +19,10 @@ export function isConditionFailure(error: unknown): boolean {
  * A blob's text with its version; `lastModified` and `servedAt` (the answer's `Date`) are both
  * storage's clock, so their difference is a blob's age whatever this instance's clock says.
  */
-export async function downloadText(blob: BlockBlobClient, abortSignal?: AbortSignal): Promise<{ text: string; etag: string; lastModified?: Date; servedAt?: Date } | undefined> {
+export async function downloadText(
+  blob: BlockBlobClient,
+  abortSignal?: AbortSignal,
+): Promise<{ text: string; etag: string; lastModified?: Date; servedAt?: Date } | undefined> {
   try {
     const response = await blob.download(0, undefined, { abortSignal });
     const chunks: Buffer[] = [];

@@ -72,9 +72,13 @@ export class ExpiringRecords implements Expiring {
       if (statusCodeOf((error as { cause?: unknown }).cause) === 404) return 0;
       throw error;
     }
-    await mapConcurrently(expired, concurrency, (name) => this.budget.call('remove an expired record', (abortSignal) => this.container.deleteBlob(name, { abortSignal }).catch((error: unknown) => {
-      if (statusCodeOf(error) !== 404) throw error;
-    })));
+    await mapConcurrently(expired, concurrency, (name) =>
+      this.budget.call('remove an expired record', (abortSignal) =>
+        this.container.deleteBlob(name, { abortSignal }).catch((error: unknown) => {
+          if (statusCodeOf(error) !== 404) throw error;
+        }),
+      ),
+    );
     return expired.length;
   }
 }

@@ -27,7 +27,6 @@ export interface StorageSettings {
   WEBSITE_POD_NAME?: string;
 }
 
-
 export type StorageTarget =
   | { kind: 'connectionString'; connectionString: string }
   | {
@@ -52,23 +51,38 @@ export function storageProblems(settings: StorageSettings): string[] {
   const identityBased = account !== undefined || uri !== undefined;
   const problems: string[] = [];
   if (connection !== undefined && identityBased) {
-    problems.push('AzureWebJobsStorage (a connection string) and AzureWebJobsStorage__accountName or __blobServiceUri (identity-based) are both set: keep one, the identity-based settings need no key');
+    problems.push(
+      'AzureWebJobsStorage (a connection string) and AzureWebJobsStorage__accountName or __blobServiceUri (identity-based) are both set: keep one, the identity-based settings need no key',
+    );
   }
-  if (account !== undefined && uri !== undefined) problems.push('AzureWebJobsStorage__accountName and AzureWebJobsStorage__blobServiceUri are both set: keep one (__blobServiceUri for a cloud other than Azure public)');
-  if (!identityBased && (settings.AzureWebJobsStorage__credential || settings.AzureWebJobsStorage__clientId || settings.AzureWebJobsStorage__managedIdentityResourceId)) {
-    problems.push('AzureWebJobsStorage__credential, __clientId and __managedIdentityResourceId go with AzureWebJobsStorage__accountName or AzureWebJobsStorage__blobServiceUri, which are not set');
+  if (account !== undefined && uri !== undefined)
+    problems.push(
+      'AzureWebJobsStorage__accountName and AzureWebJobsStorage__blobServiceUri are both set: keep one (__blobServiceUri for a cloud other than Azure public)',
+    );
+  if (
+    !identityBased &&
+    (settings.AzureWebJobsStorage__credential || settings.AzureWebJobsStorage__clientId || settings.AzureWebJobsStorage__managedIdentityResourceId)
+  ) {
+    problems.push(
+      'AzureWebJobsStorage__credential, __clientId and __managedIdentityResourceId go with AzureWebJobsStorage__accountName or AzureWebJobsStorage__blobServiceUri, which are not set',
+    );
   }
   for (const name of ['AzureWebJobsStorage__clientId', 'AzureWebJobsStorage__managedIdentityResourceId'] as const) {
-    if (settings[name] && !settings.AzureWebJobsStorage__credential) problems.push(`${name} needs AzureWebJobsStorage__credential=managedidentity, as the Functions host reads them`);
+    if (settings[name] && !settings.AzureWebJobsStorage__credential)
+      problems.push(`${name} needs AzureWebJobsStorage__credential=managedidentity, as the Functions host reads them`);
   }
   if (settings.AzureWebJobsStorage__clientId && settings.AzureWebJobsStorage__managedIdentityResourceId) {
-    problems.push('AzureWebJobsStorage__clientId and AzureWebJobsStorage__managedIdentityResourceId are both set: keep one, each names the user-assigned identity');
+    problems.push(
+      'AzureWebJobsStorage__clientId and AzureWebJobsStorage__managedIdentityResourceId are both set: keep one, each names the user-assigned identity',
+    );
   }
   const marker = azureMarkerOf(settings);
   if (marker) {
     // In Azure, development storage is 127.0.0.1 of the instance: nothing is there, and the host's own storage is elsewhere.
     if (connection === undefined && !identityBased) {
-      problems.push(`No storage is set, and the app runs in Azure (${marker} is set), where it never falls back to development storage: set ${identitySettingsHint}, or AzureWebJobsStorage`);
+      problems.push(
+        `No storage is set, and the app runs in Azure (${marker} is set), where it never falls back to development storage: set ${identitySettingsHint}, or AzureWebJobsStorage`,
+      );
     } else if (connection?.startsWith(developmentStorage)) {
       problems.push(`AzureWebJobsStorage is ${developmentStorage}, which names no storage in Azure (${marker} is set): set ${identitySettingsHint}`);
     }

@@ -60,7 +60,11 @@ export class UseCounters extends ExpiringRecords {
   async #write(blob: BlockBlobClient, count: number, etag: string | undefined, abortSignal: AbortSignal): Promise<string | 'conflict' | 'no container'> {
     const text = JSON.stringify({ count });
     try {
-      const response = await blob.upload(text, Buffer.byteLength(text), { conditions: etag ? { ifMatch: etag } : { ifNoneMatch: '*' }, blobHTTPHeaders: { blobContentType: 'application/json' }, abortSignal });
+      const response = await blob.upload(text, Buffer.byteLength(text), {
+        conditions: etag ? { ifMatch: etag } : { ifNoneMatch: '*' },
+        blobHTTPHeaders: { blobContentType: 'application/json' },
+        abortSignal,
+      });
       return response.etag ?? '';
     } catch (error) {
       if (isConditionFailure(error)) return 'conflict';

@@ -30,7 +30,12 @@ export class CountedContextManager extends AsyncLocalStorageContextManager {
     super();
   }
 
-  override with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(context: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+  override with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    context: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
     if (!this.letGo) return super.with(context, fn, thisArg, ...args);
     this.#open += 1;
     let result: ReturnType<F>;

@@ -33,10 +33,33 @@ import { traceNotification, tracePoll } from './orchestrationTracing';
 import { CountedContextManager } from './countedContext';
 import { GatewayTracer, parentSpanContextOf } from './gatewaySpans';
 import { PooledRandomIds } from './spanIds';
-import { callTraceOf, currentTraceCarrier, inCallTrace, recordUpstreamIdsOnCall, traceIncoming, traceStorage, traceUpstreamAttempt, useTracer, withOperation } from './spans';
+import {
+  callTraceOf,
+  currentTraceCarrier,
+  inCallTrace,
+  recordUpstreamIdsOnCall,
+  traceIncoming,
+  traceStorage,
+  traceUpstreamAttempt,
+  useTracer,
+  withOperation,
+} from './spans';
 
 /** What src/telemetry/hooks.ts calls once the SDK is set up. */
-const instrumentation = { traceIncoming, callTraceOf, inCallTrace, recordUpstreamIdsOnCall, traceUpstreamAttempt, traceStorage, currentTraceCarrier, tracePoll, traceNotification, recordOrchestrationEnd, recordCertificateExpiry, withOperation };
+const instrumentation = {
+  traceIncoming,
+  callTraceOf,
+  inCallTrace,
+  recordUpstreamIdsOnCall,
+  traceUpstreamAttempt,
+  traceStorage,
+  currentTraceCarrier,
+  tracePoll,
+  traceNotification,
+  recordOrchestrationEnd,
+  recordCertificateExpiry,
+  withOperation,
+};
 export type Instrumentation = typeof instrumentation;
 
 export interface ExportSettings {
@@ -128,10 +151,14 @@ function exportersOf(settings: ExportSettings): { spans: SpanExporter[]; metrics
   const metricExporters: PushMetricExporter[] = [];
   if (settings.otlp?.protocol === 'http/json') {
     spans.push(new (require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter());
-    metricExporters.push(new (require('@opentelemetry/exporter-metrics-otlp-http') as typeof import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter());
+    metricExporters.push(
+      new (require('@opentelemetry/exporter-metrics-otlp-http') as typeof import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter(),
+    );
   } else if (settings.otlp) {
     spans.push(new (require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter());
-    metricExporters.push(new (require('@opentelemetry/exporter-metrics-otlp-proto') as typeof import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter());
+    metricExporters.push(
+      new (require('@opentelemetry/exporter-metrics-otlp-proto') as typeof import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter(),
+    );
   }
   if (settings.applicationInsights) {
     const monitor = require('@azure/monitor-opentelemetry-exporter') as typeof import('@azure/monitor-opentelemetry-exporter');
@@ -147,7 +174,11 @@ function exportersOf(settings: ExportSettings): { spans: SpanExporter[]; metrics
 /** Registers the providers, the W3C propagator and an async-context manager globally. */
 export function startExport(settings: ExportSettings): RunningExport {
   // An instance id per process: a trace whose polls ran on several instances shows which.
-  const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings.serviceName, [ATTR_SERVICE_VERSION]: settings.serviceVersion, 'service.instance.id': randomUUID() });
+  const resource = resourceFromAttributes({
+    [ATTR_SERVICE_NAME]: settings.serviceName,
+    [ATTR_SERVICE_VERSION]: settings.serviceVersion,
+    'service.instance.id': randomUUID(),
+  });
   const exporters = exportersOf(settings);
   const ids = new PooledRandomIds();
   const sampler = new ParentOrRatio(settings.samplingRatio);
@@ -159,7 +190,14 @@ export function startExport(settings: ExportSettings): RunningExport {
   useTracer(new GatewayTracer({ resource, scope: { name: 'management-gateway', version: settings.serviceVersion }, sampler, ids, processors }));
   const meterProvider = new MeterProvider({
     resource,
-    readers: exporters.metrics.map((exporter) => new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: settings.metricIntervalMs, exportTimeoutMillis: Math.min(30_000, settings.metricIntervalMs) })),
+    readers: exporters.metrics.map(
+      (exporter) =>
+        new PeriodicExportingMetricReader({
+          exporter,
+          exportIntervalMillis: settings.metricIntervalMs,
+          exportTimeoutMillis: Math.min(30_000, settings.metricIntervalMs),
+        }),
+    ),
   });
   // One manager taken and let go again: each new one would add a key to every async context.
   const contextManager = new CountedContextManager();

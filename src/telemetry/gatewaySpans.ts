@@ -10,7 +10,24 @@
  * span is sampled, batched and encoded the same way. Parent contexts come from the W3C
  * propagator, which checks them, or from these spans, whose ids are valid as made.
  */
-import { INVALID_SPANID, INVALID_TRACEID, SamplingDecision, SpanStatusCode, trace, TraceFlags, type Attributes, type AttributeValue, type Context, type HrTime, type Link, type Span, type SpanContext, type SpanKind, type SpanStatus, type TimeInput } from '@opentelemetry/api';
+import {
+  INVALID_SPANID,
+  INVALID_TRACEID,
+  SamplingDecision,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Attributes,
+  type AttributeValue,
+  type Context,
+  type HrTime,
+  type Link,
+  type Span,
+  type SpanContext,
+  type SpanKind,
+  type SpanStatus,
+  type TimeInput,
+} from '@opentelemetry/api';
 import type { InstrumentationScope } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { IdGenerator, ReadableSpan, Sampler, SpanProcessor, TimedEvent } from '@opentelemetry/sdk-trace-base';
@@ -141,7 +158,8 @@ export class GatewaySpan implements Span, ReadableSpan {
   setStatus(status: SpanStatus): this {
     // As the specification asks: OK is final, UNSET changes nothing.
     if (this.ended || status.code === SpanStatusCode.UNSET || this.status.code === SpanStatusCode.OK) return this;
-    this.status = status.code === SpanStatusCode.ERROR && typeof status.message === 'string' ? { code: status.code, message: status.message } : { code: status.code };
+    this.status =
+      status.code === SpanStatusCode.ERROR && typeof status.message === 'string' ? { code: status.code, message: status.message } : { code: status.code };
     return this;
   }
 

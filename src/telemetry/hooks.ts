@@ -74,7 +74,11 @@ export interface AttemptFacts {
 }
 
 /** One upstream attempt: `send` gets the headers to send (with `traceparent` when exported). */
-export function traceUpstreamAttempt<T extends { status: number; headers: Record<string, string> }>(facts: AttemptFacts, headers: Record<string, string>, send: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+export function traceUpstreamAttempt<T extends { status: number; headers: Record<string, string> }>(
+  facts: AttemptFacts,
+  headers: Record<string, string>,
+  send: (headers: Record<string, string>) => Promise<T>,
+): Promise<T> {
   const traced = instrumentation();
   return traced ? traced.traceUpstreamAttempt(facts, headers, send) : send(headers);
 }
@@ -91,7 +95,11 @@ export function currentTraceCarrier(): TraceCarrier | undefined {
 }
 
 /** One poll of an orchestration, linked to its start. */
-export function tracePoll<T>(state: { id: string; name: string; traceContext?: TraceCarrier; poll?: { nextPollAt: number; pollCount: number } }, now: number, work: () => Promise<T>): Promise<T> {
+export function tracePoll<T>(
+  state: { id: string; name: string; traceContext?: TraceCarrier; poll?: { nextPollAt: number; pollCount: number } },
+  now: number,
+  work: () => Promise<T>,
+): Promise<T> {
   const traced = instrumentation();
   return traced ? traced.tracePoll(state, now, work) : work();
 }

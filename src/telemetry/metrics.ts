@@ -70,7 +70,10 @@ const operationValue = bounded(256);
 const runtimeStatusValue = bounded(16);
 
 /** The app's own refusals, by status: the only values `error.type` takes on the callers' counters. */
-const ownRefusalCodes: Readonly<Record<number, readonly string[]>> = { 403: ['OperationNotAllowed', 'ScopeNotAllowed'], 429: ['CallerRateLimited', 'TooManyWaits', 'RateLimited'] };
+const ownRefusalCodes: Readonly<Record<number, readonly string[]>> = {
+  403: ['OperationNotAllowed', 'ScopeNotAllowed'],
+  429: ['CallerRateLimited', 'TooManyWaits', 'RateLimited'],
+};
 /** The management service's codes of a 403 or 429 told apart on `gateway.upstream.refusals`; any other is `other`. */
 const upstreamRefusalCodes: ReadonlySet<string> = new Set([
   'AuthorizationFailed',
@@ -90,15 +93,22 @@ function instruments(): Instruments {
   if (made) return made;
   const meter = metrics.getMeter('management-gateway');
   meter
-    .createObservableGauge('gateway.upstream.ratelimit.remaining', { description: "Requests left in the management service's throttling window (x-ms-ratelimit-remaining-*), as last answered", valueType: ValueType.INT })
+    .createObservableGauge('gateway.upstream.ratelimit.remaining', {
+      description: "Requests left in the management service's throttling window (x-ms-ratelimit-remaining-*), as last answered",
+      valueType: ValueType.INT,
+    })
     .addCallback((result) => {
-      for (const [name, seen] of Object.entries(readUpstreamBudget()) as [BudgetName, { remaining: number }][]) result.observe(seen.remaining, { 'gateway.ratelimit.budget': budgetHeaders[name] });
+      for (const [name, seen] of Object.entries(readUpstreamBudget()) as [BudgetName, { remaining: number }][])
+        result.observe(seen.remaining, { 'gateway.ratelimit.budget': budgetHeaders[name] });
     });
   meter
     .createObservableGauge('gateway.certificate.days_to_expiry', { description: 'Days until the stored certificate of an environment expires', unit: 'd' })
     .addCallback((result) => {
       for (const entry of certificateExpiry.values()) {
-        result.observe(Math.floor((entry.expiresAtMs - Date.now()) / dayMs), { 'gateway.certificate.project_id': entry.projectId, 'gateway.certificate.environment_id': entry.environmentId });
+        result.observe(Math.floor((entry.expiresAtMs - Date.now()) / dayMs), {
+          'gateway.certificate.project_id': entry.projectId,
+          'gateway.certificate.environment_id': entry.environmentId,
+        });
       }
     });
   meter
@@ -108,9 +118,13 @@ function instruments(): Instruments {
     });
   made = {
     upstreamThrottled: meter.createCounter('gateway.upstream.throttled', { description: 'Upstream answers 429 (the management service throttling the app)' }),
-    callerRefusals: meter.createCounter('gateway.caller.refusals', { description: 'Calls the app refused by the caller rights or ALLOWED_SCOPES (403), by code' }),
+    callerRefusals: meter.createCounter('gateway.caller.refusals', {
+      description: 'Calls the app refused by the caller rights or ALLOWED_SCOPES (403), by code',
+    }),
     callerRateLimited: meter.createCounter('gateway.caller.rate_limited', { description: "Calls answered 429 by the app's own limits, by code" }),
-    upstreamRefusals: meter.createCounter('gateway.upstream.refusals', { description: "The upstream's own 403 and 429 answers passed back to callers, by status and code" }),
+    upstreamRefusals: meter.createCounter('gateway.upstream.refusals', {
+      description: "The upstream's own 403 and 429 answers passed back to callers, by status and code",
+    }),
     orchestrationDuration: meter.createHistogram('gateway.orchestration.duration', { description: 'Time from a long-running start to its end', unit: 's' }),
     pollLag: meter.createHistogram('gateway.orchestration.poll_lag', { description: 'Time from when a poll was due to when it was made', unit: 'ms' }),
     notificationAttempts: meter.createCounter('gateway.notification.attempts', { description: 'Notification delivery attempts' }),
@@ -134,7 +148,8 @@ export function recordUpstreamAttempt(operation: string, attempt: number, status
   if (!counts) upstreamCallCounts.set(name, (counts = []));
   const counted = counts[index];
   if (counted) counted.count += 1;
-  else counts[index] = { attributes: { 'gateway.operation': name, 'http.response.status_class': statusClasses[classIndex]!, 'gateway.retry': attempt }, count: 1 };
+  else
+    counts[index] = { attributes: { 'gateway.operation': name, 'http.response.status_class': statusClasses[classIndex]!, 'gateway.retry': attempt }, count: 1 };
   if (status === 429) instruments().upstreamThrottled.add(1, { 'gateway.operation': name });
 }
 
@@ -149,7 +164,11 @@ export function recordRefusal(operation: string, response: HttpResponseInit & Wi
   const { callerRefusals, callerRateLimited, upstreamRefusals } = instruments();
   if (own === undefined) {
     const code = errorCodeOf(response);
-    upstreamRefusals.add(1, { 'gateway.operation': operationValue(operation), 'http.response.status_code': status, 'error.type': code !== undefined && upstreamRefusalCodes.has(code) ? code : 'other' });
+    upstreamRefusals.add(1, {
+      'gateway.operation': operationValue(operation),
+      'http.response.status_code': status,
+      'error.type': code !== undefined && upstreamRefusalCodes.has(code) ? code : 'other',
+    });
   } else if (ownRefusalCodes[status]?.includes(own)) {
     (status === 429 ? callerRateLimited : callerRefusals).add(1, { 'gateway.operation': operationValue(operation), 'error.type': own });
   }
@@ -159,7 +178,10 @@ export function recordRefusal(operation: string, response: HttpResponseInit & Wi
 export function recordOrchestrationEnd(state: { name: string; runtimeStatus: string; createdTime: string; endedTime?: string }): void {
   if (!state.endedTime) return;
   const seconds = (Date.parse(state.endedTime) - Date.parse(state.createdTime)) / 1000;
-  instruments().orchestrationDuration.record(seconds, { 'gateway.operation': operationValue(state.name), 'gateway.runtime_status': runtimeStatusValue(state.runtimeStatus) });
+  instruments().orchestrationDuration.record(seconds, {
+    'gateway.operation': operationValue(state.name),
+    'gateway.runtime_status': runtimeStatusValue(state.runtimeStatus),
+  });
 }
 
 /** A poll made `lagMs` after it was due. */

@@ -35,7 +35,12 @@ export async function traceNotification<T extends { delivered: boolean; error?: 
   send: (traceHeaders: Record<string, string>) => Promise<T>,
 ): Promise<T> {
   const url = new URL(target);
-  const attributes = { 'server.address': url.hostname, 'url.scheme': url.protocol.replace(':', ''), 'cloudevents.event_id': event.id, 'cloudevents.event_type': event.type };
+  const attributes = {
+    'server.address': url.hostname,
+    'url.scheme': url.protocol.replace(':', ''),
+    'cloudevents.event_id': event.id,
+    'cloudevents.event_type': event.type,
+  };
   const links = linksTo(event.traceparent ? { traceparent: event.traceparent, tracestate: event.tracestate } : undefined);
   return inSpan(`notify ${event.type}`, { kind: SpanKind.PRODUCER, attributes, links }, async (span) => {
     const traceHeaders: Record<string, string> = {};

@@ -7,7 +7,19 @@
  * ids, no body, and URLs with every query value but `api-version` replaced.
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
-import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span } from '@opentelemetry/api';
+import {
+  context,
+  createContextKey,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+} from '@opentelemetry/api';
 import { ChainedContext } from './chainedContext';
 import { traceparentOf, type GatewayTracer } from './gatewaySpans';
 import { recordRefusal, recordUpstreamAttempt } from './metrics';
@@ -23,7 +35,6 @@ export function useTracer(made: GatewayTracer): void {
 }
 /** The operation a piece of work is done for (the upstream call metric's `operation`). */
 const operationKey = createContextKey('gateway.operation');
-
 
 /** The active span's context as `traceparent`/`tracestate`, or undefined when there is none. */
 export function currentTraceCarrier(): TraceCarrier | undefined {
@@ -133,19 +144,34 @@ type Handler<Rest extends unknown[]> = (request: HttpRequest, context: Invocatio
  * The span of an incoming call. Its parent is the trace context the Functions host hands the
  * invocation (`context.traceContext`, from the caller's `traceparent`), else the request's own.
  */
-export function traceIncoming<Rest extends unknown[]>(operation: string, handler: Handler<Rest>, { passTrace = false }: { passTrace?: boolean } = {}): Handler<Rest> {
+export function traceIncoming<Rest extends unknown[]>(
+  operation: string,
+  handler: Handler<Rest>,
+  { passTrace = false }: { passTrace?: boolean } = {},
+): Handler<Rest> {
   // What is the same on every call is made once: the context of a call without a parent, the span's name by method.
   const withoutParent = new ChainedContext(ROOT_CONTEXT, operationKey, operation);
   const names: Record<string, string> = {};
   return (request, invocation, ...rest) => {
     const traceparent = invocation.traceContext?.traceParent ?? request.headers.get('traceparent') ?? undefined;
-    const parent = traceparent ? new ChainedContext(propagation.extract(ROOT_CONTEXT, carrierOf(traceparent, invocation.traceContext?.traceState ?? request.headers.get('tracestate'))), operationKey, operation) : withoutParent;
+    const parent = traceparent
+      ? new ChainedContext(
+          propagation.extract(ROOT_CONTEXT, carrierOf(traceparent, invocation.traceContext?.traceState ?? request.headers.get('tracestate'))),
+          operationKey,
+          operation,
+        )
+      : withoutParent;
     const method = request.method;
     const attributes = { 'http.request.method': method, 'url.path': pathOf(request.url), 'http.route': operation, 'gateway.operation': operation };
-    return inSpan((names[method] ??= `${method} ${operation}`), { kind: SpanKind.SERVER, attributes, parent, passed: passTrace }, (_span, spanContext) => {
-      if (passTrace) (invocation as WithCallTrace)[callTraceKey] = spanContext;
-      return handler(request, invocation, ...rest);
-    }, recordResponse);
+    return inSpan(
+      (names[method] ??= `${method} ${operation}`),
+      { kind: SpanKind.SERVER, attributes, parent, passed: passTrace },
+      (_span, spanContext) => {
+        if (passTrace) (invocation as WithCallTrace)[callTraceKey] = spanContext;
+        return handler(request, invocation, ...rest);
+      },
+      recordResponse,
+    );
   };
 
   function recordResponse(span: Span, response: HttpResponseInit): void {
@@ -180,10 +206,13 @@ export function recordedUrlOf(origin: string, pathAndQuery: string): string {
   if (queryAt < 0) return origin + pathAndQuery;
   // Most calls carry `api-version` alone: nothing to replace, nothing to split.
   if (pathAndQuery.indexOf('&', queryAt) < 0 && apiVersionFirst.test(pathAndQuery.slice(queryAt + 1, queryAt + 13))) return origin + pathAndQuery;
-  const pairs = pathAndQuery.slice(queryAt + 1).split('&').map((pair) => {
-    const name = pair.split('=', 1)[0]!;
-    return name.toLowerCase() === 'api-version' ? pair : `${name}=REDACTED`;
-  });
+  const pairs = pathAndQuery
+    .slice(queryAt + 1)
+    .split('&')
+    .map((pair) => {
+      const name = pair.split('=', 1)[0]!;
+      return name.toLowerCase() === 'api-version' ? pair : `${name}=REDACTED`;
+    });
   return `${origin}${pathAndQuery.slice(0, queryAt)}?${pairs.join('&')}`;
 }
 const apiVersionFirst = /^api-version=$/i;

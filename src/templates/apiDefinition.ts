@@ -50,13 +50,15 @@ function declarationSchema() {
       if (!isTemplateExpression(declaration.name)) {
         if (name.length < 1 || name.length > 256) addDeclarationIssue(ctx, 'TooLarge', 'The API name must be 1 to 256 characters.', ['name']);
         if (!/^[^*#&+:<>?]+$/.test(name)) addDeclarationIssue(ctx, 'PatternMismatch', 'The API name must not contain * # & + : < > ?', ['name']);
-        if (name.includes(';') && !/^[^;]+;rev=[1-9][0-9]*$/.test(name)) addDeclarationIssue(ctx, 'InvalidRevisionName', 'A revision is named <api>;rev=<number from 1>.', ['name']);
+        if (name.includes(';') && !/^[^;]+;rev=[1-9][0-9]*$/.test(name))
+          addDeclarationIssue(ctx, 'InvalidRevisionName', 'A revision is named <api>;rev=<number from 1>.', ['name']);
       }
       const properties = declaration.properties;
       const legacy = (declaration.apiVersion ?? '2016-10-10') === '2016-10-10';
       if (legacy) {
         for (const field of ['path', 'protocols', 'serviceUrl'] as const) {
-          if (properties[field] === undefined) addDeclarationIssue(ctx, 'Required', `properties.${field} is required at api-version 2016-10-10.`, ['properties', field]);
+          if (properties[field] === undefined)
+            addDeclarationIssue(ctx, 'Required', `properties.${field} is required at api-version 2016-10-10.`, ['properties', field]);
         }
       }
       if (properties.protocols !== undefined && !isTemplateExpression(properties.protocols)) {
@@ -65,7 +67,8 @@ function declarationSchema() {
         properties.protocols.forEach((protocol, index) => {
           const allowed = legacy ? protocolsByVersion.legacy : protocolsByVersion.later;
           const known = allowed.find((candidate) => candidate.toLowerCase() === protocol.toLowerCase());
-          if (!known && !isTemplateExpression(protocol)) addDeclarationIssue(ctx, 'InvalidEnumValue', `"${protocol}" is not a protocol: use ${allowed.join(', ')}.`, ['properties', 'protocols', index]);
+          if (!known && !isTemplateExpression(protocol))
+            addDeclarationIssue(ctx, 'InvalidEnumValue', `"${protocol}" is not a protocol: use ${allowed.join(', ')}.`, ['properties', 'protocols', index]);
           else if (known && seen.has(known)) addDeclarationIssue(ctx, 'DuplicateValue', `${known} is listed twice.`, ['properties', 'protocols', index]);
           if (known) seen.add(known);
         });
@@ -76,4 +79,6 @@ function declarationSchema() {
     });
 }
 
-export const apiDefinitionKind: DeclarationKind = withFieldsOnFirstRead({ typeSuffix: 'ApiManagement/service/apis' }, ['schema'], () => ({ schema: declarationSchema() }));
+export const apiDefinitionKind: DeclarationKind = withFieldsOnFirstRead({ typeSuffix: 'ApiManagement/service/apis' }, ['schema'], () => ({
+  schema: declarationSchema(),
+}));

@@ -104,7 +104,11 @@ export function validateDeclaration(declaration: unknown, kind: DeclarationKind,
       continue;
     }
     const path = jsonPathOf(issue.path);
-    errors.add({ path: pathPrefix && path ? `${pathPrefix}.${path}`.replace('.[', '[') : pathPrefix || path, code: codeOf(issue, declaration), message: issue.message });
+    errors.add({
+      path: pathPrefix && path ? `${pathPrefix}.${path}`.replace('.[', '[') : pathPrefix || path,
+      code: codeOf(issue, declaration),
+      message: issue.message,
+    });
   }
 }
 

@@ -7,7 +7,6 @@ import { z } from 'zod';
 import { withFieldsOnFirstRead } from '../fieldsOnFirstRead';
 import { addDeclarationIssue, type DeclarationKind } from './declarationValidation';
 
-
 /** The declaration's schema, built on the first validation (src/fieldsOnFirstRead.ts). */
 function declarationSchema() {
   const hostCaching = z.enum(['None', 'ReadOnly', 'ReadWrite']);
@@ -44,8 +43,11 @@ function declarationSchema() {
         // virtualMachineId only when capturing a virtual machine: each stands alone.
         for (const exclusive of ['communityGalleryImageId', 'virtualMachineId'] as const) {
           if (source[exclusive] !== undefined) {
-            const others = (['id', 'communityGalleryImageId', 'virtualMachineId'] as const).filter((field) => field !== exclusive && source[field] !== undefined);
-            if (others.length > 0) addDeclarationIssue(ctx, 'ExclusiveSource', `${exclusive} must be the only source field; remove ${others.join(' and ')}.`, [exclusive]);
+            const others = (['id', 'communityGalleryImageId', 'virtualMachineId'] as const).filter(
+              (field) => field !== exclusive && source[field] !== undefined,
+            );
+            if (others.length > 0)
+              addDeclarationIssue(ctx, 'ExclusiveSource', `${exclusive} must be the only source field; remove ${others.join(' and ')}.`, [exclusive]);
           }
         }
       })
@@ -97,7 +99,9 @@ function declarationSchema() {
           .looseObject({
             uefiSettings: z
               .looseObject({
-                signatureTemplateNames: z.array(z.enum(['MicrosoftUefiCertificateAuthorityTemplate', 'MicrosoftWindowsTemplate', 'NoSignatureTemplate'])).optional(),
+                signatureTemplateNames: z
+                  .array(z.enum(['MicrosoftUefiCertificateAuthorityTemplate', 'MicrosoftWindowsTemplate', 'NoSignatureTemplate']))
+                  .optional(),
                 additionalSignatures: z
                   .looseObject({ db: z.array(uefiKey).optional(), dbx: z.array(uefiKey).optional(), kek: z.array(uefiKey).optional(), pk: uefiKey.optional() })
                   .optional(),
@@ -114,7 +118,14 @@ function declarationSchema() {
       const seen = new Map<number, number>();
       dataDisks.forEach((disk, index) => {
         const first = seen.get(disk.lun);
-        if (first !== undefined) addDeclarationIssue(ctx, 'DuplicateLun', `lun ${disk.lun} is used by dataDiskImages[${first}] already.`, ['properties', 'storageProfile', 'dataDiskImages', index, 'lun']);
+        if (first !== undefined)
+          addDeclarationIssue(ctx, 'DuplicateLun', `lun ${disk.lun} is used by dataDiskImages[${first}] already.`, [
+            'properties',
+            'storageProfile',
+            'dataDiskImages',
+            index,
+            'lun',
+          ]);
         else seen.set(disk.lun, index);
       });
       // An encryption entry must name a declared data disk; when the disks come from a source
@@ -128,11 +139,21 @@ function declarationSchema() {
       for (const { target, path } of targets) {
         (target.encryption?.dataDiskImages ?? []).forEach((entry, index) => {
           if (!seen.has(entry.lun)) {
-            addDeclarationIssue(ctx, 'UnknownDataDiskLun', `lun ${entry.lun} names no data disk in storageProfile.dataDiskImages.`, ['properties', 'publishingProfile', ...path, 'encryption', 'dataDiskImages', index, 'lun']);
+            addDeclarationIssue(ctx, 'UnknownDataDiskLun', `lun ${entry.lun} names no data disk in storageProfile.dataDiskImages.`, [
+              'properties',
+              'publishingProfile',
+              ...path,
+              'encryption',
+              'dataDiskImages',
+              index,
+              'lun',
+            ]);
           }
         });
       }
     });
 }
 
-export const galleryImageVersionKind: DeclarationKind = withFieldsOnFirstRead({ typeSuffix: 'Compute/galleries/images/versions' }, ['schema'], () => ({ schema: declarationSchema() }));
+export const galleryImageVersionKind: DeclarationKind = withFieldsOnFirstRead({ typeSuffix: 'Compute/galleries/images/versions' }, ['schema'], () => ({
+  schema: declarationSchema(),
+}));

@@ -81,8 +81,10 @@ export type BuildResult = { ok: true; customProperties: Record<string, string> }
 export function buildCustomProperties(request: z.output<typeof gatewaySettingsRequest>, prefix: string): BuildResult {
   const errors: DeclarationError[] = [];
   const chosen = new Map<string, boolean>();
-  for (const [name, value] of Object.entries(request.clientProtocols ?? {})) chosen.set(`${prefix}${protocolSuffixes[name as keyof typeof protocolSuffixes]}`, value);
-  for (const [name, value] of Object.entries(request.backendProtocols ?? {})) chosen.set(`${prefix}${backendSuffixes[name as keyof typeof backendSuffixes]}`, value);
+  for (const [name, value] of Object.entries(request.clientProtocols ?? {}))
+    chosen.set(`${prefix}${protocolSuffixes[name as keyof typeof protocolSuffixes]}`, value);
+  for (const [name, value] of Object.entries(request.backendProtocols ?? {}))
+    chosen.set(`${prefix}${backendSuffixes[name as keyof typeof backendSuffixes]}`, value);
   if (request.tripleDes168 !== undefined) chosen.set(`${prefix}${tripleDesSuffix}`, request.tripleDes168);
   if (request.http2 !== undefined) chosen.set(`${prefix}${http2Suffix}`, request.http2);
   for (const [cipher, enabled] of Object.entries(request.ciphers ?? {})) {
@@ -127,7 +129,8 @@ export function validateCustomProperties(body: unknown, prefix: string): { error
       continue;
     }
     if (!known.has(key.toLowerCase())) errors.add({ path: pathOf(key), code: 'UnknownKey', message: `${key} is not a gateway setting.` });
-    else if (typeof value !== 'string' || !/^(true|false)$/i.test(value)) errors.add({ path: pathOf(key), code: 'InvalidValue', message: `${key} must be "True" or "False".` });
+    else if (typeof value !== 'string' || !/^(true|false)$/i.test(value))
+      errors.add({ path: pathOf(key), code: 'InvalidValue', message: `${key} must be "True" or "False".` });
   }
   const present = new Set(Object.keys(properties).map((key) => key.toLowerCase()));
   const warnings = allKeys(prefix, false)

@@ -22,7 +22,9 @@ export function credentialOnFirstUse(create: (identity: typeof Identity) => Toke
 /** The platform's managed identity: the user-assigned one with this client id or resource id, else the system-assigned one. */
 export function managedIdentityOnFirstUse(userAssigned: { clientId?: string; resourceId?: string }): TokenCredential {
   const { clientId, resourceId } = userAssigned;
-  return credentialOnFirstUse((identity) => (resourceId ? new identity.ManagedIdentityCredential({ resourceId }) : new identity.ManagedIdentityCredential(clientId ? { clientId } : {})));
+  return credentialOnFirstUse((identity) =>
+    resourceId ? new identity.ManagedIdentityCredential({ resourceId }) : new identity.ManagedIdentityCredential(clientId ? { clientId } : {}),
+  );
 }
 
 /**

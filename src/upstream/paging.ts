@@ -126,12 +126,7 @@ async function followPages(
 }
 
 /** Merges every page's `value` into the first page's shape, as followPages reads them. */
-export async function collectPages(
-  first: FirstPage,
-  fetchPage: FetchPage,
-  limits: MergeLimits,
-  now: () => number = Date.now,
-): Promise<MergedPages> {
+export async function collectPages(first: FirstPage, fetchPage: FetchPage, limits: MergeLimits, now: () => number = Date.now): Promise<MergedPages> {
   const value: unknown[] = [];
   const take = (items: unknown[]) => {
     for (const item of items) value.push(item);
@@ -146,12 +141,7 @@ export async function collectPages(
  * the next page is out, and are not held as objects after that, so a merge of 10,000 items is
  * neither serialised again at the end nor kept alive until then.
  */
-export async function collectPagesText(
-  first: FirstPage,
-  fetchPage: FetchPage,
-  limits: MergeLimits,
-  now: () => number = Date.now,
-): Promise<MergedText> {
+export async function collectPagesText(first: FirstPage, fetchPage: FetchPage, limits: MergeLimits, now: () => number = Date.now): Promise<MergedText> {
   const pieces: string[] = [];
   const take = (items: unknown[]) => {
     if (items.length > 0) pieces.push(JSON.stringify(items).slice(1, -1));

@@ -13,9 +13,7 @@ const notSentErrorCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UN
 /** Error codes of a connection that failed after the request may have been sent. */
 const transientErrorCodes = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ETIMEDOUT']);
 
-export type AttemptOutcome =
-  | { kind: 'response'; status: number; readHeader: HeaderReader }
-  | { kind: 'error'; code: string | undefined };
+export type AttemptOutcome = { kind: 'response'; status: number; readHeader: HeaderReader } | { kind: 'error'; code: string | undefined };
 
 export interface RetryPolicy {
   maxRetries: number;

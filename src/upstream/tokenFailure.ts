@@ -25,7 +25,8 @@ function whereToLook(upstream: UpstreamName, config: Config): string {
   if (upstream === 'lifecycle' && config.LIFECYCLE_USERNAME) {
     return `LIFECYCLE_TENANT_ID, LIFECYCLE_CLIENT_ID, LIFECYCLE_USERNAME and LIFECYCLE_PASSWORD (the lifecycle user), and LIFECYCLE_TOKEN_SCOPE (now ${config.lifecycleTokenScope})`;
   }
-  const scope = upstream === 'management' ? `MANAGEMENT_TOKEN_SCOPE (now ${config.managementTokenScope})` : `LIFECYCLE_TOKEN_SCOPE (now ${config.lifecycleTokenScope})`;
+  const scope =
+    upstream === 'management' ? `MANAGEMENT_TOKEN_SCOPE (now ${config.managementTokenScope})` : `LIFECYCLE_TOKEN_SCOPE (now ${config.lifecycleTokenScope})`;
   return (
     `the app's managed identity (AZURE_CLIENT_ID names a user-assigned one; locally, az login or AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET), ` +
     `${scope}, or UPSTREAM_AUTH (now ${config.UPSTREAM_AUTH}; static or passthrough need no identity)`

@@ -115,7 +115,13 @@ export class UpstreamClient {
     }
   }
 
-  async #sendWithin(request: UpstreamRequest, target: Target, headers: Record<string, string>, deadline: number, signal: EventEmitter): Promise<UpstreamResponse> {
+  async #sendWithin(
+    request: UpstreamRequest,
+    target: Target,
+    headers: Record<string, string>,
+    deadline: number,
+    signal: EventEmitter,
+  ): Promise<UpstreamResponse> {
     let waitedMs = 0;
     for (let attempt = 0; ; attempt += 1) {
       const remainingMs = deadline - this.#now();
@@ -154,7 +160,13 @@ export class UpstreamClient {
     }
   }
 
-  async #attempt(request: UpstreamRequest, target: Target, headers: Record<string, string>, remainingMs: number, signal: EventEmitter): Promise<UpstreamResponse> {
+  async #attempt(
+    request: UpstreamRequest,
+    target: Target,
+    headers: Record<string, string>,
+    remainingMs: number,
+    signal: EventEmitter,
+  ): Promise<UpstreamResponse> {
     const response = await this.#dispatcher.request({
       origin: target.origin,
       path: target.path,
@@ -206,7 +218,10 @@ function assertJsonDepth(bodyText: string, maxDepth: number): void {
   if (!/^\s*[[{]/.test(bodyText)) return;
   const depth = nestingDepth(bodyText, maxDepth);
   if (depth > maxDepth) {
-    throw new GatewayError('UpstreamBadResponse', `The upstream answered with JSON nested more than ${maxDepth} levels deep, which the app does not read (UPSTREAM_MAX_JSON_DEPTH).`);
+    throw new GatewayError(
+      'UpstreamBadResponse',
+      `The upstream answered with JSON nested more than ${maxDepth} levels deep, which the app does not read (UPSTREAM_MAX_JSON_DEPTH).`,
+    );
   }
 }
 
@@ -221,7 +236,9 @@ function flattenHeaders(headers: Record<string, string | string[] | undefined>):
 function isAbort(error: unknown): boolean {
   const name = (error as { name?: string } | undefined)?.name;
   const code = errorCodeOf(error);
-  return name === 'AbortError' || name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_ABORTED';
+  return (
+    name === 'AbortError' || name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_ABORTED'
+  );
 }
 
 function errorCodeOf(error: unknown): string | undefined {

@@ -18,12 +18,20 @@ afterAll(async () => {
 beforeEach(() => gateway.emulator.reset());
 
 const subscription = '00000000-0000-0000-0000-000000000000';
-const group = (name: string) => `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
+const group = (name: string) =>
+  `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
 const validGroup = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } });
 const schedules = (scope: string) => `${scope}/providers/Vendor.Authorization/roleAssignmentSchedules?api-version=2020-10-01`;
 
 it.each<[string, string, string, Record<string, string>, string | undefined, number[]]>([
-  ['a 5 MB body', group('big'), 'PUT', { 'content-type': 'application/json' }, JSON.stringify({ properties: { containers: [] }, pad: 'x'.repeat(5 * 1024 * 1024) }), [413]],
+  [
+    'a 5 MB body',
+    group('big'),
+    'PUT',
+    { 'content-type': 'application/json' },
+    JSON.stringify({ properties: { containers: [] }, pad: 'x'.repeat(5 * 1024 * 1024) }),
+    [413],
+  ],
   ['a body nested 10,000 deep', group('deep'), 'PUT', { 'content-type': 'application/json' }, `${'['.repeat(10_000)}${']'.repeat(10_000)}`, [400]],
   ['a text/plain body', group('text'), 'PUT', { 'content-type': 'text/plain' }, validGroup, [415]],
   ['an XML body', group('xml'), 'PUT', { 'content-type': 'application/xml' }, '<containerGroup/>', [415]],
@@ -36,7 +44,14 @@ it.each<[string, string, string, Record<string, string>, string | undefined, num
   ['a control character in a path parameter', group('a%0Ab'), 'PUT', { 'content-type': 'application/json' }, validGroup, [400]],
   ['an encoded ../ inside {scope}', schedules('subscriptions/x/resourceGroups/%2e%2e%2F%2e%2e'), 'GET', {}, undefined, [400]],
   ['an encoded slash and .. inside {scope}', schedules('subscriptions/x%2F..%2F..%2Fproviders'), 'GET', {}, undefined, [400]],
-  ['a $filter carrying more than one form', `subscriptions/x/providers/Vendor.Authorization/roleAssignmentSchedules?api-version=2020-10-01&$filter=${encodeURIComponent('atScope() or 1 eq 1')}`, 'GET', {}, undefined, [400]],
+  [
+    'a $filter carrying more than one form',
+    `subscriptions/x/providers/Vendor.Authorization/roleAssignmentSchedules?api-version=2020-10-01&$filter=${encodeURIComponent('atScope() or 1 eq 1')}`,
+    'GET',
+    {},
+    undefined,
+    [400],
+  ],
 ])('%s', async (_title, path, method, headers, body, statuses) => {
   // node:http sends the path as written; a WHATWG URL client would resolve `..` first.
   const response = await new Promise<{ statusCode: number; text: string }>((resolve, reject) => {
@@ -66,9 +81,12 @@ it('resolves literal dot segments before routing, as Kestrel does: no upstream p
 
 it('never echoes a correlation id that could inject text', async () => {
   for (const evil of ['abc def', '<script>', 'x'.repeat(200), 'id"with"quotes']) {
-    const response = await request(`${gateway.url}/api/subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`, {
-      headers: { 'x-ms-client-request-id': evil },
-    });
+    const response = await request(
+      `${gateway.url}/api/subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`,
+      {
+        headers: { 'x-ms-client-request-id': evil },
+      },
+    );
     await response.body.dump();
     expect(response.headers['x-correlation-id']).not.toBe(evil);
     expect(response.headers['x-correlation-id']).toMatch(/^[0-9a-f-]{36}$/);

@@ -8,7 +8,8 @@ import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 
 const allowedSubscription = '11111111-1111-1111-1111-111111111111';
 const otherSubscription = '22222222-2222-2222-2222-222222222222';
-const usagesOf = (subscriptionId: string) => `subscriptions/${subscriptionId}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
+const usagesOf = (subscriptionId: string) =>
+  `subscriptions/${subscriptionId}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
 const botKey = 'bot-key-0123456789abcdef';
 
 describe('function keys and the scope allow-list', () => {
@@ -65,7 +66,12 @@ describe('function keys and the scope allow-list', () => {
     expect(gateway.emulator.upstreamRequests()).toHaveLength(0);
     // The call log names the path refused, not "(invalid)": the path was valid.
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(gateway.app.callRecords().filter((record) => record.decision === 'ScopeNotAllowed').at(-1)).toMatchObject({ status: 403, target: `/${usagesOf(otherSubscription).split('?')[0]}` });
+    expect(
+      gateway.app
+        .callRecords()
+        .filter((record) => record.decision === 'ScopeNotAllowed')
+        .at(-1),
+    ).toMatchObject({ status: 403, target: `/${usagesOf(otherSubscription).split('?')[0]}` });
   });
 });
 
@@ -90,11 +96,16 @@ describe('passthrough of the caller’s token', () => {
   it('treats the same request from another caller as a new start, never handing over the first one’s', async () => {
     gateway.emulator.reset();
     const start = (token: string) =>
-      request(gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/shared-name?api-version=2025-09-01`), {
-        method: 'PUT',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
-      });
+      request(
+        gateway.api(
+          `subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/shared-name?api-version=2025-09-01`,
+        ),
+        {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
+        },
+      );
     const first = await start('CANARY-SECRET-callers-token');
     await first.body.dump();
     const intruder = await start('CANARY-SECRET-someone-else');
@@ -109,11 +120,16 @@ describe('passthrough of the caller’s token', () => {
 
   it('advances an orchestration when its caller reads it with the token, the timer holding none', async () => {
     const authorization = 'Bearer CANARY-SECRET-callers-token';
-    const started = await request(gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/passthrough?api-version=2025-09-01`), {
-      method: 'PUT',
-      headers: { authorization, 'content-type': 'application/json' },
-      body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
-    });
+    const started = await request(
+      gateway.api(
+        `subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/passthrough?api-version=2025-09-01`,
+      ),
+      {
+        method: 'PUT',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
+      },
+    );
     expect(started.statusCode).toBe(201);
     await started.body.dump();
     const location = started.headers.location as string;
@@ -151,7 +167,14 @@ describe('passthrough orchestrations over an operation longer than a token lives
   let gateway: GatewayFixture;
   beforeAll(async () => {
     gateway = await startGateway(
-      { UPSTREAM_AUTH: 'passthrough', UPSTREAM_STATIC_TOKEN: '', ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *', LRO_DEFAULT_POLL_SECONDS: '1', LRO_DEADLINE_MINUTES: JSON.stringify({ ApiManagementService_MigrateToStv2: 0.05 }), ORCHESTRATION_RETENTION_HOURS: '0.001' },
+      {
+        UPSTREAM_AUTH: 'passthrough',
+        UPSTREAM_STATIC_TOKEN: '',
+        ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *',
+        LRO_DEFAULT_POLL_SECONDS: '1',
+        LRO_DEADLINE_MINUTES: JSON.stringify({ ApiManagementService_MigrateToStv2: 0.05 }),
+        ORCHESTRATION_RETENTION_HOURS: '0.001',
+      },
       { token: started, otherTokens: [refreshed, otherPrincipal], lroSteps: 2, retryAfterSeconds: 1 },
     );
   });
@@ -161,18 +184,25 @@ describe('passthrough orchestrations over an operation longer than a token lives
 
   const operationReads = () => gateway.emulator.upstreamRequests({ pathIncludes: '/operationResults/' }).length;
   async function startGroup(name: string, token: string) {
-    const response = await request(gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`), {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
-    });
+    const response = await request(
+      gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`),
+      {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
+      },
+    );
     await response.body.dump();
     expect(response.statusCode).toBe(201);
     return { location: response.headers.location as string, id: response.headers['x-orchestration-id'] as string };
   }
   const read = async (url: string, token: string) => {
     const response = await request(url, { headers: { authorization: `Bearer ${token}` } });
-    return { status: response.statusCode, retryAfter: Number(response.headers['retry-after'] ?? 1), json: (await response.body.json().catch(() => undefined)) as Record<string, unknown> | undefined };
+    return {
+      status: response.statusCode,
+      retryAfter: Number(response.headers['retry-after'] ?? 1),
+      json: (await response.body.json().catch(() => undefined)) as Record<string, unknown> | undefined,
+    };
   };
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -199,22 +229,30 @@ describe('passthrough orchestrations over an operation longer than a token lives
     throw new Error('The orchestration never completed with the refreshed token');
   });
 
-  it('answers gateway-wait with the final resource: the waiting caller\'s token makes the polls the timer cannot', async () => {
-    const response = await request(gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/waited?api-version=2025-09-01&gateway-wait=20`), {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${started}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
-    });
+  it("answers gateway-wait with the final resource: the waiting caller's token makes the polls the timer cannot", async () => {
+    const response = await request(
+      gateway.api(
+        `subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/waited?api-version=2025-09-01&gateway-wait=20`,
+      ),
+      {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${started}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
+      },
+    );
     expect(response.statusCode).toBe(200);
     expect(await response.body.json()).toMatchObject({ name: 'waited', properties: { provisioningState: 'Succeeded' } });
   });
 
   it('without any reader, the poller still fails an operation past its deadline, then purges it', async () => {
-    const response = await request(gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2?api-version=2024-05-01`), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${started}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ mode: 'NewIP' }),
-    });
+    const response = await request(
+      gateway.api(`subscriptions/${allowedSubscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2?api-version=2024-05-01`),
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${started}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ mode: 'NewIP' }),
+      },
+    );
     await response.body.dump();
     expect(response.statusCode).toBe(202);
     const id = response.headers['x-orchestration-id'] as string;

@@ -51,7 +51,9 @@ describe('a Slack response_url posted to by two instances, one after the other',
         ...fastPolling,
         SLACK_SIGNING_SECRET: slackSecret,
         SLACK_RESPONSE_URL_ORIGINS: JSON.stringify([receiver.origin]),
-        ACCESS_POLICY: JSON.stringify([{ callers: [`slack:${team}/${user}`], allow: ['ApiManagementService_MigrateToStv2', 'read'], scopes: [`/subscriptions/${subscription}`] }]),
+        ACCESS_POLICY: JSON.stringify([
+          { callers: [`slack:${team}/${user}`], allow: ['ApiManagementService_MigrateToStv2', 'read'], scopes: [`/subscriptions/${subscription}`] },
+        ]),
         CHATOPS_RESPONSE_URL_MAX_POSTS: String(maxPosts),
         // The circuit stays out of it: every attempt is made when due.
         NOTIFY_CIRCUIT_FAILURES: '50',
@@ -128,7 +130,11 @@ describe.each([2, 4])('%i instances and a receiver gone dark', (count) => {
       Array.from({ length: orchestrations }, async (_unused, index) => {
         const path = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/dark-${index}-${randomUUID().slice(0, 6)}?api-version=2025-09-01`;
         const body = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
-        const started = await request(`${instances[index % count]!.url}/api/${path}`, { method: 'PUT', headers: { 'content-type': 'application/json', 'x-gateway-notify': receiver.url }, body });
+        const started = await request(`${instances[index % count]!.url}/api/${path}`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json', 'x-gateway-notify': receiver.url },
+          body,
+        });
         await started.body.dump();
         expect(started.statusCode).toBe(201);
       }),
@@ -143,7 +149,9 @@ describe.each([2, 4])('%i instances and a receiver gone dark', (count) => {
     const probes = arrivals.filter((at) => at >= windowStart && at < windowStart + windowMs).length;
     // One probe per cool-down in all (a probe taken just before the window may arrive in it).
     const bound = Math.floor(windowMs / (coolDownSeconds * 1000)) + 2;
-    console.log(`shared circuit, ${count} instances: ${opening} attempts before it opened, ${probes} probes in ${windowMs} ms (cool-down ${coolDownSeconds} s, bound ${bound}; each instance on its own would make about ${count} per cool-down)`);
+    console.log(
+      `shared circuit, ${count} instances: ${opening} attempts before it opened, ${probes} probes in ${windowMs} ms (cool-down ${coolDownSeconds} s, bound ${bound}; each instance on its own would make about ${count} per cool-down)`,
+    );
     expect(probes).toBeLessThanOrEqual(bound);
     expect(probes).toBeGreaterThanOrEqual(1);
 

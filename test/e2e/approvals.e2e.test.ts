@@ -106,7 +106,11 @@ async function until<T>(look: () => Promise<T>, done: (value: T) => boolean, dea
 }
 
 const statusOf = (id: string, key: keyof typeof keys = 'starter') => call(key, 'GET', `orchestrations/${id}`);
-const ended = (id: string) => until(() => statusOf(id), (answer) => answer.status === 200);
+const ended = (id: string) =>
+  until(
+    () => statusOf(id),
+    (answer) => answer.status === 200,
+  );
 
 describe('a migration whose rule asks one approval', () => {
   let id: string;
@@ -124,7 +128,9 @@ describe('a migration whose rule asks one approval', () => {
   it('is read by its approvers, listed for them, and their console session says they may approve', async () => {
     expect((await statusOf(id, 'approver')).json?.runtimeStatus).toBe('Pending');
     const listed = await call('approver', 'GET', 'approvals');
-    expect(listed.json?.value).toEqual(expect.arrayContaining([expect.objectContaining({ id, startedBy: name('starter'), name: 'ApiManagementService_MigrateToStv2' })]));
+    expect(listed.json?.value).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id, startedBy: name('starter'), name: 'ApiManagementService_MigrateToStv2' })]),
+    );
     expect((await call('approver', 'GET', 'console/session')).json?.may).toMatchObject({ approve: true });
     expect((await call('stranger', 'GET', 'console/session')).json?.may).toMatchObject({ approve: false });
     // Being an approver opens nothing else: another caller's orchestration, the list, terminating.
@@ -149,7 +155,10 @@ describe('a migration whose rule asks one approval', () => {
   it('runs once another approver approves it (through the console), recording the decision', async () => {
     const approved = await decide('approver', id, { approved: true, reason: 'change window' }, { headers: { 'x-gateway-client': 'console' } });
     expect(approved.status).toBe(202);
-    expect(approved.json?.customStatus?.approval).toMatchObject({ state: 'approved', decisions: [{ by: name('approver'), approved: true, reason: 'change window', route: 'console' }] });
+    expect(approved.json?.customStatus?.approval).toMatchObject({
+      state: 'approved',
+      decisions: [{ by: name('approver'), approved: true, reason: 'change window', route: 'console' }],
+    });
     const final = await ended(id);
     expect(final.json).toMatchObject({ runtimeStatus: 'Completed' });
     expect(migrations('apim1')).toHaveLength(1);
@@ -170,7 +179,10 @@ it('ends a rejected migration NotApproved with no upstream call, and its end not
   expect(operation.status).toBe(403);
   expect(errorCodeOf(operation)).toBe('NotApproved');
   expect((await decide('approver', id, { approved: true })).status).toBe(410);
-  const event = await until(async () => hooks.deliveries.find((delivery) => (delivery.event?.data as { id?: string } | undefined)?.id === id), (found) => found !== undefined);
+  const event = await until(
+    async () => hooks.deliveries.find((delivery) => (delivery.event?.data as { id?: string } | undefined)?.id === id),
+    (found) => found !== undefined,
+  );
   expect(event?.verified).toBe(true);
   expect(event?.event?.data).toMatchObject({ runtimeStatus: 'Failed', failure: { code: 'NotApproved' }, customStatus: { approval: { state: 'rejected' } } });
   expect(migrations('apim-rejected')).toEqual([]);
@@ -183,7 +195,7 @@ it('ends a terminated waiting migration with no upstream call', async () => {
   expect(migrations('apim-terminated')).toEqual([]);
 });
 
-it('runs a migration outside the approval rules\' scopes at once: only where a rule asks approval is it needed', async () => {
+it("runs a migration outside the approval rules' scopes at once: only where a rule asks approval is it needed", async () => {
   const answer = await call('starter', 'POST', migrate('rg-free', 'apim-free'), { body: '{}' });
   expect(answer.status).toBe(202);
   expect(migrations('apim-free')).toHaveLength(1);
@@ -205,7 +217,9 @@ it('refuses a start past APPROVAL_MAX_PENDING_PER_CALLER with 429 and Retry-Afte
   expect(refused.status).toBe(429);
   expect(errorCodeOf(refused)).toBe('TooManyPendingApprovals');
   expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-  expect((await stored()).filter((blob) => !blob.startsWith('chat-') && !blob.startsWith('janitor'))).toEqual(before.filter((blob) => !blob.startsWith('chat-') && !blob.startsWith('janitor')));
+  expect((await stored()).filter((blob) => !blob.startsWith('chat-') && !blob.startsWith('janitor'))).toEqual(
+    before.filter((blob) => !blob.startsWith('chat-') && !blob.startsWith('janitor')),
+  );
   expect(migrations('busy3')).toEqual([]);
 });
 
@@ -217,7 +231,10 @@ it('stores and sends the body its approvers saw: a field given twice keeps one v
     expect([blob.name, (await service.getBlobClient(blob.name).downloadToBuffer()).toString('utf8').includes('s3cret-twice')]).toEqual([blob.name, false]);
   }
   expect((await decide('approver', id, { approved: true })).status).toBe(202);
-  await until(async () => migrations('apim-twice'), (sent) => sent.length > 0);
+  await until(
+    async () => migrations('apim-twice'),
+    (sent) => sent.length > 0,
+  );
   expect(migrations('apim-twice').map((sent) => JSON.parse(sent.body) as unknown)).toEqual([{ mode: 'PreserveIp', properties: { password: '' } }]);
 });
 
@@ -231,7 +248,7 @@ it('sends exactly once when the two approvals a start needs race on two app inst
   expect(migrations('apim-pair')).toHaveLength(1);
 });
 
-it('sends an approved start in passthrough mode on its starter\'s next read, with its token', async () => {
+it("sends an approved start in passthrough mode on its starter's next read, with its token", async () => {
   const bearer = { authorization: `Bearer ${emulatorToken}` };
   const id = await started(await call('starter', 'POST', migrate('rg-apim', 'apim-passthrough'), { body: '{}', headers: bearer, baseUrl: passthrough.url }));
   const approved = await decide('approver', id, { approved: true }, { baseUrl: passthrough.url });
@@ -246,7 +263,11 @@ it('sends an approved start in passthrough mode on its starter\'s next read, wit
 });
 
 it('ends a start nobody approved in time NotApproved within a poller run of its expiry, with no upstream call', async () => {
-  const final = await until(() => statusOf(expiring), (answer) => answer.status === 200, 150_000);
+  const final = await until(
+    () => statusOf(expiring),
+    (answer) => answer.status === 200,
+    150_000,
+  );
   expect(final.json).toMatchObject({ runtimeStatus: 'Failed', failure: { code: 'NotApproved' }, customStatus: { approval: { state: 'expired' } } });
   expect(Date.parse(final.json?.endedTime) - Date.parse(final.json?.customStatus.approval.expiresAt)).toBeLessThan(30_000);
   expect(migrations('apim-expiring')).toEqual([]);

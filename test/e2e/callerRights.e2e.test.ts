@@ -51,11 +51,14 @@ const policy = [
 const operatorPrincipal = {
   'x-ms-client-principal-id': '7d1a2b3c-1234-4abc-9def-0123456789ab',
   'x-ms-client-principal-name': 'operator@contoso.com',
-  'x-ms-client-principal': Buffer.from(JSON.stringify({ auth_typ: 'aad', claims: [{ typ: 'roles', val: 'Gateway.Operator' }], role_typ: 'roles' })).toString('base64'),
+  'x-ms-client-principal': Buffer.from(JSON.stringify({ auth_typ: 'aad', claims: [{ typ: 'roles', val: 'Gateway.Operator' }], role_typ: 'roles' })).toString(
+    'base64',
+  ),
 };
 
 const usages = `subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
-const groupPath = (resourceGroup: string, name: string) => `subscriptions/${subscription}/resourceGroups/${resourceGroup}/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
+const groupPath = (resourceGroup: string, name: string) =>
+  `subscriptions/${subscription}/resourceGroups/${resourceGroup}/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
 const groupBody = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
 const migrate = `subscriptions/${subscription}/resourceGroups/rg-bot/providers/Vendor.ApiManagement/service/apim1/migrateToStv2?api-version=2024-05-01`;
 const download = 'environmentinfo/v1/rsatdownload/project/7/environment/6f1a2b3c-1234-4abc-9def-0123456789ab';
@@ -65,7 +68,11 @@ let withoutPlatformAuth: AppProcess;
 /** The same app in passthrough mode, holding one wait per caller. */
 let passthrough: AppProcess;
 beforeAll(async () => {
-  gateway = await startGateway({ LOCAL_HOST_KEYS: JSON.stringify({ ...keys, master: 'master-key-0123456789abcdef' }), ACCESS_POLICY: JSON.stringify(policy), WEBSITE_AUTH_ENABLED: 'true' });
+  gateway = await startGateway({
+    LOCAL_HOST_KEYS: JSON.stringify({ ...keys, master: 'master-key-0123456789abcdef' }),
+    ACCESS_POLICY: JSON.stringify(policy),
+    WEBSITE_AUTH_ENABLED: 'true',
+  });
   [withoutPlatformAuth, passthrough] = await Promise.all([
     startApp({ ...gateway.env, WEBSITE_AUTH_ENABLED: 'false' }),
     startApp({ ...gateway.env, UPSTREAM_AUTH: 'passthrough', UPSTREAM_STATIC_TOKEN: '', GATEWAY_WAIT_MAX_PER_CALLER: '1' }),
@@ -112,11 +119,13 @@ describe('a chat-ops bot limited to reading and starting container groups in one
   it('leaves the caller and the decision in the call log', async () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const records = gateway.app.callRecords().filter((record) => record.caller === keyFingerprintOf(keys.bot));
-    expect(records).toEqual(expect.arrayContaining([
-      expect.objectContaining({ operation: 'Location_ListUsage', decision: 'allowed', status: 200 }),
-      expect.objectContaining({ operation: 'ApiManagementService_MigrateToStv2', decision: 'OperationNotAllowed', status: 403 }),
-      expect.objectContaining({ operation: 'ContainerGroups_CreateOrUpdate', decision: 'ScopeNotAllowed', status: 403 }),
-    ]));
+    expect(records).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ operation: 'Location_ListUsage', decision: 'allowed', status: 200 }),
+        expect.objectContaining({ operation: 'ApiManagementService_MigrateToStv2', decision: 'OperationNotAllowed', status: 403 }),
+        expect.objectContaining({ operation: 'ContainerGroups_CreateOrUpdate', decision: 'ScopeNotAllowed', status: 403 }),
+      ]),
+    );
   });
 });
 
@@ -141,7 +150,9 @@ describe('orchestrations belong to their starters', () => {
     expect(await listedBy(keys.bot)).not.toContain(id);
     const operatorSees = await listedBy(keys.stranger, operatorPrincipal);
     expect(operatorSees).toEqual(expect.arrayContaining([id, botId]));
-    expect((await call(keys.stranger, 'POST', `orchestrations/${botId}/terminate`, { headers: operatorPrincipal })).json).toMatchObject({ runtimeStatus: 'Terminated' });
+    expect((await call(keys.stranger, 'POST', `orchestrations/${botId}/terminate`, { headers: operatorPrincipal })).json).toMatchObject({
+      runtimeStatus: 'Terminated',
+    });
   });
 
   it("leaves another caller's orchestrations to it: purges, one or by filter, do not reach them", async () => {
@@ -155,7 +166,8 @@ describe('orchestrations belong to their starters', () => {
   });
 
   it("bounds an admin rule limited to scopes by them: another team's orchestration is not there for it", async () => {
-    const start = async (resourceGroup: string, name: string) => (await call(keys.automation, 'PUT', groupPath(resourceGroup, name), { body: groupBody })).headers['x-orchestration-id'] as string;
+    const start = async (resourceGroup: string, name: string) =>
+      (await call(keys.automation, 'PUT', groupPath(resourceGroup, name), { body: groupBody })).headers['x-orchestration-id'] as string;
     const inTeam = await start('rg-team', 'team-group');
     const elsewhere = await start('rg-auto', 'another-team-group');
 
@@ -175,9 +187,11 @@ describe('orchestrations belong to their starters', () => {
     expect((await call(keys.automation, 'GET', `orchestrations/${inTeam}`)).status).toBe(404);
   });
 
-  it('takes another caller\'s identical start for a start of its own', async () => {
+  it("takes another caller's identical start for a start of its own", async () => {
     gateway.emulator.reset();
-    const [bot, automation] = await Promise.all([keys.bot, keys.automation].map((key) => call(key, 'PUT', groupPath('rg-bot', 'same-request'), { body: groupBody })));
+    const [bot, automation] = await Promise.all(
+      [keys.bot, keys.automation].map((key) => call(key, 'PUT', groupPath('rg-bot', 'same-request'), { body: groupBody })),
+    );
     expect(bot!.headers['x-orchestration-id']).not.toBe(automation!.headers['x-orchestration-id']);
     expect(gateway.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(2);
   });
@@ -196,7 +210,7 @@ describe('a caller allowed only to start', () => {
     expect((await call(keys.starter, 'GET', `operations/${id}`)).status).toBe(200);
   });
 
-  it('gets nothing else from it: another caller\'s orchestration, lists, terminate and purge stay refused', async () => {
+  it("gets nothing else from it: another caller's orchestration, lists, terminate and purge stay refused", async () => {
     const others = (await call(keys.automation, 'PUT', groupPath('rg-auto', 'not-the-starters'), { body: groupBody })).headers['x-orchestration-id'] as string;
     const own = (await call(keys.starter, 'PUT', groupPath('rg-bot', 'started-only-too'), { body: groupBody })).headers['x-orchestration-id'] as string;
     for (const [method, path] of [
@@ -237,7 +251,9 @@ describe("a caller's share of the upstream", () => {
     // One upstream call per allowed answer, counted by correlation id: under 130 calls at once a
     // connection can fail and its GET be retried (same id), which is not a refused call sent.
     // Only the usages read: the poller's reads of orchestrations still running are not the bot's.
-    const sentCalls = new Set(gateway.emulator.upstreamRequests({ method: 'GET', pathIncludes: '/usages' }).map((sent) => sent.headers['x-ms-client-request-id']));
+    const sentCalls = new Set(
+      gateway.emulator.upstreamRequests({ method: 'GET', pathIncludes: '/usages' }).map((sent) => sent.headers['x-ms-client-request-id']),
+    );
     expect(sentCalls.size).toBe(answers.length - refused.length);
     // Another caller's share is its own.
     expect((await call(keys.automation, 'GET', usages)).status).toBe(200);
@@ -253,9 +269,13 @@ describe("a caller's share of the upstream", () => {
     expect((await call(keys.bot, 'GET', usages)).status).toBe(200);
   });
 
-  it('charges a key\'s share to the key whoever signs in with it, and a read that is a POST as a read', async () => {
+  it("charges a key's share to the key whoever signs in with it, and a read that is a POST as a read", async () => {
     const events = 'providers/Vendor.ResourceHealth/events/TRK-1/fetchEventDetails?api-version=2025-05-01';
-    const asPrincipal = (id: string) => ({ ...operatorPrincipal, 'x-ms-client-principal-id': id, 'x-ms-client-principal': Buffer.from('{"claims":[]}').toString('base64') });
+    const asPrincipal = (id: string) => ({
+      ...operatorPrincipal,
+      'x-ms-client-principal-id': id,
+      'x-ms-client-principal': Buffer.from('{"claims":[]}').toString('base64'),
+    });
     expect((await call(keys.sparing, 'POST', events, { headers: asPrincipal('11111111-aaaa-4aaa-8aaa-000000000001') })).status).toBe(200);
     expect((await call(keys.sparing, 'GET', usages, { headers: asPrincipal('11111111-aaaa-4aaa-8aaa-000000000002') })).status).toBe(200);
     const third = await call(keys.sparing, 'POST', events, { headers: asPrincipal('11111111-aaaa-4aaa-8aaa-000000000003') });
@@ -295,22 +315,34 @@ describe("a caller's share of the upstream", () => {
     expect(started.status).toBe(201);
     // The caller's one wait, held (without a token, so nothing polls meanwhile).
     const hangUp = new AbortController();
-    const held = request(`${passthrough.url}/api/orchestrations/${started.headers['x-orchestration-id'] as string}?gateway-wait=30`, { headers: { 'x-functions-key': keys.waiter }, signal: hangUp.signal }).catch(() => undefined);
+    const held = request(`${passthrough.url}/api/orchestrations/${started.headers['x-orchestration-id'] as string}?gateway-wait=30`, {
+      headers: { 'x-functions-key': keys.waiter },
+      signal: hangUp.signal,
+    }).catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 500));
     try {
-      const refused = await call(keys.waiter, 'PUT', `${groupPath('rg-auto', 'wait-refused')}&gateway-wait=10`, { body: groupBody, headers: bearer, baseUrl: passthrough.url });
+      const refused = await call(keys.waiter, 'PUT', `${groupPath('rg-auto', 'wait-refused')}&gateway-wait=10`, {
+        body: groupBody,
+        headers: bearer,
+        baseUrl: passthrough.url,
+      });
       expect(errorCodeOf(refused)).toBe('TooManyWaits');
-      expect((await call(keys.waiter, 'PUT', groupPath('rg-auto', 'after-refused-wait'), { body: groupBody, headers: bearer, baseUrl: passthrough.url })).status).toBe(201);
+      expect(
+        (await call(keys.waiter, 'PUT', groupPath('rg-auto', 'after-refused-wait'), { body: groupBody, headers: bearer, baseUrl: passthrough.url })).status,
+      ).toBe(201);
     } finally {
       hangUp.abort();
       await held;
     }
   });
 
-  it('shows how much of the management service\'s budget is left, in the call log and in health', async () => {
+  it("shows how much of the management service's budget is left, in the call log and in health", async () => {
     await call(keys.automation, 'GET', usages);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const [record] = gateway.app.callRecords().filter((entry) => entry.operation === 'Location_ListUsage').slice(-1);
+    const [record] = gateway.app
+      .callRecords()
+      .filter((entry) => entry.operation === 'Location_ListUsage')
+      .slice(-1);
     expect(record).toMatchObject({ upstreamRemaining: { subscriptionReads: expect.any(Number) } });
     const health = (await (await request(`${gateway.app.url}/api/health`)).body.json()) as Record<string, unknown>;
     expect(health).toMatchObject({ upstreamBudget: { subscriptionReads: { remaining: expect.any(Number), seenAt: expect.any(String) } } });
@@ -324,13 +356,17 @@ describe('a rule limited to scopes', () => {
     expect((await call(keys.scoped, 'PUT', groupPath('rg-auto', 'scoped-start'), { body: groupBody })).status).toBe(201);
   });
 
-  it('holds the resources a body names to the same scopes: another group\'s identity or subnet is refused before anything is sent', async () => {
+  it("holds the resources a body names to the same scopes: another group's identity or subnet is refused before anything is sent", async () => {
     const inGroup = (group: string, rest: string) => `/subscriptions/${subscription}/resourceGroups/${group}/providers/${rest}`;
-    const withReferences = (group: string) => JSON.stringify({
-      location: 'westus',
-      identity: { type: 'UserAssigned', userAssignedIdentities: { [inGroup(group, 'Microsoft.ManagedIdentity/userAssignedIdentities/admin')]: {} } },
-      properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }], subnetIds: [{ id: inGroup(group, 'Microsoft.Network/virtualNetworks/vnet/subnets/default') }] },
-    });
+    const withReferences = (group: string) =>
+      JSON.stringify({
+        location: 'westus',
+        identity: { type: 'UserAssigned', userAssignedIdentities: { [inGroup(group, 'Microsoft.ManagedIdentity/userAssignedIdentities/admin')]: {} } },
+        properties: {
+          containers: [{ name: 'web', properties: { image: 'nginx' } }],
+          subnetIds: [{ id: inGroup(group, 'Microsoft.Network/virtualNetworks/vnet/subnets/default') }],
+        },
+      });
     const sentBefore = gateway.emulator.upstreamRequests({ method: 'PUT' }).length;
     const refused = await call(keys.scoped, 'PUT', groupPath('rg-auto', 'borrowed-identity'), { body: withReferences('rg-prod') });
     expect(refused.status).toBe(403);
@@ -345,11 +381,12 @@ describe('a rule limited to scopes', () => {
 
 describe('a resource a body names, in another spelling', () => {
   const elsewhere = `subscriptions/${subscription}/resourceGroups/rg-prod/providers/Microsoft.Network/virtualNetworks/vnet/subnets/default`;
-  const bodyNaming = (reference: string, as: 'value' | 'key') => JSON.stringify({
-    location: 'westus',
-    ...(as === 'key' ? { identity: { type: 'UserAssigned', userAssignedIdentities: { [reference]: {} } } } : {}),
-    properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }], ...(as === 'value' ? { subnetIds: [{ id: reference }] } : {}) },
-  });
+  const bodyNaming = (reference: string, as: 'value' | 'key') =>
+    JSON.stringify({
+      location: 'westus',
+      ...(as === 'key' ? { identity: { type: 'UserAssigned', userAssignedIdentities: { [reference]: {} } } } : {}),
+      properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }], ...(as === 'value' ? { subnetIds: [{ id: reference }] } : {}) },
+    });
 
   // The spellings the review found; every other is in test/unit/http/bodyReferences.test.ts.
   it.each<[string, string, 'value' | 'key', number, string]>([
@@ -357,9 +394,15 @@ describe('a resource a body names, in another spelling', () => {
     ['no leading slash', elsewhere, 'key', 403, 'ScopeNotAllowed'],
     ['a leading space', ` /${elsewhere}`, 'value', 403, 'ScopeNotAllowed'],
     ['a full management URL', `https://management.azure.com/${elsewhere}?api-version=2024-05-01`, 'value', 403, 'ScopeNotAllowed'],
-    ['a `..` segment', `/subscriptions/${subscription}/resourceGroups/rg-auto/../rg-prod/providers/Microsoft.Network/virtualNetworks/vnet/subnets/default`, 'value', 400, 'InvalidRequestBody'],
+    [
+      'a `..` segment',
+      `/subscriptions/${subscription}/resourceGroups/rg-auto/../rg-prod/providers/Microsoft.Network/virtualNetworks/vnet/subnets/default`,
+      'value',
+      400,
+      'InvalidRequestBody',
+    ],
     ['a `.` segment', `/subscriptions/${subscription}/resourceGroups/rg-auto/./x`, 'key', 400, 'InvalidRequestBody'],
-  ])('%s: held to the caller\'s scopes, refused before anything is sent', async (_title, reference, as, status, code) => {
+  ])("%s: held to the caller's scopes, refused before anything is sent", async (_title, reference, as, status, code) => {
     const sentBefore = gateway.emulator.upstreamRequests({ method: 'PUT' }).length;
     const refused = await call(keys.scoped, 'PUT', groupPath('rg-auto', 'other-spelling'), { body: bodyNaming(reference, as) });
     expect([refused.status, errorCodeOf(refused)]).toEqual([status, code]);
@@ -383,7 +426,7 @@ describe('the local host reads the key as the app does', () => {
 });
 
 describe('a second x-functions-key line', () => {
-  it('makes no new caller: the share, the ownership and the log are the first line\'s, the key the host authenticated', async () => {
+  it("makes no new caller: the share, the ownership and the log are the first line's, the key the host authenticated", async () => {
     const withSecondLine = (index: number) => [keys.rotating, `chosen-by-caller-${index}`];
     const started = await call(withSecondLine(0), 'PUT', groupPath('rg-auto', 'rotating-start'), { body: groupBody });
     expect(started.status).toBe(201);
@@ -396,7 +439,13 @@ describe('a second x-functions-key line', () => {
     answers.push(await call([], 'GET', `${usages}&code=${keys.rotating}&code=chosen-by-caller-3`));
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429]);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const callers = new Set(gateway.app.callRecords().filter((record) => record.operation === 'Location_ListUsage' && record.status !== 403).slice(-3).map((record) => record.caller));
+    const callers = new Set(
+      gateway.app
+        .callRecords()
+        .filter((record) => record.operation === 'Location_ListUsage' && record.status !== 403)
+        .slice(-3)
+        .map((record) => record.caller),
+    );
     expect([...callers]).toEqual([keyFingerprintOf(keys.rotating)]);
   });
 
@@ -407,7 +456,13 @@ describe('a second x-functions-key line', () => {
 
 describe('start-up', () => {
   it('stops on a policy naming what no rule can allow, naming ACCESS_POLICY and the rule', async () => {
-    const { code, output } = await runAppExpectingFailure({ ...gateway.env, ACCESS_POLICY: JSON.stringify([{ callers: ['*'], allow: ['read'] }, { callers: ['*'], allow: ['ContainerGroups_Delete'] }]) });
+    const { code, output } = await runAppExpectingFailure({
+      ...gateway.env,
+      ACCESS_POLICY: JSON.stringify([
+        { callers: ['*'], allow: ['read'] },
+        { callers: ['*'], allow: ['ContainerGroups_Delete'] },
+      ]),
+    });
     expect(code).toBe(1);
     expect(output).toMatch(/ACCESS_POLICY \[1\]\.allow\[0\]/);
   });

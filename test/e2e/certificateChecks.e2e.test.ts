@@ -47,13 +47,18 @@ async function recordOf(environment: (typeof environments)[number]): Promise<Cer
 async function health() {
   const response = await request(gateway.api('health'));
   const text = await response.body.text();
-  const body = JSON.parse(text) as { status: string; certificates?: { environments: number; atRisk: { projectId: number; daysLeft: number | null; lastErrorCode: string; alert: boolean }[] } };
+  const body = JSON.parse(text) as {
+    status: string;
+    certificates?: { environments: number; atRisk: { projectId: number; daysLeft: number | null; lastErrorCode: string; alert: boolean }[] };
+  };
   return { status: response.statusCode, text, body };
 }
 
 const pauseForTheWindow = () => new Promise((resolve) => setTimeout(resolve, 1100));
 const scriptEach = (certificate: (index: number) => object) =>
-  environments.forEach((environment, index) => gateway.emulator.script({ kind: 'certificate', certificate: certificate(index), pathPattern: environment.environmentId }));
+  environments.forEach((environment, index) =>
+    gateway.emulator.script({ kind: 'certificate', certificate: certificate(index), pathPattern: environment.environmentId }),
+  );
 
 let current: CertificateRecord['current'][];
 
@@ -71,7 +76,11 @@ it('the timer refuses each bad bundle, keeps each current certificate, and healt
   await pauseForTheWindow();
   scriptEach((index) => ({ fault: refusals[index]![0] }));
   const started = new Date().toISOString();
-  const run = await request(`${gateway.app.url}/admin/functions/certificateRefresher`, { method: 'POST', headers: { 'x-functions-key': masterKey, 'content-type': 'application/json' }, body: '{}' });
+  const run = await request(`${gateway.app.url}/admin/functions/certificateRefresher`, {
+    method: 'POST',
+    headers: { 'x-functions-key': masterKey, 'content-type': 'application/json' },
+    body: '{}',
+  });
   expect(run.statusCode).toBe(202);
   await run.body.dump();
   const deadline = Date.now() + 15_000;
@@ -90,7 +99,13 @@ it('the timer refuses each bad bundle, keeps each current certificate, and healt
   expect(report.status).toBe(503);
   expect(report.body.status).toBe('Degraded');
   expect(report.body.certificates!.atRisk).toEqual(
-    environments.map((environment, index) => ({ ...environment, expiresAt: current[index]!.expiresAt, daysLeft: 4, lastErrorCode: refusals[index]![1], alert: true })),
+    environments.map((environment, index) => ({
+      ...environment,
+      expiresAt: current[index]!.expiresAt,
+      daysLeft: 4,
+      lastErrorCode: refusals[index]![1],
+      alert: true,
+    })),
   );
   // Anonymous: codes and dates only, never a message, a secret or a password.
   for (const secret of gateway.emulator.context.lifecycle.issuedSecrets) expect(report.text).not.toContain(secret);

@@ -29,7 +29,11 @@ const downloads = (environmentId?: string) => gateway.emulator.upstreamRequests(
 const headers = { 'x-functions-key': callerKey };
 
 async function runTimer(baseUrl: string) {
-  const response = await request(`${baseUrl}/admin/functions/certificateRefresher`, { method: 'POST', headers: { 'x-functions-key': masterKey, 'content-type': 'application/json' }, body: '{}' });
+  const response = await request(`${baseUrl}/admin/functions/certificateRefresher`, {
+    method: 'POST',
+    headers: { 'x-functions-key': masterKey, 'content-type': 'application/json' },
+    body: '{}',
+  });
   expect(response.statusCode).toBe(202);
   await response.body.dump();
 }
@@ -46,7 +50,11 @@ it('two hosts forcing a refresh of one environment at once make one upstream cal
   const target = { ...environments[1]!, force: true };
   const [a, b] = await Promise.all(
     [gateway.app.url, second.url].map(async (baseUrl) => {
-      const response = await request(`${baseUrl}/api/certificates/refresh`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(target) });
+      const response = await request(`${baseUrl}/api/certificates/refresh`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify(target),
+      });
       expect(response.statusCode).toBe(200);
       return ((await response.body.json()) as { results: { outcome: string }[] }).results[0]!.outcome;
     }),
@@ -84,12 +92,23 @@ it('the refresh route says what happened per environment and refuses what is not
   const response = await request(gateway.api('certificates/refresh'), { method: 'POST', headers });
   const body = (await response.body.json()) as { results: { outcome: string; projectId: number }[] };
   expect(body.results.map((result) => result.outcome)).toEqual(['fresh', 'fresh', 'fresh']);
-  const unknown = await request(gateway.api('certificates/refresh'), { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(downloadOnly) });
+  const unknown = await request(gateway.api('certificates/refresh'), {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(downloadOnly),
+  });
   expect(unknown.statusCode).toBe(404);
   await unknown.body.dump();
-  const bad = await request(gateway.api('certificates/refresh'), { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ projectId: 'x', environmentId: 'y' }) });
+  const bad = await request(gateway.api('certificates/refresh'), {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ projectId: 'x', environmentId: 'y' }),
+  });
   expect(bad.statusCode).toBe(400);
-  expect(((await bad.body.json()) as { error: { details: { target: string }[] } }).error.details.map((detail) => detail.target)).toEqual(['projectId', 'environmentId']);
+  expect(((await bad.body.json()) as { error: { details: { target: string }[] } }).error.details.map((detail) => detail.target)).toEqual([
+    'projectId',
+    'environmentId',
+  ]);
 });
 
 it('the documented download route obeys the same limit: the second call within the minute gets 429', async () => {

@@ -25,8 +25,11 @@ async function freePort(): Promise<number> {
 
 function chat(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) =>
-    execFile(process.execPath, [chatTool, '--app', `${app.url}/api`, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 90_000 }, (error, stdout, stderr) =>
-      done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [chatTool, '--app', `${app.url}/api`, ...args],
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 90_000 },
+      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     ),
   );
 }
@@ -47,7 +50,11 @@ afterAll(() => app.stop());
 it.each(['slack', 'teams'])('%s help: the list of commands under one heading, as the platform shows it', async (platform) => {
   const { code, stdout } = await chat([platform, 'help']);
   expect(code).toBe(0);
-  expect(stdout).toMatch(new RegExp(`^${platform === 'slack' ? 'Slack' : 'Teams'} shows \\(HTTP 200, correlation id [0-9a-f-]{36}\\):\\n  Commands this app takes:\\n  \`status <id>\``));
+  expect(stdout).toMatch(
+    new RegExp(
+      `^${platform === 'slack' ? 'Slack' : 'Teams'} shows \\(HTTP 200, correlation id [0-9a-f-]{36}\\):\\n  Commands this app takes:\\n  \`status <id>\``,
+    ),
+  );
   expect(stdout).not.toContain('Commands:');
 });
 
@@ -77,7 +84,9 @@ it('waits no longer than --wait for an end the app does not post there, and says
 it('a secret the app does not hold: the 401 and what to do, exit 1', async () => {
   const { code, stdout, stderr } = await chat(['slack', 'help'], { SLACK_SIGNING_SECRET: 'another-signing-secret-0001' });
   expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
-  expect(stderr).toMatch(/^The app answered HTTP 401 \(Unauthorized: The request signature does not match\.\)\.\nThe app refused the signature: start it with the secrets this command signs with/);
+  expect(stderr).toMatch(
+    /^The app answered HTTP 401 \(Unauthorized: The request signature does not match\.\)\.\nThe app refused the signature: start it with the secrets this command signs with/,
+  );
 });
 
 it('no app at the address: says so, exit 1', async () => {

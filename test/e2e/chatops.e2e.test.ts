@@ -31,19 +31,23 @@ beforeAll(async () => {
   receiver = await startChatPostReceiver();
   ({ posts, origin: standInOrigin } = receiver);
   const scope = `/subscriptions/${subscription}/resourceGroups/rg-chat`;
-  gateway = await startInProcessGateway({
-    SLACK_SIGNING_SECRET: slackSecret,
-    SLACK_RESPONSE_URL_ORIGINS: JSON.stringify([standInOrigin]),
-    TEAMS_WEBHOOK_SECRET: teamsToken,
-    TEAMS_WORKFLOW_URL: `${standInOrigin}/workflows/w1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=${workflowSig}`,
-    ACCESS_POLICY: JSON.stringify([
-      { callers: [`slack:${team}/${operator}`, `teams:${tenant}/${teamsUser}`], allow: ['ApiManagementService_MigrateToStv2', 'read'], scopes: [scope] },
-      { callers: [`slack:${team}/UREADER`], allow: ['read'] },
-      // Two upstream writes a minute: only what is sent upstream draws on them.
-      { callers: [`slack:${team}/URATED`], allow: ['ApiManagementService_MigrateToStv2', 'read'], scopes: [scope], rate: { writesPerMinute: 2 } },
-      { callers: [`key:${createHash('sha256').update(adminKey).digest('hex').slice(0, 12)}`], allow: ['read', 'admin'] },
-    ]),
-  }, {}, { storageConnection: storageBehind(startCountingStorageProxy, (started) => (storage = started)) });
+  gateway = await startInProcessGateway(
+    {
+      SLACK_SIGNING_SECRET: slackSecret,
+      SLACK_RESPONSE_URL_ORIGINS: JSON.stringify([standInOrigin]),
+      TEAMS_WEBHOOK_SECRET: teamsToken,
+      TEAMS_WORKFLOW_URL: `${standInOrigin}/workflows/w1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=${workflowSig}`,
+      ACCESS_POLICY: JSON.stringify([
+        { callers: [`slack:${team}/${operator}`, `teams:${tenant}/${teamsUser}`], allow: ['ApiManagementService_MigrateToStv2', 'read'], scopes: [scope] },
+        { callers: [`slack:${team}/UREADER`], allow: ['read'] },
+        // Two upstream writes a minute: only what is sent upstream draws on them.
+        { callers: [`slack:${team}/URATED`], allow: ['ApiManagementService_MigrateToStv2', 'read'], scopes: [scope], rate: { writesPerMinute: 2 } },
+        { callers: [`key:${createHash('sha256').update(adminKey).digest('hex').slice(0, 12)}`], allow: ['read', 'admin'] },
+      ]),
+    },
+    {},
+    { storageConnection: storageBehind(startCountingStorageProxy, (started) => (storage = started)) },
+  );
 });
 afterAll(async () => {
   await gateway.stop();
@@ -76,7 +80,10 @@ function slackHeaders(body: string, options: { secret?: string; timestamp?: numb
 
 async function sendSlack(body: string, headers = slackHeaders(body)) {
   const response = await request(`${gateway.url}/api/chatops/slack`, { method: 'POST', headers, body });
-  return { status: response.statusCode, body: (await response.body.json()) as { text?: string; response_type?: string; blocks?: unknown[]; error?: { code: string } } };
+  return {
+    status: response.statusCode,
+    body: (await response.body.json()) as { text?: string; response_type?: string; blocks?: unknown[]; error?: { code: string } },
+  };
 }
 
 // ---- The Teams stand-in ---------------------------------------------------------------
@@ -86,8 +93,20 @@ function teamsActivity(text: string, user = teamsUser, timestamp = new Date().to
 }
 
 async function sendTeams(body: string, token = teamsToken) {
-  const response = await request(`${gateway.url}/api/chatops/teams`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: teamsAuthorization(token, body) }, body });
-  return { status: response.statusCode, body: (await response.body.json()) as { type?: string; text?: string; attachments?: { contentType: string; content: { type: string } }[]; error?: { code: string } } };
+  const response = await request(`${gateway.url}/api/chatops/teams`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: teamsAuthorization(token, body) },
+    body,
+  });
+  return {
+    status: response.statusCode,
+    body: (await response.body.json()) as {
+      type?: string;
+      text?: string;
+      attachments?: { contentType: string; content: { type: string } }[];
+      error?: { code: string };
+    },
+  };
 }
 
 /** Runs the poller until `done` holds (the end delivered), or fails after a generous bound. */
@@ -114,7 +133,7 @@ describe('Slack', () => {
     const id = operationIdIn(ack.body.text)!;
     expect(id).toBeDefined();
     expect(posts.filter((post) => post.path.includes(responseToken))).toEqual([]);
-     
+
     console.log(`chat-ops: Slack acknowledgement of a migration with an 8 s upstream start took ${ackMs} ms`);
 
     await pollUntil(() => posts.some((post) => post.path.includes(responseToken)));
@@ -128,7 +147,10 @@ describe('Slack', () => {
     const status = await request(`${gateway.url}/api/orchestrations/${id}`, { headers: { 'x-functions-key': adminKey } });
     const document = await status.body.text();
     expect(status.statusCode).toBe(200);
-    expect(JSON.parse(document)).toMatchObject({ startedBy: `slack:${team}/${operator}`, notifications: [{ targetOrigin: standInOrigin, state: 'delivered', attempts: 1 }] });
+    expect(JSON.parse(document)).toMatchObject({
+      startedBy: `slack:${team}/${operator}`,
+      notifications: [{ targetOrigin: standInOrigin, state: 'delivered', attempts: 1 }],
+    });
     expect(document).not.toContain(responseToken);
   });
 
@@ -160,7 +182,7 @@ describe('Slack', () => {
     expect(migrations() - before).toBe(2);
   });
 
-  it('status, wait and list answer from the app; usage and cert within the reader\'s rights; terminate needs write', async () => {
+  it("status, wait and list answer from the app; usage and cert within the reader's rights; terminate needs write", async () => {
     const started = await sendSlack(slackForm(`migrate ${subscription}/rg-chat/apim-read`));
     const id = operationIdIn(started.body.text)!;
     expect((await sendSlack(slackForm(`status ${id}`))).body.text).toContain(`Operation ${id}`);
@@ -179,15 +201,20 @@ describe('Slack', () => {
     expect(cert.body.text).toBe('No certificate has been fetched for this environment.');
   });
 
-  it.each(['null', '{"value":[null, 7, "x"]}', '[]', '"text"', 'not json'])('usage answered 200 %s by the upstream: a message saying what it got, never "try again" nor an error logged', async (body) => {
-    gateway.emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'usages$', status: 200, body, headers: { 'content-type': 'application/json' } });
-    const errorsBefore = gateway.logLines.filter((line) => line.includes('A chat command failed')).length;
-    const answer = await sendSlack(slackForm(`usage ${subscription} westus`, 'UREADER'));
-    expect(answer.status).toBe(200);
-    expect(answer.body.text).toMatch(/^(The upstream answered with a usage list this app cannot read|Usage in westus$|The command failed\.\nThe upstream answered 200 with a body that is not JSON)/);
-    expect(answer.body.text).not.toMatch(/Try again/);
-    expect(gateway.logLines.filter((line) => line.includes('A chat command failed')).length).toBe(errorsBefore);
-  });
+  it.each(['null', '{"value":[null, 7, "x"]}', '[]', '"text"', 'not json'])(
+    'usage answered 200 %s by the upstream: a message saying what it got, never "try again" nor an error logged',
+    async (body) => {
+      gateway.emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'usages$', status: 200, body, headers: { 'content-type': 'application/json' } });
+      const errorsBefore = gateway.logLines.filter((line) => line.includes('A chat command failed')).length;
+      const answer = await sendSlack(slackForm(`usage ${subscription} westus`, 'UREADER'));
+      expect(answer.status).toBe(200);
+      expect(answer.body.text).toMatch(
+        /^(The upstream answered with a usage list this app cannot read|Usage in westus$|The command failed\.\nThe upstream answered 200 with a body that is not JSON)/,
+      );
+      expect(answer.body.text).not.toMatch(/Try again/);
+      expect(gateway.logLines.filter((line) => line.includes('A chat command failed')).length).toBe(errorsBefore);
+    },
+  );
 
   it("Slack's certificate check (a signed ssl_check=1, no team or user): 200 and nothing else; unsigned, 401", async () => {
     const before = { migrations: migrations(), posts: posts.length };
@@ -195,7 +222,11 @@ describe('Slack', () => {
     const signed = await request(`${gateway.url}/api/chatops/slack`, { method: 'POST', headers: slackHeaders(body), body });
     expect(signed.statusCode).toBe(200);
     expect(await signed.body.text()).toBe('');
-    const unsigned = await request(`${gateway.url}/api/chatops/slack`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    const unsigned = await request(`${gateway.url}/api/chatops/slack`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
     expect(unsigned.statusCode).toBe(401);
     await unsigned.body.dump();
     expect({ migrations: migrations(), posts: posts.length }).toEqual(before);
@@ -253,11 +284,17 @@ describe('Slack', () => {
     it('any text, signed: a message in HTTP 200, never a 500, nothing started', async () => {
       const before = migrations();
       await fc.assert(
-        fc.asyncProperty(fc.oneof(fc.string({ maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 60 }).map((rest) => `migrate ${rest}`)), async (text) => {
-          const answer = await sendSlack(slackForm(text));
-          expect(answer.status).toBe(200);
-          expect(answer.body.text).toMatch(/\S/);
-        }),
+        fc.asyncProperty(
+          fc.oneof(
+            fc.string({ maxLength: 300 }),
+            fc.string({ unit: 'grapheme', maxLength: 60 }).map((rest) => `migrate ${rest}`),
+          ),
+          async (text) => {
+            const answer = await sendSlack(slackForm(text));
+            expect(answer.status).toBe(200);
+            expect(answer.body.text).toMatch(/\S/);
+          },
+        ),
         { numRuns: 60 },
       );
       expect(migrations()).toBe(before);

@@ -58,16 +58,29 @@ const webhookPosts = () => receiver.posts.filter((post) => post.path.includes('/
 
 async function sendSlack(path: 'chatops/slack' | 'chatops/slack/interactive', body: string, headers = slackSignedHeaders(slackSecret, body)) {
   const response = await request(`${gateway.url}/api/${path}`, { method: 'POST', headers, body });
-  return { status: response.statusCode, body: (await response.body.json()) as { text?: string; blocks?: unknown[]; replace_original?: boolean; error?: { code: string; message: string } } };
+  return {
+    status: response.statusCode,
+    body: (await response.body.json()) as { text?: string; blocks?: unknown[]; replace_original?: boolean; error?: { code: string; message: string } },
+  };
 }
 
 const slackCommand = (user: string, text: string) =>
-  sendSlack('chatops/slack', new URLSearchParams({ team_id: team, user_id: user, command: '/gateway', text, response_url: `${receiver.origin}/commands/${randomUUID()}` }).toString());
+  sendSlack(
+    'chatops/slack',
+    new URLSearchParams({ team_id: team, user_id: user, command: '/gateway', text, response_url: `${receiver.origin}/commands/${randomUUID()}` }).toString(),
+  );
 
 async function teamsCommand(user: string, text: string) {
   const body = teamsActivityOf(text, tenant, user);
-  const response = await request(`${gateway.url}/api/chatops/teams`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: teamsAuthorization(teamsToken, body) }, body });
-  return { status: response.statusCode, body: (await response.body.json()) as { text?: string; attachments?: { content: { actions?: { type: string; url: string }[] } }[] } };
+  const response = await request(`${gateway.url}/api/chatops/teams`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: teamsAuthorization(teamsToken, body) },
+    body,
+  });
+  return {
+    status: response.statusCode,
+    body: (await response.body.json()) as { text?: string; attachments?: { content: { actions?: { type: string; url: string }[] } }[] },
+  };
 }
 
 /** A click on one of the approval message's buttons, as Slack's interactivity sends it: its form and the response_url it names. */
@@ -81,7 +94,9 @@ function clickOf(user: string, action: 'approve' | 'reject', id: string) {
     container: { type: 'message', message_ts: '1700000000.000100', channel_id: 'C0APPROVERS' },
     channel: { id: 'C0APPROVERS', name: 'approvers' },
     response_url: responseUrl,
-    actions: [{ type: 'button', block_id: 'approval', action_id: action, value: id, text: { type: 'plain_text', text: action }, action_ts: '1700000001.000200' }],
+    actions: [
+      { type: 'button', block_id: 'approval', action_id: action, value: id, text: { type: 'plain_text', text: action }, action_ts: '1700000001.000200' },
+    ],
   };
   return { body: new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), responseUrl };
 }
@@ -134,7 +149,9 @@ describe('Slack buttons', () => {
     await waitFor(() => webhookPosts().some((post) => JSON.stringify(post.body).includes(id)));
     const posts = webhookPosts().filter((post) => JSON.stringify(post.body).includes(id));
     expect(posts).toHaveLength(1);
-    const actions = (posts[0]!.body.blocks as { type: string; elements?: { action_id: string; value: string; type: string }[] }[]).find((block) => block.type === 'actions');
+    const actions = (posts[0]!.body.blocks as { type: string; elements?: { action_id: string; value: string; type: string }[] }[]).find(
+      (block) => block.type === 'actions',
+    );
     expect(actions?.elements?.map(({ type, action_id, value }) => [type, action_id, value])).toEqual([
       ['button', 'approve', id],
       ['button', 'reject', id],
@@ -149,7 +166,9 @@ describe('Slack buttons', () => {
     const forged = clickOf(slack.approver, 'approve', id);
     expect((await sendSlack('chatops/slack/interactive', forged.body, slackSignedHeaders('not-the-signing-secret', forged.body))).status).toBe(401);
     const stale = clickOf(slack.approver, 'approve', id);
-    expect((await sendSlack('chatops/slack/interactive', stale.body, slackSignedHeaders(slackSecret, stale.body, Math.floor(Date.now() / 1000) - 3600))).status).toBe(401);
+    expect(
+      (await sendSlack('chatops/slack/interactive', stale.body, slackSignedHeaders(slackSecret, stale.body, Math.floor(Date.now() / 1000) - 3600))).status,
+    ).toBe(401);
 
     const bystander = clickOf(slack.bystander, 'approve', id);
     const headers = slackSignedHeaders(slackSecret, bystander.body);
@@ -230,7 +249,9 @@ describe('chat commands', () => {
     expect(ack.status).toBe(200);
     const id = idIn(ack.body.text)!;
     expect(ack.body.text).toContain(`Operation ${id} waits for approval`);
-    expect(ack.body.attachments![0]!.content.actions).toEqual([{ type: 'Action.OpenUrl', title: 'Open the approval page', url: `${gateway.url}/api/console#/approvals/${id}` }]);
+    expect(ack.body.attachments![0]!.content.actions).toEqual([
+      { type: 'Action.OpenUrl', title: 'Open the approval page', url: `${gateway.url}/api/console#/approvals/${id}` },
+    ]);
     const status = await teamsCommand(teams.starter, `status ${id}`);
     expect(status.body.attachments![0]!.content.actions?.[0]?.url).toBe(`${gateway.url}/api/console#/approvals/${id}`);
 

@@ -14,7 +14,6 @@ const { slackSecret, teamsToken, team, user, tenant, teamsUser } = chatIdentitie
 
 jest.setTimeout(60_000);
 
-
 let gateway: GatewayFixture;
 let second: AppProcess;
 

@@ -22,7 +22,12 @@ afterAll(async () => {
 });
 
 it('Slack without SLACK_SIGNING_SECRET: 404, nothing started', async () => {
-  const body = new URLSearchParams({ team_id: 'T0CHAT', user_id: 'UOPS1', text: `migrate ${subscription}/rg/apim`, response_url: 'https://hooks.slack.com/commands/T0CHAT/1/x' }).toString();
+  const body = new URLSearchParams({
+    team_id: 'T0CHAT',
+    user_id: 'UOPS1',
+    text: `migrate ${subscription}/rg/apim`,
+    response_url: 'https://hooks.slack.com/commands/T0CHAT/1/x',
+  }).toString();
   const timestamp = String(Math.floor(Date.now() / 1000));
   // Signed with what an unset secret could be mistaken for: nothing.
   const signature = `v0=${createHmac('sha256', '').update(`v0:${timestamp}:${body}`).digest('hex')}`;
@@ -37,7 +42,12 @@ it('Slack without SLACK_SIGNING_SECRET: 404, nothing started', async () => {
 });
 
 it("Slack's button clicks without SLACK_SIGNING_SECRET: 404, nothing decided", async () => {
-  const payload = { type: 'block_actions', user: { id: 'UOPS1' }, team: { id: 'T0CHAT' }, actions: [{ action_id: 'approve', value: '0b5c7e2a-1f3d-4c55-9a6b-2d8e9f001122' }] };
+  const payload = {
+    type: 'block_actions',
+    user: { id: 'UOPS1' },
+    team: { id: 'T0CHAT' },
+    actions: [{ action_id: 'approve', value: '0b5c7e2a-1f3d-4c55-9a6b-2d8e9f001122' }],
+  };
   const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
   const timestamp = String(Math.floor(Date.now() / 1000));
   const signature = `v0=${createHmac('sha256', '').update(`v0:${timestamp}:${body}`).digest('hex')}`;

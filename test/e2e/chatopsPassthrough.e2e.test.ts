@@ -18,7 +18,9 @@ beforeAll(async () => {
     UPSTREAM_STATIC_TOKEN: '',
     SLACK_SIGNING_SECRET: slackSecret,
     TEAMS_WEBHOOK_SECRET: teamsToken,
-    ACCESS_POLICY: JSON.stringify([{ callers: [`slack:${team}/${user}`, `teams:${tenant}/${teamsUser}`], allow: ['read', 'ApiManagementService_MigrateToStv2'] }]),
+    ACCESS_POLICY: JSON.stringify([
+      { callers: [`slack:${team}/${user}`, `teams:${tenant}/${teamsUser}`], allow: ['read', 'ApiManagementService_MigrateToStv2'] },
+    ]),
   });
 }, 60_000);
 afterAll(async () => {
@@ -26,19 +28,25 @@ afterAll(async () => {
 });
 
 describe('a chat command that would call the upstream, in passthrough mode', () => {
-  it.each([`migrate ${subscription}/rg-chat/apim-pass`, `usage ${subscription} westus`])('%s: the user is told chat cannot call the upstream here; the log names the setting', async (text) => {
-    const logsBefore = gateway.logLines.length;
-    const answers = [await sendSlackCommand(gateway.url, slackSecret, { team, user, text }), await sendTeamsCommand(gateway.url, teamsToken, { tenant, user: teamsUser, text })];
-    for (const answer of answers) {
-      expect(answer.status).toBe(200);
-      expect(answer.text).toMatch(/set up so that chat commands cannot call the management service/);
-      expect(answer.text).not.toMatch(/Authorization|Bearer/i);
-    }
-    const logged = gateway.logLines.slice(logsBefore).filter((line) => line.includes('UPSTREAM_AUTH'));
-    expect(logged).toHaveLength(2);
-    expect(logged[0]).toMatch(/UPSTREAM_AUTH=passthrough.*set UPSTREAM_AUTH to managed/);
-    expect(gateway.emulator.upstreamRequests()).toEqual([]);
-  });
+  it.each([`migrate ${subscription}/rg-chat/apim-pass`, `usage ${subscription} westus`])(
+    '%s: the user is told chat cannot call the upstream here; the log names the setting',
+    async (text) => {
+      const logsBefore = gateway.logLines.length;
+      const answers = [
+        await sendSlackCommand(gateway.url, slackSecret, { team, user, text }),
+        await sendTeamsCommand(gateway.url, teamsToken, { tenant, user: teamsUser, text }),
+      ];
+      for (const answer of answers) {
+        expect(answer.status).toBe(200);
+        expect(answer.text).toMatch(/set up so that chat commands cannot call the management service/);
+        expect(answer.text).not.toMatch(/Authorization|Bearer/i);
+      }
+      const logged = gateway.logLines.slice(logsBefore).filter((line) => line.includes('UPSTREAM_AUTH'));
+      expect(logged).toHaveLength(2);
+      expect(logged[0]).toMatch(/UPSTREAM_AUTH=passthrough.*set UPSTREAM_AUTH to managed/);
+      expect(gateway.emulator.upstreamRequests()).toEqual([]);
+    },
+  );
 
   it('leaves what needs no upstream call as it is', async () => {
     const help = await sendSlackCommand(gateway.url, slackSecret, { team, user, text: 'help' });

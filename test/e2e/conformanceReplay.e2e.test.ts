@@ -18,7 +18,9 @@ afterAll(async () => {
 
 const cases = loadConformanceExamples().flatMap((example) => {
   const operation = operations.find((candidate) => candidate.operationId === example.operationId);
-  return operation ? Object.entries(example.responses).map(([status, response]) => [`${example.file} ${status}`, example, operation, Number(status), response] as const) : [];
+  return operation
+    ? Object.entries(example.responses).map(([status, response]) => [`${example.file} ${status}`, example, operation, Number(status), response] as const)
+    : [];
 });
 
 describe('conformance replay through the app', () => {

@@ -43,7 +43,13 @@ async function api(method: string, path: string, key: string, body?: string, hea
 
 async function startGroup(name: string, headers: Record<string, string> = {}): Promise<string> {
   const body = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
-  const started = await api('PUT', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`, operatorKey, body, headers);
+  const started = await api(
+    'PUT',
+    `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`,
+    operatorKey,
+    body,
+    headers,
+  );
   expect(started.status).toBe(201);
   return started.headers['x-orchestration-id'] as string;
 }
@@ -143,7 +149,10 @@ async function shownIds(page: Page, expected: string[]): Promise<void> {
 const overflowOf = (page: Page) =>
   page.evaluate(() => {
     const { document } = globalThis as unknown as BrowserGlobals;
-    const boxes = [document.documentElement, ...(Array.from(document.querySelectorAll('.table-area')) as unknown as { scrollWidth: number; clientWidth: number }[])];
+    const boxes = [
+      document.documentElement,
+      ...(Array.from(document.querySelectorAll('.table-area')) as unknown as { scrollWidth: number; clientWidth: number }[]),
+    ];
     return Math.max(...boxes.map((box) => box.scrollWidth - box.clientWidth));
   });
 
@@ -169,7 +178,9 @@ describe('the operator console', () => {
     const page = await response.body.text();
     expect(page).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     // No way in the script to parse a string as markup: values can only become text.
-    expect(readFileSync(resolve(__dirname, '..', '..', 'dist', 'functions', 'console.js'), 'utf8')).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|createContextualFragment|DOMParser/);
+    expect(readFileSync(resolve(__dirname, '..', '..', 'dist', 'functions', 'console.js'), 'utf8')).not.toMatch(
+      /innerHTML|outerHTML|insertAdjacentHTML|document\.write|createContextualFragment|DOMParser/,
+    );
     for (const asset of ['console.js', 'console.css']) {
       const file = await request(gateway.api(`console/assets/${asset}`));
       expect(file.statusCode).toBe(200);
@@ -208,7 +219,9 @@ describe('the operator console', () => {
     const target = completed.locator('td').nth(6);
     await expect(target.locator('.resource-name').textContent()).resolves.toBe('console-completed');
     await expect(target.locator('.resource-group').textContent()).resolves.toBe('rg');
-    await expect(target.getAttribute('title')).resolves.toBe(`subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/console-completed`);
+    await expect(target.getAttribute('title')).resolves.toBe(
+      `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/console-completed`,
+    );
     await expect(completed.locator('td').nth(7).textContent()).resolves.toBe(keyFingerprintOf(operatorKey));
     await expect(operator.locator('.histogram figcaption').textContent()).resolves.toMatch(/: 0 Pending, 0 Running, 1 Completed, 0 Failed, 0 Terminated$/);
     await expect(operator.locator('.histogram rect[data-status="Completed"]').count()).resolves.toBe(1);
@@ -218,7 +231,7 @@ describe('the operator console', () => {
     await shoot(operator, 'orchestrations');
   });
 
-  it("shows an upstream error message holding markup as text: no element is made of it, no script runs", async () => {
+  it('shows an upstream error message holding markup as text: no element is made of it, no script runs', async () => {
     await operator.getByLabel('Id prefix').fill(ids.failed);
     await operator.getByRole('button', { name: 'Apply filters' }).click();
     await shownIds(operator, [ids.failed]);
@@ -249,7 +262,8 @@ describe('the operator console', () => {
     await operator.getByLabel('Id prefix').fill('');
     await operator.getByRole('button', { name: 'Apply filters' }).click();
     await shownIds(operator, [ids.running, ids.failed]);
-    const sortedBy = () => operator.locator('th[aria-sort]').evaluateAll((headers) => headers.map((header) => `${header.textContent} ${header.getAttribute('aria-sort')}`));
+    const sortedBy = () =>
+      operator.locator('th[aria-sort]').evaluateAll((headers) => headers.map((header) => `${header.textContent} ${header.getAttribute('aria-sort')}`));
     await operator.getByRole('button', { name: 'Created' }).click();
     await expect(sortedBy()).resolves.toEqual(['Created ascending']);
     await shownIds(operator, [ids.completed, ids.failed]);
@@ -278,7 +292,9 @@ describe('the operator console', () => {
     await expect(operator.locator('pre.document').textContent()).resolves.toContain(`"id": "${ids.running}"`);
     await expect(operator.getByRole('button', { name: 'Purge' }).count()).resolves.toBe(0);
     // The whole id in the detail view; no portal link for the emulator's Vendor.* resources, where it leads nowhere.
-    await expect(operator.locator('.facts').textContent()).resolves.toContain(`/subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/console-running`);
+    await expect(operator.locator('.facts').textContent()).resolves.toContain(
+      `/subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/console-running`,
+    );
     await expect(operator.getByRole('link', { name: 'Open the resource in the Azure portal' }).count()).resolves.toBe(0);
     await shoot(operator, 'orchestration');
     // Cancel first: nothing happens.
@@ -341,9 +357,12 @@ describe('the operator console', () => {
     await expect(reader.getByRole('button', { name: 'Refresh every environment' }).count()).resolves.toBe(0);
     // The page's own key, sent as the page sends it: the route refuses a purge to this caller.
     const refused = await reader.evaluate(async (id) => {
-      const page = (globalThis as unknown as BrowserGlobals);
+      const page = globalThis as unknown as BrowserGlobals;
       const key = page.sessionStorage.getItem('management-gateway-console-key') ?? '';
-      const response = await page.fetch(`${page.location.pathname.replace(/console$/, '')}orchestrations/${id}`, { method: 'DELETE', headers: { 'x-functions-key': key } });
+      const response = await page.fetch(`${page.location.pathname.replace(/console$/, '')}orchestrations/${id}`, {
+        method: 'DELETE',
+        headers: { 'x-functions-key': key },
+      });
       return { status: response.status, body: await response.json() };
     }, ids.completed);
     expect(refused).toEqual({ status: 403, body: { error: expect.objectContaining({ code: 'OperationNotAllowed' }) } });
@@ -362,7 +381,7 @@ describe('the operator console', () => {
     await operator.getByLabel('Auto-refresh').selectOption('0');
   });
 
-  it('shows the API\'s answer, not a broken page, for a link whose id is not valid percent-encoding', async () => {
+  it("shows the API's answer, not a broken page, for a link whose id is not valid percent-encoding", async () => {
     // The API refuses such an id (a console error the browser logs): only script errors count here.
     const scriptErrors: string[] = [];
     const page = await signedIn(readerKey, { problems: scriptErrors, scriptErrorsOnly: true });
@@ -442,13 +461,15 @@ describe('the operator console on list answers the test makes', () => {
     path,
   });
   type Entry = ReturnType<typeof entry>;
-  const groupPath = (name: string, provider = 'Vendor') => `subscriptions/${fakeSubscription}/resourceGroups/rg-shop/providers/${provider}.ContainerInstance/containerGroups/${name}`;
+  const groupPath = (name: string, provider = 'Vendor') =>
+    `subscriptions/${fakeSubscription}/resourceGroups/rg-shop/providers/${provider}.ContainerInstance/containerGroups/${name}`;
 
   /** Answers the page's list reads (paged by `top` and the continuation token, as the API pages) and its reads of one document. */
   async function answerList(page: Page, entries: Entry[]): Promise<void> {
     await page.route(/\/api\/orchestrations(\/[^/?]+)?(\?|$)/, async (route) => {
       const url = new URL(route.request().url());
-      const json = (status: number, body: unknown, headers: Record<string, string> = {}) => route.fulfill({ status, contentType: 'application/json', headers, body: JSON.stringify(body) });
+      const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+        route.fulfill({ status, contentType: 'application/json', headers, body: JSON.stringify(body) });
       if (url.pathname.endsWith('/orchestrations')) {
         const from = Number((await route.request().headerValue('x-ms-continuation-token')) ?? 0);
         const to = from + Number(url.searchParams.get('top') ?? 100);
@@ -458,7 +479,17 @@ describe('the operator console on list answers the test makes', () => {
       const found = entries.find((each) => url.pathname.endsWith(`/${each.id}`));
       if (!found) return json(404, { error: { code: 'NotFound', message: 'No such orchestration.' } });
       const { path, ...listed } = found;
-      return json(200, { ...listed, input: { method: 'PUT', path, query: [] }, output: null, customStatus: null, failure: null, nextPollTime: null, pollCount: 1, deadlineTime: null, notifications: [] });
+      return json(200, {
+        ...listed,
+        input: { method: 'PUT', path, query: [] },
+        output: null,
+        customStatus: null,
+        failure: null,
+        nextPollTime: null,
+        pollCount: 1,
+        deadlineTime: null,
+        notifications: [],
+      });
     });
   }
 
@@ -468,7 +499,9 @@ describe('the operator console on list answers the test makes', () => {
     await page.locator('.histogram').waitFor();
     const bars = await page.locator('.histogram rect').evaluateAll((rects) => rects.map((rect) => rect.getAttribute('x')));
     expect(new Set(bars).size).toBe(6);
-    await expect(page.locator('.histogram figcaption').textContent()).resolves.toMatch(/^Starts by status, a bar per 30 seconds: 0 Pending, 0 Running, 6 Completed/);
+    await expect(page.locator('.histogram figcaption').textContent()).resolves.toMatch(
+      /^Starts by status, a bar per 30 seconds: 0 Pending, 0 Running, 6 Completed/,
+    );
     await page.context().close();
   });
 

@@ -22,16 +22,25 @@ let browser: Browser;
 const pageProblems: string[] = [];
 
 async function api(method: string, path: string, key = operatorKey, body?: unknown) {
-  const response = await request(gateway.api(path), { method: method as 'GET', headers: { 'x-functions-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await request(gateway.api(path), {
+    method: method as 'GET',
+    headers: { 'x-functions-key': key, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await response.body.text();
   return { status: response.statusCode, headers: response.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
 async function startGroup(name: string): Promise<string> {
-  const started = await api('PUT', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`, operatorKey, {
-    location: 'westus',
-    properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] },
-  });
+  const started = await api(
+    'PUT',
+    `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`,
+    operatorKey,
+    {
+      location: 'westus',
+      properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] },
+    },
+  );
   expect(started.status).toBe(201);
   return started.headers['x-orchestration-id'] as string;
 }

@@ -21,14 +21,23 @@ let browser: Browser;
 const pageProblems: string[] = [];
 
 async function api(method: string, path: string, key: string, body?: unknown) {
-  const response = await request(gateway.api(path), { method, headers: { 'x-functions-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await request(gateway.api(path), {
+    method,
+    headers: { 'x-functions-key': key, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await response.body.text();
   return { status: response.statusCode, headers: response.headers, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
 }
 
 /** A migration the starter's rule holds for approval: its id. */
 async function waitingMigration(service: string): Promise<string> {
-  const started = await api('POST', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/${service}/migrateToStv2?api-version=2024-05-01`, keys.starter, { mode: 'PreserveIp' });
+  const started = await api(
+    'POST',
+    `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/${service}/migrateToStv2?api-version=2024-05-01`,
+    keys.starter,
+    { mode: 'PreserveIp' },
+  );
   expect(started.status).toBe(202);
   const id = started.headers['x-orchestration-id'] as string;
   const status = await api('GET', `orchestrations/${id}`, keys.starter);
@@ -36,7 +45,8 @@ async function waitingMigration(service: string): Promise<string> {
   return id;
 }
 
-const approvalOf = async (id: string) => ((await api('GET', `orchestrations/${id}`, keys.starter)).body.customStatus as { approval?: unknown } | null)?.approval;
+const approvalOf = async (id: string) =>
+  ((await api('GET', `orchestrations/${id}`, keys.starter)).body.customStatus as { approval?: unknown } | null)?.approval;
 
 /** Signed in at the Approvals view (an approver that started nothing has no orchestrations list to draw). */
 async function signedIn(key: string, at = '#/approvals'): Promise<Page> {
@@ -61,7 +71,11 @@ beforeAll(async () => {
     LOCAL_HOST_KEYS: JSON.stringify(keys),
     LOCAL_HOST_TIMERS: 'off',
     ACCESS_POLICY: JSON.stringify([
-      { callers: [keyFingerprintOf(keys.starter)], allow: ['ApiManagementService_MigrateToStv2', 'read'], approval: { count: 1, approvers: [keyFingerprintOf(keys.approver)] } },
+      {
+        callers: [keyFingerprintOf(keys.starter)],
+        allow: ['ApiManagementService_MigrateToStv2', 'read'],
+        approval: { count: 1, approvers: [keyFingerprintOf(keys.approver)] },
+      },
       { callers: [keyFingerprintOf(keys.approver)], allow: ['read'] },
       // Sees every orchestration, approves none.
       { callers: [keyFingerprintOf(keys.reader)], allow: ['read', 'admin'] },
@@ -118,7 +132,10 @@ describe('the Approvals view', () => {
     await row.getByRole('button', { name: 'Approve' }).click();
     await approver.locator('dialog.confirm').getByRole('button', { name: 'Approve' }).click();
     await approver.locator(`table.approvals tbody tr[data-id="${ids.approved}"]`).waitFor({ state: 'detached' });
-    await expect(approvalOf(ids.approved)).resolves.toMatchObject({ state: 'approved', decisions: [{ by: keyFingerprintOf(keys.approver), approved: true, route: 'console' }] });
+    await expect(approvalOf(ids.approved)).resolves.toMatchObject({
+      state: 'approved',
+      decisions: [{ by: keyFingerprintOf(keys.approver), approved: true, route: 'console' }],
+    });
     await approver.context().close();
   });
 
@@ -129,9 +146,14 @@ describe('the Approvals view', () => {
     await row.getByRole('textbox').fill('not during the <b>freeze</b>');
     await row.getByRole('button', { name: 'Reject' }).click();
     await approver.locator('dialog.confirm').getByRole('button', { name: 'Reject' }).click();
-    await expect(approver.locator(`table.approvals tbody tr[data-id="${ids.rejected}"] ul.decisions`).textContent({ timeout: 30_000 })).resolves.toContain('not during the <b>freeze</b>');
+    await expect(approver.locator(`table.approvals tbody tr[data-id="${ids.rejected}"] ul.decisions`).textContent({ timeout: 30_000 })).resolves.toContain(
+      'not during the <b>freeze</b>',
+    );
     await expect(approver.locator(`table.approvals tbody tr[data-id="${ids.rejected}"]`).textContent()).resolves.toContain('(console)');
-    await expect(approvalOf(ids.rejected)).resolves.toMatchObject({ state: 'rejected', decisions: [{ approved: false, reason: 'not during the <b>freeze</b>', route: 'console' }] });
+    await expect(approvalOf(ids.rejected)).resolves.toMatchObject({
+      state: 'rejected',
+      decisions: [{ approved: false, reason: 'not during the <b>freeze</b>', route: 'console' }],
+    });
     await approver.context().close();
   });
 });

@@ -77,7 +77,10 @@ describe("the console's headers", () => {
   it('answer what openapi.json says the session holds, every right named', async () => {
     const session = JSON.parse((await get('console/session', readerKey)).body) as Record<string, Record<string, unknown>>;
     const openApi = JSON.parse((await get('openapi.json', readerKey)).body) as {
-      paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: { properties: Record<string, { properties?: object }> } }> }> } }>;
+      paths: Record<
+        string,
+        { get: { responses: Record<string, { content: Record<string, { schema: { properties: Record<string, { properties?: object }> } }> }> } }
+      >;
     };
     const described = openApi.paths['/console/session']!.get.responses['200']!.content['application/json']!.schema.properties;
     expect(Object.keys(session).sort()).toEqual(Object.keys(described).sort());

@@ -55,11 +55,16 @@ describe("the docs' screenshot of the console", () => {
     it('shows the same rows, newest first, with readable resource names and no test data on the page', async () => {
       const page = await newConsolePage(browser);
       await signIn(page, gateway.api('console'), sessionKey);
-      await page.locator('table.orchestrations tbody tr').nth(sessionStarts.length - 1).waitFor();
+      await page
+        .locator('table.orchestrations tbody tr')
+        .nth(sessionStarts.length - 1)
+        .waitFor();
       await page.locator('.table-area[aria-busy="false"]').waitFor();
       const rows = await shownRows(page);
       expect(summaryOf(rows)).toEqual(expected);
-      expect(rows.map(({ operation, lastError }) => ({ operation, lastError }))).toEqual(recordOf(screenshot)!.rows.map(({ operation, lastError }) => ({ operation, lastError })));
+      expect(rows.map(({ operation, lastError }) => ({ operation, lastError }))).toEqual(
+        recordOf(screenshot)!.rows.map(({ operation, lastError }) => ({ operation, lastError })),
+      );
       expect(await page.locator('body').innerText()).not.toMatch(testDataPattern);
     });
   });

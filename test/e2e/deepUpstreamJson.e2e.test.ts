@@ -9,7 +9,8 @@ import { startInProcessGateway, type InProcessGateway } from '../helpers/inProce
 
 const maxDepth = 32;
 const subscription = '00000000-0000-0000-0000-000000000000';
-const groupPath = (name: string) => `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
+const groupPath = (name: string) =>
+  `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
 const usagesPath = `subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages`;
 const groupBody = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
 /** An object `depth` levels deep. */
@@ -17,15 +18,26 @@ const nested = (depth: number) => `${'{"a":'.repeat(depth - 1)}{"a":1}${'}'.repe
 
 let gateway: InProcessGateway;
 beforeAll(async () => {
-  gateway = await startInProcessGateway({ UPSTREAM_MAX_JSON_DEPTH: String(maxDepth), LRO_MIN_POLL_SECONDS: '1', LRO_DEFAULT_POLL_SECONDS: '1' }, { retryAfterSeconds: 1 });
+  gateway = await startInProcessGateway(
+    { UPSTREAM_MAX_JSON_DEPTH: String(maxDepth), LRO_MIN_POLL_SECONDS: '1', LRO_DEFAULT_POLL_SECONDS: '1' },
+    { retryAfterSeconds: 1 },
+  );
 }, 60_000);
 afterAll(async () => gateway.stop());
 beforeEach(() => gateway.emulator.reset());
 
 async function call(method: 'GET' | 'PUT', path: string) {
-  const response = await request(`${gateway.url}/api/${path}`, { method, headers: { 'content-type': 'application/json' }, body: method === 'PUT' ? groupBody : undefined });
+  const response = await request(`${gateway.url}/api/${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: method === 'PUT' ? groupBody : undefined,
+  });
   const text = await response.body.text();
-  return { status: response.statusCode, headers: response.headers, json: JSON.parse(text) as { error?: { code: string; message: string }; value?: unknown[]; runtimeStatus?: string } };
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    json: JSON.parse(text) as { error?: { code: string; message: string }; value?: unknown[]; runtimeStatus?: string },
+  };
 }
 
 it('a start answered that deep: 502 UpstreamBadResponse, and the orchestration ends Failed, not Pending', async () => {

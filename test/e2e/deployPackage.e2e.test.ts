@@ -45,7 +45,10 @@ async function unzip(zipPath: string, into: string): Promise<string[]> {
 
 beforeAll(async () => {
   folder = mkdtempSync(join(tmpdir(), 'deploy-package-'));
-  deployedNode = execFileSync(join(repositoryRoot, 'tools', 'withNode.sh'), [deployedNodeMajor, 'node', '-p', 'process.execPath'], { encoding: 'utf8', timeout: 120_000 }).trim();
+  deployedNode = execFileSync(join(repositoryRoot, 'tools', 'withNode.sh'), [deployedNodeMajor, 'node', '-p', 'process.execPath'], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  }).trim();
   const zipPath = join(folder, 'gateway.zip');
   // `npm run package` is the build (done before the tests) and then this.
   await promisify(execFile)(process.execPath, [join(repositoryRoot, 'tools', 'package.mjs'), '--out', zipPath], { cwd: repositoryRoot, timeout: 60_000 });
@@ -57,11 +60,13 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 const usagesPath = 'subscriptions/00000000-0000-0000-0000-000000000000/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01';
 
-it('holds host.json, a package.json naming the bundle, and the bundle\'s folder: nothing else', () => {
+it("holds host.json, a package.json naming the bundle, and the bundle's folder: nothing else", () => {
   const built = readdirSync(join(repositoryRoot, 'dist', 'functions')).map((file) => `dist/functions/${file}`);
   expect(entryNames.sort()).toEqual(['host.json', 'package.json', ...built].sort());
   // Every file the bundle loads on first use (src/lazyPackages.ts) is among them.
-  const loadedLater = [...readFileSync(join(repositoryRoot, 'dist', 'functions', 'app.js'), 'utf8').matchAll(/require\.resolve\("\.\/([^"]+)"\)/g)].map((match) => `dist/functions/${match[1]}`);
+  const loadedLater = [...readFileSync(join(repositoryRoot, 'dist', 'functions', 'app.js'), 'utf8').matchAll(/require\.resolve\("\.\/([^"]+)"\)/g)].map(
+    (match) => `dist/functions/${match[1]}`,
+  );
   expect(loadedLater).toEqual(expect.arrayContaining(['dist/functions/azure-identity.js', 'dist/functions/azure-storage-blob.js']));
   expect(entryNames).toEqual(expect.arrayContaining(loadedLater));
   const manifest = JSON.parse(readFileSync(join(appFolder, 'package.json'), 'utf8')) as Record<string, unknown>;
@@ -93,11 +98,16 @@ it('serves from the unpacked folder, with no node_modules beside the bundle', as
     const usages = await request(gateway.api(usagesPath));
     expect(usages.statusCode).toBe(200);
     expect(((await usages.body.json()) as { value: unknown[] }).value).toHaveLength(2);
-    const started = await request(gateway.api('subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/packaged?api-version=2025-09-01'), {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } }),
-    });
+    const started = await request(
+      gateway.api(
+        'subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/packaged?api-version=2025-09-01',
+      ),
+      {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } }),
+      },
+    );
     await started.body.dump();
     expect(started.statusCode).toBe(201);
     expect(started.headers.location).toMatch(new RegExp(`^${gateway.app.url}/api/operations/`));
@@ -131,14 +141,20 @@ it('refuses to start when a file the bundle loads on first use is missing', asyn
   rmSync(join(broken, 'dist', 'functions', 'azure-storage-blob.js'));
   // Upstream and storage on closed ports: the app fails while loading, before any call.
   const { code, output } = await runAppExpectingFailure(
-    { MANAGEMENT_BASE_URL: 'http://127.0.0.1:9', LIFECYCLE_BASE_URL: 'http://127.0.0.1:9', UPSTREAM_AUTH: 'static', UPSTREAM_STATIC_TOKEN: 'token', AzureWebJobsStorage: azuriteConnectionString('http://127.0.0.1:9/devstoreaccount1') },
+    {
+      MANAGEMENT_BASE_URL: 'http://127.0.0.1:9',
+      LIFECYCLE_BASE_URL: 'http://127.0.0.1:9',
+      UPSTREAM_AUTH: 'static',
+      UPSTREAM_STATIC_TOKEN: 'token',
+      AzureWebJobsStorage: azuriteConnectionString('http://127.0.0.1:9/devstoreaccount1'),
+    },
     { cwd: broken },
   );
   expect(code).toBe(1);
   expect(output).toMatch(/The function app failed to load: Cannot find module '\.\/azure-storage-blob\.js'/);
 });
 
-it('serves as docs/local-development.md says: the repository\'s local host run in the unpacked folder', async () => {
+it("serves as docs/local-development.md says: the repository's local host run in the unpacked folder", async () => {
   const [documented, ...others] = documentedSteps().filter((step) => step.kind === 'package start');
   expect(others).toHaveLength(0);
   const unpackedInto = /cd (\S+) &&/.exec(documented!.block.text)?.[1];

@@ -59,7 +59,9 @@ async function freePort(): Promise<string> {
  * 127.0.0.1:7071 unless `appPort` is false.
  */
 function withLocalPorts(text: string, appPort = true): string {
-  const settingPorts = text.replace(/\b([A-Z][A-Z_]*_PORT)=(\d+)\b/g, (whole, name: string, port: string) => (ports.has(port) ? `${name}=${ports.get(port)}` : whole));
+  const settingPorts = text.replace(/\b([A-Z][A-Z_]*_PORT)=(\d+)\b/g, (whole, name: string, port: string) =>
+    ports.has(port) ? `${name}=${ports.get(port)}` : whole,
+  );
   return settingPorts.replace(/\b(https?):\/\/127\.0\.0\.1:(\d+)/g, (whole, scheme: 'http' | 'https', port: string) => {
     if (port !== '7071') return `${scheme}://127.0.0.1:${ports.get(port)}`;
     if (!appPort) return whole;
@@ -116,7 +118,9 @@ const shellState = '.documented-shell-state';
 async function run(step: Extract<DocumentedStep, { kind: 'run' }>): Promise<void> {
   const missing = missingToolsOf(step.block.text, readerPath);
   if (missing) throw new Error(`${step.block.where}: ${missing}`);
-  const script = [`set -eo pipefail`, `[ -f "${shellState}" ] && . "./${shellState}"`, withLocalPorts(step.block.text), `export -p > "${shellState}"`].join('\n');
+  const script = [`set -eo pipefail`, `[ -f "${shellState}" ] && . "./${shellState}"`, withLocalPorts(step.block.text), `export -p > "${shellState}"`].join(
+    '\n',
+  );
   const { code, output } = await bash(script, {});
   expect({ block: step.block.where, code, output }).toEqual({ block: step.block.where, code: 0, output: expect.any(String) });
   // An answer in the app's error shape means the block did not do what the document says.
@@ -127,7 +131,8 @@ beforeAll(async () => {
   // Under the repository, so that a script's imports (the JS SDK example) resolve from its node_modules.
   folder = mkdtempSync(join(repositoryRoot, 'dist', 'readme-example-commands-'));
   copyFileSync(resolve(repositoryRoot, 'local.settings.sample.json'), join(folder, 'local.settings.sample.json'));
-  for (const step of steps) for (const [, port] of step.block.text.matchAll(/127\.0\.0\.1:(\d+)/g)) if (port !== '7071' && !ports.has(port!)) ports.set(port!, await freePort());
+  for (const step of steps)
+    for (const [, port] of step.block.text.matchAll(/127\.0\.0\.1:(\d+)/g)) if (port !== '7071' && !ports.has(port!)) ports.set(port!, await freePort());
   for (const step of steps) if (step.kind === 'file') writeFileSync(join(folder, step.name), withLocalPorts(`${step.block.text}\n`, false));
 });
 
@@ -146,11 +151,15 @@ it('finds local starts and commands to run, and says why each block it skips can
 });
 
 describe.each(runnable.map((step) => [step.block.where, step] as const))('%s', (where, step) => {
-  it(step.kind === 'start' ? `starts the app: ${step.command}` : 'runs as written', async () => {
-    if (step.kind === 'start') await start(step);
-    else if (step.kind === 'run') await run(step);
-    ran.add(where);
-  }, 180_000);
+  it(
+    step.kind === 'start' ? `starts the app: ${step.command}` : 'runs as written',
+    async () => {
+      if (step.kind === 'start') await start(step);
+      else if (step.kind === 'run') await run(step);
+      ran.add(where);
+    },
+    180_000,
+  );
 });
 
 it('ran every block not marked as one the tests cannot run', () => {

@@ -64,12 +64,21 @@ describe.each(titles)('a URL to %s', (title) => {
 
   it.each([['Location'], ['Azure-AsyncOperation']])('as %s of a container group: the app follows the resource itself instead', async (header) => {
     const name = `g${Math.random().toString(36).slice(2, 8)}`;
-    gateway.emulator.script({ kind: 'answer', method: 'PUT', status: 201, headers: { [header]: link() }, body: { properties: { provisioningState: 'Pending' } } });
-    const response = await request(`${gateway.url}/api/subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`, {
+    gateway.emulator.script({
+      kind: 'answer',
       method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
+      status: 201,
+      headers: { [header]: link() },
+      body: { properties: { provisioningState: 'Pending' } },
     });
+    const response = await request(
+      `${gateway.url}/api/subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`,
+      {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'c', properties: { image: 'nginx' } }] } }),
+      },
+    );
     expect(response.statusCode).toBe(201);
     expect(response.headers.location).toMatch(new RegExp(`^${gateway.url}/api/operations/`));
     await response.body.dump();
@@ -98,7 +107,11 @@ describe('a redirect from the upstream', () => {
     expect(list.headers.location).toBeUndefined();
     expect(await list.body.json()).toMatchObject({ error: { code: 'UpstreamBadResponse' } });
 
-    const started = await request(`${gateway.url}/api/${migrate}`, { method: 'POST', body: '{"mode":"NewIP"}', headers: { 'content-type': 'application/json' } });
+    const started = await request(`${gateway.url}/api/${migrate}`, {
+      method: 'POST',
+      body: '{"mode":"NewIP"}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(started.statusCode).toBe(502);
     expect(started.headers.location).toBeUndefined();
     await started.body.dump();

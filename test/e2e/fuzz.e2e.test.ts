@@ -27,7 +27,9 @@ const pathValue = fc.oneof(
   fc.uuid(),
   fc.stringMatching(/^[a-zA-Z][a-zA-Z0-9-]{5,20}[a-z0-9]$/),
 );
-const scopeValue = fc.array(fc.oneof(pathValue, fc.constantFrom('subscriptions', 'resourceGroups', 'providers')), { minLength: 1, maxLength: 6 }).map((segments) => segments.map(encodeURIComponent).join('/'));
+const scopeValue = fc
+  .array(fc.oneof(pathValue, fc.constantFrom('subscriptions', 'resourceGroups', 'providers')), { minLength: 1, maxLength: 6 })
+  .map((segments) => segments.map(encodeURIComponent).join('/'));
 const queryValue = fc.record(
   {
     apiVersion: fc.option(fc.oneof(printable(20), fc.constantFrom('2025-09-01', '2026-07-01', '2020-10-01', '2024-05-01', '2026-01-01')), { nil: undefined }),
@@ -55,7 +57,9 @@ const bodyValue = fc.oneof(
   }),
 );
 const headerValues = fc.record({
-  contentType: fc.option(fc.constantFrom('application/json', 'text/plain', 'application/merge-patch+json', 'garbage', 'application/json; charset=utf-8'), { nil: undefined }),
+  contentType: fc.option(fc.constantFrom('application/json', 'text/plain', 'application/merge-patch+json', 'garbage', 'application/json; charset=utf-8'), {
+    nil: undefined,
+  }),
   correlation: fc.option(printable(40), { nil: undefined }),
   ifMatch: fc.option(printable(20), { nil: undefined }),
 });
@@ -79,7 +83,12 @@ function urlOf(operation: OperationSpec, params: Record<string, string>, query: 
 
 describe.each(operations.map((operation) => [operation.operationId, operation] as const))('%s', (_name, operation) => {
   const paramNames = Object.keys(operation.pathParams.shape);
-  const params = fc.record(Object.fromEntries(paramNames.map((name) => [name, name === 'scope' ? scopeValue : pathValue.map(encodeURIComponent)])) as Record<string, fc.Arbitrary<string>>);
+  const params = fc.record(
+    Object.fromEntries(paramNames.map((name) => [name, name === 'scope' ? scopeValue : pathValue.map(encodeURIComponent)])) as Record<
+      string,
+      fc.Arbitrary<string>
+    >,
+  );
 
   it('never answers 5xx, always in a documented shape, and forwards nothing it refused', async () => {
     let sent = 0;
@@ -121,7 +130,9 @@ function expectDocumentedError(text: string): string {
 
 describe.each(Object.values(appRoutes).map((route) => [route.name, route] as const))('app route %s', (_name, route) => {
   const paramNames = [...route.route.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
-  const params = fc.record(Object.fromEntries(paramNames.map((name) => [name, fc.oneof(pathValue, fc.uuid()).map(encodeURIComponent)])) as Record<string, fc.Arbitrary<string>>);
+  const params = fc.record(
+    Object.fromEntries(paramNames.map((name) => [name, fc.oneof(pathValue, fc.uuid()).map(encodeURIComponent)])) as Record<string, fc.Arbitrary<string>>,
+  );
   const query = fc.dictionary(fc.constantFrom('runtimeStatus', 'reason', 'code', 'x'), printable(20), { maxKeys: 2 });
 
   it('never answers 5xx (but for health, which reports a dependency), always in a documented shape, and calls no upstream', async () => {

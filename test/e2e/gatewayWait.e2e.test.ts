@@ -11,7 +11,8 @@ import { startCountingStorageProxy, type CountingStorageProxy } from '../helpers
 import { startInProcessGateway, storageBehind, type InProcessGateway } from '../helpers/inProcessGateway';
 
 const subscription = '00000000-0000-0000-0000-000000000000';
-const groupPath = (name: string, query = '') => `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01${query}`;
+const groupPath = (name: string, query = '') =>
+  `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01${query}`;
 const perCaller = 25;
 const perInstance = 40;
 /** The emulator's Retry-After: no poll falls due while a test waits, so the orchestration stays Running. */
@@ -43,7 +44,10 @@ const api = (path: string) => `${gateway.url}/api/${path}`;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function call(method: 'GET' | 'PUT' | 'POST', path: string, options: { caller?: string; body?: string; signal?: AbortSignal } = {}) {
-  const headers: Record<string, string> = { ...(options.caller ? { 'x-functions-key': options.caller } : {}), ...(options.body ? { 'content-type': 'application/json' } : {}) };
+  const headers: Record<string, string> = {
+    ...(options.caller ? { 'x-functions-key': options.caller } : {}),
+    ...(options.body ? { 'content-type': 'application/json' } : {}),
+  };
   const response = await request(api(path), { method, headers, body: options.body, signal: options.signal });
   const text = await response.body.text();
   return { status: response.statusCode, headers: response.headers, json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
@@ -60,13 +64,15 @@ async function runningOrchestration(name: string): Promise<string> {
 /** Waits held by `caller`, each ended by its abort controller (a caller hanging up). */
 function heldWaits(id: string, caller: string, count: number, seconds = 50) {
   const controllers = Array.from({ length: count }, () => new AbortController());
-  const answers = controllers.map((controller) => call('GET', `orchestrations/${id}?gateway-wait=${seconds}`, { caller, signal: controller.signal }).catch(() => 'hung up' as const));
+  const answers = controllers.map((controller) =>
+    call('GET', `orchestrations/${id}?gateway-wait=${seconds}`, { caller, signal: controller.signal }).catch(() => 'hung up' as const),
+  );
   return { hangUp: () => controllers.forEach((controller) => controller.abort()), answers };
 }
 
 /** Asks until the bound answers 429: the held waits arrive in their own time on a busy machine. */
 async function refusedWait(id: string, caller: string) {
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
     const answer = await call('GET', `orchestrations/${id}?gateway-wait=1`, { caller });
     if (answer.status === 429) return answer;
   }
@@ -93,7 +99,7 @@ describe('waiters on one orchestration', () => {
     expect(downloads(id).length).toBeLessThanOrEqual(aloneDownloads + 2);
   }, 60_000);
 
-  it('let a waiter in from one HEAD, its watch\'s first look, and a plain status read downloads the document once', async () => {
+  it("let a waiter in from one HEAD, its watch's first look, and a plain status read downloads the document once", async () => {
     const id = await runningOrchestration('read-once');
     storage.reset();
     expect((await call('GET', `orchestrations/${id}`)).status).toBe(202);
@@ -109,7 +115,7 @@ describe('waiters on one orchestration', () => {
     const id = await runningOrchestration('hung-up');
     storage.reset();
     const waits = heldWaits(id, 'leaving-caller', 5);
-    for (const deadline = Date.now() + 20_000; touching(id).length < 8 && Date.now() < deadline; ) await pause(100);
+    for (const deadline = Date.now() + 20_000; touching(id).length < 8 && Date.now() < deadline;) await pause(100);
     expect(touching(id).length).toBeGreaterThanOrEqual(8);
     waits.hangUp();
     await Promise.all(waits.answers);
@@ -124,9 +130,15 @@ describe('waiters on one orchestration', () => {
     gateway.emulator.context.options.retryAfterSeconds = 1;
     try {
       const id = await runningOrchestration('completes-for-all');
-      const answers = await Promise.all(Array.from({ length: 10 }, (_, index) => call('GET', `${index % 2 ? 'operations' : 'orchestrations'}/${id}?gateway-wait=50`)));
-      expect(answers.filter((_, index) => index % 2 === 0).map((answer) => [answer.status, answer.json?.runtimeStatus])).toEqual(Array(5).fill([200, 'Completed']));
-      expect(answers.filter((_, index) => index % 2 === 1).map((answer) => [answer.status, answer.json?.name])).toEqual(Array(5).fill([200, 'completes-for-all']));
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, index) => call('GET', `${index % 2 ? 'operations' : 'orchestrations'}/${id}?gateway-wait=50`)),
+      );
+      expect(answers.filter((_, index) => index % 2 === 0).map((answer) => [answer.status, answer.json?.runtimeStatus])).toEqual(
+        Array(5).fill([200, 'Completed']),
+      );
+      expect(answers.filter((_, index) => index % 2 === 1).map((answer) => [answer.status, answer.json?.name])).toEqual(
+        Array(5).fill([200, 'completes-for-all']),
+      );
       // lroSteps = 2: two status reads and the final GET, however many waited.
       expect(gateway.emulator.upstreamRequests({ method: 'GET', pathIncludes: '/containerGroups/completes-for-all' })).toHaveLength(1);
     } finally {
@@ -140,7 +152,9 @@ describe('held waits are bounded', () => {
     const id = await runningOrchestration('bounded');
     const first = heldWaits(id, 'busy-caller', perCaller);
     const ownRefusal = await refusedWait(id, 'busy-caller');
-    expect(ownRefusal.json).toMatchObject({ error: { code: 'TooManyWaits', target: 'gateway-wait', message: expect.stringContaining('GATEWAY_WAIT_MAX_PER_CALLER') } });
+    expect(ownRefusal.json).toMatchObject({
+      error: { code: 'TooManyWaits', target: 'gateway-wait', message: expect.stringContaining('GATEWAY_WAIT_MAX_PER_CALLER') },
+    });
     expect(Number(ownRefusal.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Number(ownRefusal.headers['retry-after'])).toBeLessThanOrEqual(50);
     // Another caller is not held to the busy one's bound.
@@ -159,7 +173,8 @@ describe('held waits are bounded', () => {
     await Promise.all([...first.answers, ...second.answers]);
     // The slots are free again once the app has seen the callers go.
     let after = await call('GET', `orchestrations/${id}?gateway-wait=1`, { caller: 'busy-caller' });
-    for (const deadline = Date.now() + 20_000; after.status === 429 && Date.now() < deadline; ) after = await call('GET', `orchestrations/${id}?gateway-wait=1`, { caller: 'busy-caller' });
+    for (const deadline = Date.now() + 20_000; after.status === 429 && Date.now() < deadline;)
+      after = await call('GET', `orchestrations/${id}?gateway-wait=1`, { caller: 'busy-caller' });
     expect(after.status).toBe(202);
   }, 90_000);
 });

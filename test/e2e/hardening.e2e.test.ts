@@ -21,7 +21,12 @@ let gateway: InProcessGateway;
 let storage: CountingStorageProxy;
 beforeAll(async () => {
   gateway = await startInProcessGateway(
-    { MAX_MERGED_BYTES: String(mergedBytesLimit), MAX_MERGED_ITEMS: '50000', ORCHESTRATION_LIST_INPUT_BYTES: String(listInputBytes), UPSTREAM_MAX_RESPONSE_BYTES: String(answerBytesLimit) },
+    {
+      MAX_MERGED_BYTES: String(mergedBytesLimit),
+      MAX_MERGED_ITEMS: '50000',
+      ORCHESTRATION_LIST_INPUT_BYTES: String(listInputBytes),
+      UPSTREAM_MAX_RESPONSE_BYTES: String(answerBytesLimit),
+    },
     {},
     {
       storageConnection: storageBehind(startCountingStorageProxy, (started) => (storage = started)),
@@ -38,15 +43,28 @@ const api = (path: string) => `${gateway.url}/api/${path}`;
 
 /** A page of `items` usages of about `itemBytes` each, whose nextLink reads the same list again. */
 function endlessPage(items: number, itemBytes: number) {
-  const value = Array.from({ length: items }, (_, index) => ({ name: { value: `u${index}`, localizedValue: 'x'.repeat(itemBytes) }, unit: 'Count', currentValue: 1, limit: 2 }));
+  const value = Array.from({ length: items }, (_, index) => ({
+    name: { value: `u${index}`, localizedValue: 'x'.repeat(itemBytes) },
+    unit: 'Count',
+    currentValue: 1,
+    limit: 2,
+  }));
   return { value, nextLink: `${gateway.emulator.url}/${usagesPath}?api-version=2026-07-01&$skipToken=again` };
 }
 
 it('refuses a management answer past UPSTREAM_MAX_RESPONSE_BYTES with a 502 in the error shape, not held whole', async () => {
-  gateway.emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'usages$', status: 200, body: { value: [{ name: { value: 'u', localizedValue: 'x'.repeat(answerBytesLimit) } }] } });
+  gateway.emulator.script({
+    kind: 'answer',
+    method: 'GET',
+    pathPattern: 'usages$',
+    status: 200,
+    body: { value: [{ name: { value: 'u', localizedValue: 'x'.repeat(answerBytesLimit) } }] },
+  });
   const response = await request(api(`${usagesPath}?api-version=2026-07-01`));
   expect(response.statusCode).toBe(502);
-  expect(await response.body.json()).toMatchObject({ error: { code: 'UpstreamBadResponse', message: expect.stringContaining(`exceeded ${answerBytesLimit} bytes`) } });
+  expect(await response.body.json()).toMatchObject({
+    error: { code: 'UpstreamBadResponse', message: expect.stringContaining(`exceeded ${answerBytesLimit} bytes`) },
+  });
 });
 
 describe('gateway-pages against a list that never ends', () => {
@@ -92,7 +110,10 @@ describe('the query as the caller sent it', () => {
 
   it.each(['Code', 'CODE'])('keeps a key sent as ?%s= out of the upstream call and the orchestration', async (name) => {
     const key = `function-key-${name}-7741`;
-    const body = JSON.stringify({ location: 'westus', properties: { osType: 'Linux', containers: [{ name: 'c', properties: { image: 'nginx', resources: { requests: { cpu: 1, memoryInGB: 1 } } } }] } });
+    const body = JSON.stringify({
+      location: 'westus',
+      properties: { osType: 'Linux', containers: [{ name: 'c', properties: { image: 'nginx', resources: { requests: { cpu: 1, memoryInGB: 1 } } } }] },
+    });
     const path = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/key-${name === 'Code' ? 'mixed' : 'upper'}?api-version=2025-09-01&${name}=${key}`;
     const response = await request(api(path), { method: 'PUT', body, headers: { 'content-type': 'application/json' } });
     expect([200, 201]).toContain(response.statusCode);
@@ -116,7 +137,9 @@ describe('the query as the caller sent it', () => {
 
 describe('the logged caller', () => {
   it('is the first x-functions-key line with no keys set too, as the host authenticates it', async () => {
-    const response = await request(api(`${usagesPath}?api-version=2026-07-01`), { headers: { 'x-functions-key': ['first-line-key-0123456789', 'chosen-by-caller'], 'x-ms-client-request-id': 'second-line-1' } });
+    const response = await request(api(`${usagesPath}?api-version=2026-07-01`), {
+      headers: { 'x-functions-key': ['first-line-key-0123456789', 'chosen-by-caller'], 'x-ms-client-request-id': 'second-line-1' },
+    });
     expect(response.statusCode).toBe(200);
     await response.body.dump();
     const line = gateway.logLines.find((logged) => logged.includes('second-line-1') && logged.includes('"event":"call"'));
@@ -124,7 +147,9 @@ describe('the logged caller', () => {
   });
 
   it('is not taken from a principal header without App Service Authentication', async () => {
-    const response = await request(api(`${usagesPath}?api-version=2026-07-01`), { headers: { 'x-ms-client-principal-name': 'ceo@contoso.com', 'x-ms-client-request-id': 'spoof-check-1' } });
+    const response = await request(api(`${usagesPath}?api-version=2026-07-01`), {
+      headers: { 'x-ms-client-principal-name': 'ceo@contoso.com', 'x-ms-client-request-id': 'spoof-check-1' },
+    });
     await response.body.dump();
     const line = gateway.logLines.find((logged) => logged.includes('spoof-check-1') && logged.includes('"event":"call"'));
     expect(line).toBeDefined();
@@ -136,7 +161,10 @@ describe('the logged caller', () => {
 async function startBulky(prefix: string, count: number, bulky: string): Promise<Set<string>> {
   const ids = new Set<string>();
   for (let index = 0; index < count; index += 1) {
-    const body = JSON.stringify({ location: 'westus', properties: { osType: 'Linux', containers: [{ name: 'c', properties: { image: 'nginx', command: [bulky] } }] } });
+    const body = JSON.stringify({
+      location: 'westus',
+      properties: { osType: 'Linux', containers: [{ name: 'c', properties: { image: 'nginx', command: [bulky] } }] },
+    });
     const path = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${prefix}-${index}?api-version=2025-09-01`;
     const response = await request(api(path), { method: 'PUT', body, headers: { 'content-type': 'application/json' } });
     expect(response.statusCode).toBe(201);
@@ -221,7 +249,9 @@ describe('GET orchestrations, whatever is stored', () => {
     for (const method of ['GET', 'DELETE'] as const) {
       const response = await request(api('orchestrations?runtimeStatus=Completed'), { method, headers: { 'x-ms-continuation-token': token } });
       expect(response.statusCode).toBe(400);
-      expect(await response.body.json()).toMatchObject({ error: { code: 'InvalidRequest', target: 'x-ms-continuation-token', message: expect.stringContaining('previous answer') } });
+      expect(await response.body.json()).toMatchObject({
+        error: { code: 'InvalidRequest', target: 'x-ms-continuation-token', message: expect.stringContaining('previous answer') },
+      });
     }
   });
 });
@@ -230,13 +260,17 @@ describe('bytes as some tools send them', () => {
   it('a JSON body with a UTF-8 byte-order mark is read, and forwarded without it', async () => {
     const groupPath = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/with-bom?api-version=2025-09-01`;
     const json = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
-    const response = await request(api(groupPath), { method: 'PUT', headers: { 'content-type': 'application/json' }, body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]) });
+    const response = await request(api(groupPath), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]),
+    });
     expect(response.statusCode).toBe(201);
     await response.body.dump();
     expect(gateway.emulator.upstreamRequests({ method: 'PUT', pathIncludes: '/with-bom' }).map((sent) => sent.body)).toEqual([json]);
   });
 
-  it('a malformed percent-escape in the local host\'s admin route answers 404, not 500', async () => {
+  it("a malformed percent-escape in the local host's admin route answers 404, not 500", async () => {
     const response = await request(`${gateway.url}/admin/functions/%E0`, { method: 'POST' });
     expect(response.statusCode).toBe(404);
     expect(await response.body.json()).toMatchObject({ error: { code: 'NotFound' } });

@@ -56,7 +56,9 @@ beforeAll(async () => {
     storageRequests.push(incoming.url ?? '');
   });
   emulator = await startEmulator({ token: emulatorToken, lroSteps: 2, retryAfterSeconds: 1 });
-  identity = await startIdentityEndpoint((resource) => (resource.startsWith('https://storage.azure.com') ? storageAccessToken() : resource.startsWith('https://monitor.azure.com') ? monitorToken : emulatorToken));
+  identity = await startIdentityEndpoint((resource) =>
+    resource.startsWith('https://storage.azure.com') ? storageAccessToken() : resource.startsWith('https://monitor.azure.com') ? monitorToken : emulatorToken,
+  );
   app = await startApp({
     ...identity.env,
     WEBSITE_INSTANCE_ID: 'instance-of-this-test',
@@ -109,20 +111,30 @@ it('says at start which storage and which identity, and that no key is used', ()
 });
 
 it('runs a long-running start to its end, polled by the timer, on identity-based storage', async () => {
-  const started = await json(`${app.url}/api/subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/on-identity?api-version=2025-09-01`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } }),
-  });
+  const started = await json(
+    `${app.url}/api/subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/on-identity?api-version=2025-09-01`,
+    {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } }),
+    },
+  );
   expect(started.status).toBe(201);
   const id = started.headers['x-orchestration-id'] as string;
-  const ended = await eventually(() => json(`${app.url}/api/orchestrations/${id}`), (answer) => answer.body.runtimeStatus === 'Completed');
+  const ended = await eventually(
+    () => json(`${app.url}/api/orchestrations/${id}`),
+    (answer) => answer.body.runtimeStatus === 'Completed',
+  );
   expect(ended.body).toMatchObject({ runtimeStatus: 'Completed' });
   expect(emulator.upstreamRequests({ method: 'GET', pathIncludes: '/containerGroups/on-identity' }).length).toBeGreaterThan(0);
 });
 
 it('refreshes a certificate into identity-based storage and reads it back', async () => {
-  const refreshed = await json(`${app.url}/api/certificates/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...environment, force: true }) });
+  const refreshed = await json(`${app.url}/api/certificates/refresh`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...environment, force: true }),
+  });
   expect(refreshed.status).toBe(200);
   expect(refreshed.body).toMatchObject({ results: [{ outcome: 'downloaded' }] });
   const metadata = await json(`${app.url}/api/certificates/${environment.projectId}/${environment.environmentId}`);
@@ -151,7 +163,11 @@ it('sent every storage request with a bearer token of the user-assigned identity
 
 it('exports telemetry to Application Insights signed in with the identity APPLICATIONINSIGHTS_AUTHENTICATION_STRING names', async () => {
   // The batch processor sends within its delay (5 s by default) of the calls above.
-  await eventually(async () => ingestionAuthorizations.length, (count) => count > 0, 20_000);
+  await eventually(
+    async () => ingestionAuthorizations.length,
+    (count) => count > 0,
+    20_000,
+  );
   expect(ingestionAuthorizations.length).toBeGreaterThan(0);
   expect(new Set(ingestionAuthorizations)).toEqual(new Set([`Bearer ${monitorToken}`]));
   const monitorAsks = identity.asked.filter((ask) => ask.resource?.startsWith('https://monitor.azure.com'));
@@ -160,7 +176,11 @@ it('exports telemetry to Application Insights signed in with the identity APPLIC
 });
 
 it('in Azure with no storage setting, refuses to start naming the settings, and starts no Azurite', async () => {
-  const { code, output } = await runAppExpectingFailure({ WEBSITE_INSTANCE_ID: 'instance-of-this-test', MANAGEMENT_BASE_URL: emulator.url, LIFECYCLE_BASE_URL: emulator.url });
+  const { code, output } = await runAppExpectingFailure({
+    WEBSITE_INSTANCE_ID: 'instance-of-this-test',
+    MANAGEMENT_BASE_URL: emulator.url,
+    LIFECYCLE_BASE_URL: emulator.url,
+  });
   expect(code).toBe(1);
   expect(output).toMatch(/No storage is set, and the app runs in Azure \(WEBSITE_INSTANCE_ID is set\)/);
   expect(output).toMatch(/AzureWebJobsStorage__accountName with AzureWebJobsStorage__credential=managedidentity/);

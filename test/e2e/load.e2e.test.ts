@@ -17,14 +17,18 @@ let gateway: GatewayFixture;
 const client = new Agent({ connections: concurrency });
 beforeAll(async () => {
   // A small old space: a leak would crash the app. The inspector reads its live heap.
-  gateway = await startGateway({ UPSTREAM_MAX_RETRIES: String(maxRetries), UPSTREAM_TIMEOUT_MS: '5000', NODE_OPTIONS: '--max-old-space-size=96 --inspect=127.0.0.1:0' }, { chaosRate: 0.3 });
+  gateway = await startGateway(
+    { UPSTREAM_MAX_RETRIES: String(maxRetries), UPSTREAM_TIMEOUT_MS: '5000', NODE_OPTIONS: '--max-old-space-size=96 --inspect=127.0.0.1:0' },
+    { chaosRate: 0.3 },
+  );
 });
 afterAll(async () => {
   await client.close();
   await gateway.stop();
 });
 
-const usages = (index: number) => `subscriptions/00000000-0000-0000-0000-00000000${String(index % 10000).padStart(4, '0')}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
+const usages = (index: number) =>
+  `subscriptions/00000000-0000-0000-0000-00000000${String(index % 10000).padStart(4, '0')}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
 
 async function run(from: number, to: number): Promise<Map<number, number>> {
   const statuses = new Map<number, number>();
@@ -75,7 +79,15 @@ it(`${total} calls with 30% upstream faults: bounded retries, no crash, no leake
   const liveHeapEnd = await heap.liveHeapBytes();
   heap.close();
   const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
-  console.log(JSON.stringify({ statuses: Object.fromEntries(statuses), residentMiB: residentSamples.map(mib), liveHeapMiB: [mib(liveHeapWarm), mib(liveHeapEnd)], socketsBefore, socketsAfter: openSockets(pid) }));
+  console.log(
+    JSON.stringify({
+      statuses: Object.fromEntries(statuses),
+      residentMiB: residentSamples.map(mib),
+      liveHeapMiB: [mib(liveHeapWarm), mib(liveHeapEnd)],
+      socketsBefore,
+      socketsAfter: openSockets(pid),
+    }),
+  );
   // Resident memory says when the collector ran (Node 24's lets the heap grow far more than
   // Node 20's), the live heap what is kept: 3,500 more calls may add at most 8 MiB to it.
   expect(liveHeapEnd - liveHeapWarm).toBeLessThan(8 * 2 ** 20);

@@ -48,7 +48,9 @@ describe('with the generated certificate', () => {
     expect(gateway.app.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(printedPemPath(gateway.app)).toBe(join(gateway.app.cwd, '.local-https', 'localhost.pem'));
     const output = gateway.app.lines.join('\n');
-    expect(output).toMatch(/self-signed certificate for localhost and 127\.0\.0\.1 \(generated now, valid until \d{4}-\d\d-\d\d; a start within a day of that makes a new one/);
+    expect(output).toMatch(
+      /self-signed certificate for localhost and 127\.0\.0\.1 \(generated now, valid until \d{4}-\d\d-\d\d; a start within a day of that makes a new one/,
+    );
     for (const variable of ['NODE_EXTRA_CA_CERTS', 'REQUESTS_CA_BUNDLE', 'SSL_CERT_FILE']) expect(output).toContain(variable);
   });
 
@@ -61,7 +63,12 @@ describe('with the generated certificate', () => {
       const second = await request(page.nextLink, { dispatcher: agent });
       expect(((await second.body.json()) as { value: { id: string }[] }).value.map((usage) => usage.id)).toEqual(['usage-2', 'usage-3']);
     }
-    const started = await request(gateway.api(groupPath), { method: 'PUT', headers: { 'content-type': 'application/json' }, body: groupBody, dispatcher: agent });
+    const started = await request(gateway.api(groupPath), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: groupBody,
+      dispatcher: agent,
+    });
     await started.body.dump();
     const id = started.headers['x-orchestration-id'] as string;
     expect(started.headers.location).toBe(`${gateway.app.url}/api/operations/${id}`);
@@ -116,7 +123,11 @@ describe('with --cert and --password', () => {
   it('serves with a .pfx encrypted with RC2 and 3DES, which OpenSSL 3 refuses without its legacy provider', async () => {
     const fixtures = join(__dirname, '..', 'fixtures', 'certificates');
     writeFileSync(join(folder, 'fixture-password.txt'), 'pässwörd-€-fixture\n');
-    const gateway = await startGateway({}, {}, { args: ['--useHttps', '--cert', join(fixtures, 'legacy-3des-rc2.pfx'), '--password', join(folder, 'fixture-password.txt')] });
+    const gateway = await startGateway(
+      {},
+      {},
+      { args: ['--useHttps', '--cert', join(fixtures, 'legacy-3des-rc2.pfx'), '--password', join(folder, 'fixture-password.txt')] },
+    );
     try {
       expect(await presentedFingerprint(gateway.app.url)).toBe(new X509Certificate(readFileSync(join(fixtures, 'certificate.cer'))).fingerprint256);
     } finally {
@@ -125,9 +136,17 @@ describe('with --cert and --password', () => {
   });
 
   it.each([
-    ['a .pfx that does not open with the password', ['--useHttps', '--cert', '{pfx}', '--password', 'CANARY-SECRET-wrong'], /--cert \S+app\.pfx does not open with the --password given/],
+    [
+      'a .pfx that does not open with the password',
+      ['--useHttps', '--cert', '{pfx}', '--password', 'CANARY-SECRET-wrong'],
+      /--cert \S+app\.pfx does not open with the --password given/,
+    ],
     ['--cert without --password', ['--useHttps', '--cert', '{pfx}'], /--cert needs --password/],
-    ['a .pfx without its private key', ['--useHttps', '--cert', '{folder}/no-key.pfx', '--password', '{folder}/password.txt'], /--cert \S+no-key\.pfx opens with the --password given but holds no private key/],
+    [
+      'a .pfx without its private key',
+      ['--useHttps', '--cert', '{folder}/no-key.pfx', '--password', '{folder}/password.txt'],
+      /--cert \S+no-key\.pfx opens with the --password given but holds no private key/,
+    ],
     ['an expired certificate', ['--useHttps', '--cert', '{folder}/expired.pfx', '--password', '{folder}/password.txt'], /--cert \S+expired\.pfx expired on /],
     ['an unknown option', ['--useHttps', '--pasword', 'CANARY-SECRET-typo'], /Unknown option --pasword/],
   ])('stops start-up for %s, naming the option', async (_title, args, message) => {

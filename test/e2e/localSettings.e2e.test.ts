@@ -25,10 +25,12 @@ function writeSettings(text: string): string {
 }
 
 it('takes the Values the environment lacks, and leaves the ones it has', async () => {
-  writeSettings(JSON.stringify({
-    IsEncrypted: false,
-    Values: { APP_PUBLIC_URL: 'https://gw.contoso.example/api', UPSTREAM_STATIC_TOKEN: 'CANARY-SECRET-not-the-token' },
-  }));
+  writeSettings(
+    JSON.stringify({
+      IsEncrypted: false,
+      Values: { APP_PUBLIC_URL: 'https://gw.contoso.example/api', UPSTREAM_STATIC_TOKEN: 'CANARY-SECRET-not-the-token' },
+    }),
+  );
   // The fixture sets UPSTREAM_STATIC_TOKEN in the environment: it wins, so calls still pass.
   const gateway = await startGateway({}, { listItems: 3, pageSize: 2 }, { cwd: folder });
   try {
@@ -71,7 +73,10 @@ it('runs local.settings.sample.json copied as it is: the embedded emulator and A
     const answer = await request(`${app.url}/${path}`, { headers: { 'x-functions-key': key } });
     expect({ status: answer.statusCode, body: await answer.body.json() }).toEqual({ status: 200, body: expect.objectContaining({ value: expect.any(Array) }) });
     const refresh = await request(`${app.url}/api/certificates/refresh`, { method: 'POST', headers: { 'x-functions-key': key } });
-    expect({ status: refresh.statusCode, body: await refresh.body.json() }).toEqual({ status: 200, body: { results: [expect.objectContaining({ outcome: 'downloaded' })] } });
+    expect({ status: refresh.statusCode, body: await refresh.body.json() }).toEqual({
+      status: 200,
+      body: { results: [expect.objectContaining({ outcome: 'downloaded' })] },
+    });
     expect(app.lines.join('\n')).not.toMatch(/failed|error/i);
   } finally {
     await app.stop();

@@ -8,7 +8,10 @@ import { request } from 'undici';
 import { runAppExpectingFailure, startApp, type AppProcess } from '../helpers/appProcess';
 import { startChatPostReceiver, type ChatPostReceiver } from '../helpers/chatPostReceiver';
 
-const group = { location: 'westus', properties: { osType: 'Linux', containers: [{ name: 'web', properties: { image: 'nginx', resources: { requests: { cpu: 1, memoryInGB: 1.5 } } } }] } };
+const group = {
+  location: 'westus',
+  properties: { osType: 'Linux', containers: [{ name: 'web', properties: { image: 'nginx', resources: { requests: { cpu: 1, memoryInGB: 1.5 } } } }] },
+};
 let receiver: ChatPostReceiver;
 let app: AppProcess;
 
@@ -38,31 +41,45 @@ async function lineMatching(pattern: RegExp): Promise<string> {
 }
 
 it('says at start that traces are on and printed here', () => {
-  expect(app.lines).toEqual(expect.arrayContaining([expect.stringMatching(/^\s+telemetry\s+on: traces and metrics to OTLP to http:\/\/127\.0\.0\.1:\d+ \(http\/json\)$/)]));
+  expect(app.lines).toEqual(
+    expect.arrayContaining([expect.stringMatching(/^\s+telemetry\s+on: traces and metrics to OTLP to http:\/\/127\.0\.0\.1:\d+ \(http\/json\)$/)]),
+  );
   expect(app.lines).toContain('Traces: each printed here as a tree as it arrives (--traces); docs/observability.md says what each span is.');
 });
 
 it("prints a start's trace, its polls and its notification, each linked to the start", async () => {
-  const response = await request(`${app.url}/api/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/traced?api-version=2025-09-01`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json', 'x-gateway-notify': `${receiver.origin}/hooks/gateway` },
-    body: JSON.stringify(group),
-  });
+  const response = await request(
+    `${app.url}/api/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/traced?api-version=2025-09-01`,
+    {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'x-gateway-notify': `${receiver.origin}/hooks/gateway` },
+      body: JSON.stringify(group),
+    },
+  );
   expect(response.statusCode).toBe(201);
   await response.body.dump();
 
-  const start = await lineMatching(/^trace [0-9a-f]{8}  PUT ContainerGroups_CreateOrUpdate  \[server, [+-]\d+\.\ds, \d+ ms\]  http\.response\.status_code=201$/);
+  const start = await lineMatching(
+    /^trace [0-9a-f]{8}  PUT ContainerGroups_CreateOrUpdate  \[server, [+-]\d+\.\ds, \d+ ms\]  http\.response\.status_code=201$/,
+  );
   const traceId = /^trace ([0-9a-f]{8})/.exec(start)![1]!;
   const below = app.lines.slice(app.lines.indexOf(start) + 1);
-  const tree = below.slice(0, below.findIndex((line) => !/^ {16}[├└]─ /.test(line)));
+  const tree = below.slice(
+    0,
+    below.findIndex((line) => !/^ {16}[├└]─ /.test(line)),
+  );
   expect(tree).toEqual(
     expect.arrayContaining([
       expect.stringMatching(/^ {16}├─ storage create an orchestration  \[client, /),
-      expect.stringMatching(/^ {16}[├└]─ PUT  \[client, .*\]  http\.response\.status_code=201  url\.full=http:\/\/127\.0\.0\.1:\d+\/…\/containerGroups\/traced\?api-version=2025-09-01$/),
+      expect.stringMatching(
+        /^ {16}[├└]─ PUT  \[client, .*\]  http\.response\.status_code=201  url\.full=http:\/\/127\.0\.0\.1:\d+\/…\/containerGroups\/traced\?api-version=2025-09-01$/,
+      ),
     ]),
   );
   const linked = `link → trace ${traceId}`;
-  const notify = await lineMatching(new RegExp(`^trace [0-9a-f]{8}  notify gateway\\.orchestration\\.completed  \\[producer, .*gateway\\.notification\\.delivered=true  ${linked}`));
+  const notify = await lineMatching(
+    new RegExp(`^trace [0-9a-f]{8}  notify gateway\\.orchestration\\.completed  \\[producer, .*gateway\\.notification\\.delivered=true  ${linked}`),
+  );
   expect(notify).toBeDefined();
   const polls = app.lines.filter((line) => /^trace [0-9a-f]{8}  poll ContainerGroups_CreateOrUpdate  \[consumer, /.test(line));
   expect(polls.length).toBeGreaterThanOrEqual(2);

@@ -79,12 +79,40 @@ describe('paging', () => {
 
 describe('bad input', () => {
   it.each([
-    ['a namespaceName breaking its pattern', `subscriptions/s/resourceGroups/rg/providers/Vendor.EventHub/namespaces/bad/privateEndpointConnections/p?api-version=2026-01-01`, 'PUT', {}, 400, 'namespaceName'],
+    [
+      'a namespaceName breaking its pattern',
+      `subscriptions/s/resourceGroups/rg/providers/Vendor.EventHub/namespaces/bad/privateEndpointConnections/p?api-version=2026-01-01`,
+      'PUT',
+      {},
+      400,
+      'namespaceName',
+    ],
     ['malformed JSON', groupPath, 'PUT', '{"properties":', 400, 'containerGroup'],
-    ['a body too large', groupPath, 'PUT', { properties: { containers: [{ name: 'a', properties: {} }] }, pad: 'x'.repeat(5 * 1024 * 1024) }, 413, 'containerGroup'],
-    ['a missing api-version', `subscriptions/${subscriptionId}/providers/Vendor.ContainerInstance/locations/westus/cachedImages`, 'GET', undefined, 400, 'api-version'],
+    [
+      'a body too large',
+      groupPath,
+      'PUT',
+      { properties: { containers: [{ name: 'a', properties: {} }] }, pad: 'x'.repeat(5 * 1024 * 1024) },
+      413,
+      'containerGroup',
+    ],
+    [
+      'a missing api-version',
+      `subscriptions/${subscriptionId}/providers/Vendor.ContainerInstance/locations/westus/cachedImages`,
+      'GET',
+      undefined,
+      400,
+      'api-version',
+    ],
     ['an environmentId that is not a GUID', 'environmentinfo/v1/rsatdownload/project/1/environment/abc', 'GET', undefined, 400, 'environmentId'],
-    ['an encoded slash in a path parameter', `subscriptions/${subscriptionId}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/a%2F..%2Fb?api-version=2025-09-01`, 'PUT', { properties: { containers: [{ name: 'a', properties: {} }] } }, 400, 'containerGroupName'],
+    [
+      'an encoded slash in a path parameter',
+      `subscriptions/${subscriptionId}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/a%2F..%2Fb?api-version=2025-09-01`,
+      'PUT',
+      { properties: { containers: [{ name: 'a', properties: {} }] } },
+      400,
+      'containerGroupName',
+    ],
   ])('%s: %i in the documented shape, nothing sent upstream', async (_title, path, method, body, status, target) => {
     const response = await call(path, { method, body });
     expect(response.status).toBe(status);
@@ -115,7 +143,13 @@ describe('upstream faults', () => {
   });
 
   it('503 on the migration POST is passed back as it came and not repeated', async () => {
-    gateway.emulator.script({ kind: 'answer', method: 'POST', status: 503, headers: { 'x-ms-request-id': 'upstream-req-1' }, body: { error: { code: 'ServiceUnavailable', message: 'Try later.' } } });
+    gateway.emulator.script({
+      kind: 'answer',
+      method: 'POST',
+      status: 503,
+      headers: { 'x-ms-request-id': 'upstream-req-1' },
+      body: { error: { code: 'ServiceUnavailable', message: 'Try later.' } },
+    });
     const response = await call(migratePath, { method: 'POST', body: { mode: 'NewIP' } });
     expect(response.status).toBe(503);
     expect(response.json).toEqual({ error: { code: 'ServiceUnavailable', message: 'Try later.' } });

@@ -8,7 +8,8 @@ import { startApp, type AppProcess } from '../helpers/appProcess';
 import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 
 const subscription = '00000000-0000-0000-0000-000000000000';
-const groupPath = (name: string) => `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
+const groupPath = (name: string) =>
+  `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
 const groupBody = (image = 'nginx') => JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image } }] } });
 const fastPolling = { ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *', LRO_MIN_POLL_SECONDS: '1', LRO_DEFAULT_POLL_SECONDS: '1' };
 
@@ -105,8 +106,13 @@ describe('one host', () => {
     // As Durable Functions: terminating an instance that already ended is 410 Gone, and changes nothing.
     const again = await request(`${gateway.app.url}/api/orchestrations/${id}/terminate?reason=again`, { method: 'POST' });
     expect(again.statusCode).toBe(410);
-    expect(await again.body.json()).toMatchObject({ error: { code: 'OrchestrationEnded', message: expect.stringMatching(/already ended \(Terminated at .+\): there is nothing to terminate/), target: 'id' } });
-    expect((await getJson(`${gateway.app.url}/api/orchestrations/${id}`)).json).toMatchObject({ runtimeStatus: 'Terminated', failure: { message: 'Terminated by a caller.' } });
+    expect(await again.body.json()).toMatchObject({
+      error: { code: 'OrchestrationEnded', message: expect.stringMatching(/already ended \(Terminated at .+\): there is nothing to terminate/), target: 'id' },
+    });
+    expect((await getJson(`${gateway.app.url}/api/orchestrations/${id}`)).json).toMatchObject({
+      runtimeStatus: 'Terminated',
+      failure: { message: 'Terminated by a caller.' },
+    });
     const listed = await getJson(`${gateway.app.url}/api/orchestrations?runtimeStatus=Terminated`);
     expect((listed.json!.value as { id: string }[]).map((entry) => entry.id)).toContain(id);
     const operation = await getJson(`${gateway.app.url}/api/operations/${id}`);

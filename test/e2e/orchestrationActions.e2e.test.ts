@@ -50,19 +50,31 @@ afterAll(async () => {
 
 type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: Record<string, unknown> };
 
-async function api(key: keyof typeof keys, method: string, path: string, options: { body?: unknown; headers?: Record<string, string>; base?: string } = {}): Promise<Answer> {
+async function api(
+  key: keyof typeof keys,
+  method: string,
+  path: string,
+  options: { body?: unknown; headers?: Record<string, string>; base?: string } = {},
+): Promise<Answer> {
   const url = `${options.base ?? gateway.app.url}/api/${path}`;
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-  const response = await request(url, { method: method as 'GET', body, headers: { 'x-functions-key': keys[key], ...(body ? { 'content-type': 'application/json' } : {}), ...options.headers } });
+  const response = await request(url, {
+    method: method as 'GET',
+    body,
+    headers: { 'x-functions-key': keys[key], ...(body ? { 'content-type': 'application/json' } : {}), ...options.headers },
+  });
   const text = await response.body.text();
   return { status: response.statusCode, headers: response.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-const groupPath = (name: string) => `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
+const groupPath = (name: string) =>
+  `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
 
 /** A container group start (an image naming "fail" makes the emulator fail it); its orchestration id. */
 async function startGroup(key: keyof typeof keys, name: string, container: Record<string, unknown> = { image: 'nginx' }): Promise<string> {
-  const started = await api(key, 'PUT', groupPath(name), { body: { location: 'westus', properties: { containers: [{ name: 'web', properties: container }] } } });
+  const started = await api(key, 'PUT', groupPath(name), {
+    body: { location: 'westus', properties: { containers: [{ name: 'web', properties: container }] } },
+  });
   expect(started.status).toBe(201);
   return started.headers['x-orchestration-id'] as string;
 }
@@ -101,11 +113,19 @@ describe('restart', () => {
     expect(newId).toMatch(/^[0-9a-f-]{36}$/);
     expect(newId).not.toBe(failed);
     expect(restarted.headers.location).toBe(gateway.api(`operations/${newId}`));
-    expect(await ended('alice', newId)).toMatchObject({ runtimeStatus: 'Failed', restartedFrom: failed, startedBy: keyFingerprintOf(keys.alice), input: { method: 'PUT' } });
+    expect(await ended('alice', newId)).toMatchObject({
+      runtimeStatus: 'Failed',
+      restartedFrom: failed,
+      startedBy: keyFingerprintOf(keys.alice),
+      input: { method: 'PUT' },
+    });
     expect((await api('alice', 'GET', `orchestrations/${failed}`)).body).toMatchObject({ restartedAs: newId });
     expect(gateway.emulator.upstreamRequests({ method: 'PUT', pathIncludes: '/containerGroups/restart-me' })).toHaveLength(2);
 
-    expect(await api('alice', 'POST', `orchestrations/${failed}/restart`)).toMatchObject({ status: 409, body: { error: { code: 'Conflict', message: expect.stringContaining(newId) } } });
+    expect(await api('alice', 'POST', `orchestrations/${failed}/restart`)).toMatchObject({
+      status: 409,
+      body: { error: { code: 'Conflict', message: expect.stringContaining(newId) } },
+    });
     // Another caller's orchestration is one that does not exist.
     expect((await api('bob', 'POST', `orchestrations/${newId}/restart`)).status).toBe(404);
   });
@@ -122,11 +142,17 @@ describe('restart', () => {
   });
 
   it('refuses a request whose stored body had its secrets redacted, saying to send it again', async () => {
-    const original = await startGroup('alice', 'restart-secret', { image: 'nginx', environmentVariables: [{ name: 'DB_PASSWORD', secureValue: 'not-for-storage-0001' }] });
+    const original = await startGroup('alice', 'restart-secret', {
+      image: 'nginx',
+      environmentVariables: [{ name: 'DB_PASSWORD', secureValue: 'not-for-storage-0001' }],
+    });
     await ended('alice', original);
     gateway.emulator.reset();
     const refused = await api('alice', 'POST', `orchestrations/${original}/restart`);
-    expect(refused).toMatchObject({ status: 409, body: { error: { code: 'Conflict', target: 'input.body', message: expect.stringMatching(/send the request again/) } } });
+    expect(refused).toMatchObject({
+      status: 409,
+      body: { error: { code: 'Conflict', target: 'input.body', message: expect.stringMatching(/send the request again/) } },
+    });
     expect(gateway.emulator.upstreamRequests()).toEqual([]);
     expect((await api('alice', 'GET', `orchestrations/${original}`)).body.restartedAs).toBeUndefined();
   });
@@ -135,7 +161,10 @@ describe('restart', () => {
     const byOperator = await startGroup('operator', 'restart-rights');
     await ended('operator', byOperator);
     // The auditor sees it and may call the route, but no rule lets it create container groups.
-    expect(await api('auditor', 'POST', `orchestrations/${byOperator}/restart`)).toMatchObject({ status: 403, body: { error: { code: 'OperationNotAllowed' } } });
+    expect(await api('auditor', 'POST', `orchestrations/${byOperator}/restart`)).toMatchObject({
+      status: 403,
+      body: { error: { code: 'OperationNotAllowed' } },
+    });
     const own = await startGroup('alice', 'restart-revoked');
     await ended('alice', own);
     // The app started again with Alice's write taken away: her own orchestration is refused too.
@@ -179,11 +208,16 @@ describe('bulk actions by filter', () => {
     expect(restarted.map((result) => result.instanceId).sort()).toEqual([...alices].sort());
     for (const result of restarted) {
       expect(result.status).toBe(200);
-      expect((await api('alice', 'GET', `orchestrations/${result.restartedAs}`)).body).toMatchObject({ runtimeStatus: 'Running', restartedFrom: result.instanceId });
+      expect((await api('alice', 'GET', `orchestrations/${result.restartedAs}`)).body).toMatchObject({
+        runtimeStatus: 'Running',
+        restartedFrom: result.instanceId,
+      });
     }
     // The operator, with admin, sees and terminates everyone's.
     const everyone = await everyBatch('operator', `orchestrations/terminate?${filter}&dryRun=true`);
-    expect(everyone.flatMap((answer) => answer.instanceIds as string[])).toEqual(expect.arrayContaining([bobs, ...restarted.map((result) => result.restartedAs)]));
+    expect(everyone.flatMap((answer) => answer.instanceIds as string[])).toEqual(
+      expect.arrayContaining([bobs, ...restarted.map((result) => result.restartedAs)]),
+    );
   });
 });
 

@@ -11,7 +11,8 @@ import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhookRe
 
 const subscription = '00000000-0000-0000-0000-000000000000';
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
-const groupPath = (name: string) => `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
+const groupPath = (name: string) =>
+  `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
 const groupBody = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
 const usages = `subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
 
@@ -35,9 +36,18 @@ afterAll(async () => {
 
 async function call(method: string, path: string, options: { body?: string; headers?: Record<string, string> } = {}) {
   const started = performance.now();
-  const response = await request(gateway.api(path), { method: method as 'GET', body: options.body, headers: { ...(options.body ? { 'content-type': 'application/json' } : {}), ...options.headers } });
+  const response = await request(gateway.api(path), {
+    method: method as 'GET',
+    body: options.body,
+    headers: { ...(options.body ? { 'content-type': 'application/json' } : {}), ...options.headers },
+  });
   const text = await response.body.text();
-  return { status: response.statusCode, headers: response.headers, json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined, ms: performance.now() - started };
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined,
+    ms: performance.now() - started,
+  };
 }
 
 describe('gateway-wait', () => {
@@ -63,7 +73,9 @@ describe('gateway-wait', () => {
   });
 
   it('is refused when it is not a number of seconds, or not on a long-running operation', async () => {
-    expect((await call('PUT', `${groupPath('bad-wait')}&gateway-wait=soon`, { body: groupBody })).json).toMatchObject({ error: { code: 'InvalidRequest', target: 'gateway-wait' } });
+    expect((await call('PUT', `${groupPath('bad-wait')}&gateway-wait=soon`, { body: groupBody })).json).toMatchObject({
+      error: { code: 'InvalidRequest', target: 'gateway-wait' },
+    });
     expect((await call('GET', `${usages}&gateway-wait=5`)).status).toBe(400);
     expect((await call('GET', 'operations/6f1a2b3c-1234-4abc-9def-0123456789ab?gateway-wait=-3')).status).toBe(400);
   });
@@ -75,9 +87,13 @@ describe('x-gateway-notify', () => {
     expect(started.status).toBe(201);
     const id = started.headers['x-orchestration-id'] as string;
     const deadline = Date.now() + 20_000;
-    while (!hooks.deliveries.some((delivery) => delivery.event?.subject === id) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    while (!hooks.deliveries.some((delivery) => delivery.event?.subject === id) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 200));
     const delivery = hooks.deliveries.find((candidate) => candidate.event?.subject === id);
-    expect(delivery).toMatchObject({ verified: true, event: { type: 'gateway.orchestration.completed', source: gateway.api('').replace(/\/$/, ''), data: { runtimeStatus: 'Completed' } } });
+    expect(delivery).toMatchObject({
+      verified: true,
+      event: { type: 'gateway.orchestration.completed', source: gateway.api('').replace(/\/$/, ''), data: { runtimeStatus: 'Completed' } },
+    });
     expect(delivery!.headers.authorization).toBeUndefined();
     // The receiver has the event before the app has recorded its answer: read until it has.
     let document = await call('GET', `orchestrations/${id}`);
@@ -103,7 +119,7 @@ describe('x-gateway-notify', () => {
 });
 
 describe('finding and cleaning up', () => {
-  it('lists with Durable Functions\' filters, shows inputs on request, and purges one or many', async () => {
+  it("lists with Durable Functions' filters, shows inputs on request, and purges one or many", async () => {
     const running = await call('PUT', groupPath('to-purge'), { body: groupBody });
     const id = running.headers['x-orchestration-id'] as string;
     expect((await call('DELETE', `orchestrations/${id}`)).json).toMatchObject({ error: { code: 'OrchestrationRunning' } });
@@ -130,8 +146,22 @@ describe('finding and cleaning up', () => {
     const document = (await call('GET', 'openapi.json')).json as { paths: Record<string, Record<string, unknown>> };
     expect(Object.keys(document.paths['/orchestrations']!)).toEqual(expect.arrayContaining(['get', 'delete']));
     expect(Object.keys(document.paths['/orchestrations/{id}']!)).toEqual(expect.arrayContaining(['get', 'delete']));
-    const sweeps = gateway.app.lines.map((line) => /(\{"event":"sweep".*\})/.exec(line)?.[1]).filter((json): json is string => json !== undefined).map((json) => JSON.parse(json) as Record<string, unknown>);
+    const sweeps = gateway.app.lines
+      .map((line) => /(\{"event":"sweep".*\})/.exec(line)?.[1])
+      .filter((json): json is string => json !== undefined)
+      .map((json) => JSON.parse(json) as Record<string, unknown>);
     expect(sweeps.length).toBeGreaterThan(3);
-    expect(sweeps[0]).toEqual(expect.objectContaining({ event: 'sweep', durationMs: expect.any(Number), due: expect.any(Number), polled: expect.any(Number), delivered: expect.any(Number), purged: expect.any(Number), reconciled: expect.any(Number), janitorScanned: expect.any(Number) }));
+    expect(sweeps[0]).toEqual(
+      expect.objectContaining({
+        event: 'sweep',
+        durationMs: expect.any(Number),
+        due: expect.any(Number),
+        polled: expect.any(Number),
+        delivered: expect.any(Number),
+        purged: expect.any(Number),
+        reconciled: expect.any(Number),
+        janitorScanned: expect.any(Number),
+      }),
+    );
   });
 });

@@ -31,8 +31,18 @@ it('prints the start for the Azure SDKs and az, which the README gives', () => {
 });
 
 it.each([
-  ['a route of its own', `${subscription}/providers/Microsoft.ContainerInstance/locations/westus/usages?api-version=2026-07-01`, 'Microsoft.ContainerInstance', 'Vendor.ContainerInstance'],
-  ['a {scope} route', `${subscription}/providers/Microsoft.Authorization/roleAssignmentSchedules?api-version=2020-10-01`, 'Microsoft.Authorization', 'Vendor.Authorization'],
+  [
+    'a route of its own',
+    `${subscription}/providers/Microsoft.ContainerInstance/locations/westus/usages?api-version=2026-07-01`,
+    'Microsoft.ContainerInstance',
+    'Vendor.ContainerInstance',
+  ],
+  [
+    'a {scope} route',
+    `${subscription}/providers/Microsoft.Authorization/roleAssignmentSchedules?api-version=2020-10-01`,
+    'Microsoft.Authorization',
+    'Vendor.Authorization',
+  ],
 ])('names the namespace served and PROVIDER_NAMESPACE for %s under Microsoft.*', async (_kind, path, asked, served) => {
   const expected = `No function matches this route: the path names ${asked}, and this app serves ${served} (PROVIDER_NAMESPACE=Vendor). Start it with PROVIDER_NAMESPACE=Microsoft to serve Microsoft.* paths, as the Azure SDKs and az call them.`;
   expect(await errorOf(path)).toEqual({ status: 404, body: { error: { code: 'NotFound', message: expected } } });

@@ -11,9 +11,15 @@ import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 
 const subscription = '00000000-0000-0000-0000-000000000000';
 const usagesPath = `subscriptions/${subscription}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;
-const groupPath = (name: string) => `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
+const groupPath = (name: string) =>
+  `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}?api-version=2025-09-01`;
 const groupBody = JSON.stringify({ location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } });
-const callerSetHeaders = { 'x-forwarded-host': 'attacker.example', 'x-forwarded-proto': 'https', forwarded: 'host=attacker.example;proto=https', 'x-original-host': 'attacker.example' };
+const callerSetHeaders = {
+  'x-forwarded-host': 'attacker.example',
+  'x-forwarded-proto': 'https',
+  forwarded: 'host=attacker.example;proto=https',
+  'x-original-host': 'attacker.example',
+};
 
 async function getJson(url: string, headers: Record<string, string> = {}) {
   const answer = await request(url, { headers });
@@ -97,7 +103,8 @@ describe('with APP_PUBLIC_URL', () => {
     await started.body.dump();
     const id = started.headers['x-orchestration-id'] as string;
     await (await request(gateway.api(`orchestrations/${id}/terminate`), { method: 'POST' })).body.dump();
-    for (let waited = 0; waited < 15_000 && !receiver.events.some((event) => event.subject === id); waited += 200) await new Promise((resolve) => setTimeout(resolve, 200));
+    for (let waited = 0; waited < 15_000 && !receiver.events.some((event) => event.subject === id); waited += 200)
+      await new Promise((resolve) => setTimeout(resolve, 200));
     const event = receiver.events.find((candidate) => candidate.subject === id);
     expect(event).toMatchObject({
       source: publicUrl,
@@ -133,7 +140,13 @@ it.each([
   ['with a query', 'https://gw.contoso.example/api?x=1'],
   ['with user info', 'https://user:CANARY-SECRET-pw@gw.contoso.example/api'],
 ])('an APP_PUBLIC_URL %s stops start-up, naming it', async (_title, value) => {
-  const { code, output } = await runAppExpectingFailure({ MANAGEMENT_BASE_URL: 'http://127.0.0.1:9', LIFECYCLE_BASE_URL: 'http://127.0.0.1:9', UPSTREAM_AUTH: 'static', UPSTREAM_STATIC_TOKEN: 'x', APP_PUBLIC_URL: value });
+  const { code, output } = await runAppExpectingFailure({
+    MANAGEMENT_BASE_URL: 'http://127.0.0.1:9',
+    LIFECYCLE_BASE_URL: 'http://127.0.0.1:9',
+    UPSTREAM_AUTH: 'static',
+    UPSTREAM_STATIC_TOKEN: 'x',
+    APP_PUBLIC_URL: value,
+  });
   expect(code).toBe(1);
   expect(output).toMatch(/APP_PUBLIC_URL must/);
   expect(output).not.toContain('CANARY-SECRET');

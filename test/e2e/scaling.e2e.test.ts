@@ -70,9 +70,13 @@ const cases: [string, number, (size: number) => Promise<Sent>, number][] = [
     'private endpoint connection PUT with n unknown fields and a bad status',
     20_000,
     (size) =>
-      send('PUT', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.EventHub/namespaces/namespace1/privateEndpointConnections/pec?api-version=2026-01-01`, {
-        properties: { privateLinkServiceConnectionState: { status: 'Maybe' }, extra: Array.from({ length: size }, (_, index) => ({ index })) },
-      }),
+      send(
+        'PUT',
+        `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.EventHub/namespaces/namespace1/privateEndpointConnections/pec?api-version=2026-01-01`,
+        {
+          properties: { privateLinkServiceConnectionState: { status: 'Maybe' }, extra: Array.from({ length: size }, (_, index) => ({ index })) },
+        },
+      ),
     400,
   ],
   [
@@ -124,14 +128,19 @@ const cases: [string, number, (size: number) => Promise<Sent>, number][] = [
     5000,
     (size) =>
       send('POST', 'templates/gatewayCustomProperties/validate', {
-        customProperties: Object.fromEntries(Array.from({ length: size }, (_, index) => [`Vendor.WindowsAzure.ApiManagement.Gateway.Unknown${index}`, 'maybe'])),
+        customProperties: Object.fromEntries(
+          Array.from({ length: size }, (_, index) => [`Vendor.WindowsAzure.ApiManagement.Gateway.Unknown${index}`, 'maybe']),
+        ),
       }),
     200,
   ],
   [
     'gateway custom properties build with n unknown ciphers',
     5000,
-    (size) => send('POST', 'templates/gatewayCustomProperties/build', { ciphers: Object.fromEntries(Array.from({ length: size }, (_, index) => [`TLS_UNKNOWN_${index}`, true])) }),
+    (size) =>
+      send('POST', 'templates/gatewayCustomProperties/build', {
+        ciphers: Object.fromEntries(Array.from({ length: size }, (_, index) => [`TLS_UNKNOWN_${index}`, true])),
+      }),
     400,
   ],
 ];
@@ -150,19 +159,23 @@ it('gateway-pages over n pages: linear work', async () => {
   const page = { value: Array.from({ length: 50 }, (_, index) => ({ name: { value: `u${index}` }, unit: 'Count', currentValue: 1, limit: 2 })) };
   const withPages = (pages: number) => () => {
     gateway.emulator.reset();
-    gateway.emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'usages$', status: 200, body: { ...page, nextLink: `${gateway.emulator.url}/${usagesPath}?api-version=2026-07-01&$skipToken=next` }, times: pages - 1 });
+    gateway.emulator.script({
+      kind: 'answer',
+      method: 'GET',
+      pathPattern: 'usages$',
+      status: 200,
+      body: { ...page, nextLink: `${gateway.emulator.url}/${usagesPath}?api-version=2026-07-01&$skipToken=next` },
+      times: pages - 1,
+    });
     gateway.emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'usages$', status: 200, body: page });
   };
   const sizes = new Map<number, number>();
-  const { ratio, small, large } = await scaling(
-    20,
-    async (pages) => {
-      withPages(pages)();
-      const sent = await send('GET', `${usagesPath}?api-version=2026-07-01&gateway-pages=all`);
-      sizes.set(pages, sent.bytes);
-      return sent;
-    },
-  );
+  const { ratio, small, large } = await scaling(20, async (pages) => {
+    withPages(pages)();
+    const sent = await send('GET', `${usagesPath}?api-version=2026-07-01&gateway-pages=all`);
+    sizes.set(pages, sent.bytes);
+    return sent;
+  });
   expect(small.status).toBe(200);
   expect(large.status).toBe(200);
   expect(sizes.get(80)! / sizes.get(20)!).toBeCloseTo(4, 0);

@@ -119,7 +119,9 @@ describe.each([
     const usages: string[] = [];
     for await (const usage of clients.containerInstance.location.listUsage('westus', { onResponse: log.onResponse })) usages.push(usage.id!);
     expect(usages).toEqual(['usage-0', 'usage-1']);
-    expect(log.nextLinks).toEqual([`${appApi}/subscriptions/${subscriptionId}/providers/Microsoft.ContainerInstance/locations/westus/usages?api-version=2023-05-01&%24skipToken=2`]);
+    expect(log.nextLinks).toEqual([
+      `${appApi}/subscriptions/${subscriptionId}/providers/Microsoft.ContainerInstance/locations/westus/usages?api-version=2023-05-01&%24skipToken=2`,
+    ]);
   });
 
   it.each([
@@ -155,9 +157,13 @@ describe.each([
   // 4xx/5xx as the failure, thrown as a RestError. operations/{id} answers exactly that way.
   it('containerGroups.beginCreateOrUpdateAndWait: the SDK poller follows Location on the app to the resource', async () => {
     const log = responseLog();
-    const group = await clients.containerInstance.containerGroups.beginCreateOrUpdateAndWait('rg', 'sdk-group', containerGroup('nginx'), { onResponse: log.onResponse });
+    const group = await clients.containerInstance.containerGroups.beginCreateOrUpdateAndWait('rg', 'sdk-group', containerGroup('nginx'), {
+      onResponse: log.onResponse,
+    });
     expect(group).toMatchObject({ name: 'sdk-group', provisioningState: 'Succeeded' });
-    expect(log.urls[0]).toBe(`${appApi}/subscriptions/${subscriptionId}/resourceGroups/rg/providers/Microsoft.ContainerInstance/containerGroups/sdk-group?api-version=2023-05-01`);
+    expect(log.urls[0]).toBe(
+      `${appApi}/subscriptions/${subscriptionId}/resourceGroups/rg/providers/Microsoft.ContainerInstance/containerGroups/sdk-group?api-version=2023-05-01`,
+    );
     expect(log.urls.length).toBeGreaterThan(1);
     for (const url of log.urls.slice(1)) expect(url).toMatch(new RegExp(`^${appApi}/operations/[0-9a-f-]{36}\\?api-version=`));
     expect(gateway.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(1);
@@ -185,8 +191,18 @@ describe.each([
 
   it.each([
     ['an event that does not exist', () => clients.resourceHealth.eventOperations.fetchDetailsByTenantIdAndTrackingId('missing-event'), 'NotFound', 404],
-    ['a migration of a service that does not exist', () => clients.apiManagement.apiManagementService.beginMigrateToStv2AndWait('rg', 'missing-apim'), 'ResourceNotFound', 404],
-    ['a deployment that fails while the poller follows it', () => clients.containerInstance.containerGroups.beginCreateOrUpdateAndWait('rg', 'sdk-fails', containerGroup('registry.example/fail:1')), 'DeploymentFailed', 400],
+    [
+      'a migration of a service that does not exist',
+      () => clients.apiManagement.apiManagementService.beginMigrateToStv2AndWait('rg', 'missing-apim'),
+      'ResourceNotFound',
+      404,
+    ],
+    [
+      'a deployment that fails while the poller follows it',
+      () => clients.containerInstance.containerGroups.beginCreateOrUpdateAndWait('rg', 'sdk-fails', containerGroup('registry.example/fail:1')),
+      'DeploymentFailed',
+      400,
+    ],
   ])('%s comes back as the SDK’s RestError with the upstream’s code', async (_title, call, code, statusCode) => {
     expect(await rejectionOf(call())).toMatchObject({ name: 'RestError', code, statusCode });
   });
@@ -213,7 +229,9 @@ describe('the README example with the JS SDK', () => {
   let gateway: GatewayFixture;
   let folder: string;
   beforeAll(async () => {
-    gateway = await startGateway({ PROVIDER_NAMESPACE: 'Microsoft', LOCAL_HOST_KEYS: JSON.stringify({ readme: functionKey }) }, emulatorOptions, { args: ['--useHttps'] });
+    gateway = await startGateway({ PROVIDER_NAMESPACE: 'Microsoft', LOCAL_HOST_KEYS: JSON.stringify({ readme: functionKey }) }, emulatorOptions, {
+      args: ['--useHttps'],
+    });
     // Under the repository, so that the example's imports resolve from its node_modules.
     folder = mkdtempSync(join(repositoryRoot, 'dist', 'readme-example-'));
   });
@@ -230,7 +248,10 @@ describe('the README example with the JS SDK', () => {
     // returns a token without asking it.
     const credentialImport = "import { DefaultAzureCredential } from '@azure/identity';";
     expect(example).toContain(credentialImport);
-    const script = example!.replace(credentialImport, 'class DefaultAzureCredential { async getToken() { return { token: process.env.STAND_IN_TOKEN, expiresOnTimestamp: Date.now() + 3600000 }; } }');
+    const script = example!.replace(
+      credentialImport,
+      'class DefaultAzureCredential { async getToken() { return { token: process.env.STAND_IN_TOKEN, expiresOnTimestamp: Date.now() + 3600000 }; } }',
+    );
     writeFileSync(join(folder, 'list-cached-images.mjs'), script);
 
     const child = spawn(process.execPath, [join(folder, 'list-cached-images.mjs')], {
@@ -251,7 +272,9 @@ describe('the README example with the JS SDK', () => {
     const code = await new Promise<number | null>((resolveExit) => child.once('exit', resolveExit));
     clearTimeout(timer);
     expect({ code, output }).toEqual({ code: 0, output: expect.any(String) });
-    expect(output.trim().split('\n')).toEqual([0, 1, 2, 3, 4].map((index) => `${index % 2 === 0 ? 'Linux' : 'Windows'} registry.example/image-${index}:latest`));
+    expect(output.trim().split('\n')).toEqual(
+      [0, 1, 2, 3, 4].map((index) => `${index % 2 === 0 ? 'Linux' : 'Windows'} registry.example/image-${index}:latest`),
+    );
     // The key opened the app on every page and went no further.
     expect(gateway.emulator.upstreamRequests({ pathIncludes: '/cachedImages' })).toHaveLength(3);
     expect(gateway.emulator.upstreamRequests().every((seen) => seen.headers['x-functions-key'] === undefined)).toBe(true);

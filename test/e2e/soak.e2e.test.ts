@@ -45,13 +45,25 @@ beforeAll(async () => {
     NODE_OPTIONS: '--max-old-space-size=128 --inspect=127.0.0.1:0',
   });
   const endlessPage = {
-    value: Array.from({ length: 100 }, (_, index) => ({ name: { value: `u${index}`, localizedValue: 'x'.repeat(2000) }, unit: 'Count', currentValue: 1, limit: 2 })),
+    value: Array.from({ length: 100 }, (_, index) => ({
+      name: { value: `u${index}`, localizedValue: 'x'.repeat(2000) },
+      unit: 'Count',
+      currentValue: 1,
+      limit: 2,
+    })),
     nextLink: `${emulator.url}/${usages('endless')}&$skipToken=again`,
   };
   const forever = 1_000_000;
   emulator.script({ kind: 'answer', pathPattern: 'locations/endless/usages$', status: 200, body: endlessPage, times: forever });
   emulator.script({ kind: 'drip', pathPattern: 'locations/drip/usages$', status: 200, body: endlessPage, delayMs: 50, times: forever });
-  emulator.script({ kind: 'answer', pathPattern: 'locations/throttle/usages$', status: 429, headers: { 'retry-after': '99999999999' }, body: { error: { code: 'TooManyRequests', message: 'Throttled.' } }, times: forever });
+  emulator.script({
+    kind: 'answer',
+    pathPattern: 'locations/throttle/usages$',
+    status: 429,
+    headers: { 'retry-after': '99999999999' },
+    body: { error: { code: 'TooManyRequests', message: 'Throttled.' } },
+    times: forever,
+  });
   emulator.script({ kind: 'reset', pathPattern: 'locations/reset/usages$', times: forever });
 }, 60_000);
 
@@ -75,8 +87,16 @@ function callFor(index: number): { kind: string; method: 'GET' | 'PUT'; path: st
   const kinds = ['plain', 'plain', 'plain', 'endless', 'drip', 'throttle', 'reset', 'start'];
   const kind = kinds[index % kinds.length]!;
   if (kind === 'start') {
-    const group = { location: 'westus', properties: { osType: 'Linux', containers: [{ name: 'c', properties: { image: 'nginx', resources: { requests: { cpu: 1, memoryInGB: 1 } } } }] } };
-    return { kind, method: 'PUT', path: `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/soak-${index}?api-version=2025-09-01`, body: JSON.stringify(group) };
+    const group = {
+      location: 'westus',
+      properties: { osType: 'Linux', containers: [{ name: 'c', properties: { image: 'nginx', resources: { requests: { cpu: 1, memoryInGB: 1 } } } }] },
+    };
+    return {
+      kind,
+      method: 'PUT',
+      path: `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/soak-${index}?api-version=2025-09-01`,
+      body: JSON.stringify(group),
+    };
   }
   const location = { plain: 'westus', endless: 'endless', drip: 'drip', throttle: 'throttle', reset: 'reset' }[kind]!;
   return { kind, method: 'GET', path: `${usages(location)}${kind === 'endless' ? '&gateway-pages=all' : ''}` };
@@ -105,7 +125,8 @@ async function phase(from: number): Promise<Outcome[]> {
   return outcomes;
 }
 
-const statusesOf = (outcomes: Outcome[], kind: string) => new Set(outcomes.filter((outcome) => outcome.kind === kind).map((outcome) => `${outcome.status} ${outcome.code ?? ''}`.trim()));
+const statusesOf = (outcomes: Outcome[], kind: string) =>
+  new Set(outcomes.filter((outcome) => outcome.kind === kind).map((outcome) => `${outcome.status} ${outcome.code ?? ''}`.trim()));
 
 it('hostile upstream and a stalling storage: usable answers, no 500, no crash, waits bounded, memory flat', async () => {
   const pid = app.child.pid!;
@@ -163,7 +184,13 @@ it('hostile upstream and a stalling storage: usable answers, no 500, no crash, w
   expect(app.child.exitCode).toBeNull();
   expect(app.lines.join('\n')).not.toMatch(/unhandled|uncaught|heap out of memory/i);
   const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
-  console.log(JSON.stringify({ residentMiB: memory.map(mib), liveHeapMiB: [mib(liveHeapWarm), mib(liveHeapEnd)], slowestMs: { drip: Math.round(slowest('drip')), stalledStart: Math.round(slowest('start', stalled)) } }));
+  console.log(
+    JSON.stringify({
+      residentMiB: memory.map(mib),
+      liveHeapMiB: [mib(liveHeapWarm), mib(liveHeapEnd)],
+      slowestMs: { drip: Math.round(slowest('drip')), stalledStart: Math.round(slowest('start', stalled)) },
+    }),
+  );
   // What the app keeps after three more phases (960 calls, a storage stall among them) is what
   // it held after the first, give or take 8 MiB: a leak of even 10 KiB a call would pass that.
   expect(liveHeapEnd - liveHeapWarm).toBeLessThan(8 * 2 ** 20);

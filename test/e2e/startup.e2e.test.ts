@@ -39,12 +39,17 @@ it('prints the embedded defaults it started and the routes in one line; health s
     ]);
     // The chat routes answer 404 until their platform is set up: named as off, not as served.
     expect(app.lines.filter((line) => line.startsWith('Routes: '))).toEqual([
-      expect.stringMatching(/^Routes: \d+ under \/api\/ \(anonymous: health, console, console-asset; the others need a function key; chatops-slack, chatops-slack-interactive and chatops-teams are off \(404\) until set up, as the settings above say\) and .*--verbose lists each$/),
+      expect.stringMatching(
+        /^Routes: \d+ under \/api\/ \(anonymous: health, console, console-asset; the others need a function key; chatops-slack, chatops-slack-interactive and chatops-teams are off \(404\) until set up, as the settings above say\) and .*--verbose lists each$/,
+      ),
     ]);
     expect(app.lines.filter((line) => /^\s+GET/.test(line))).toEqual([]);
     // The emulator, like the real upstreams, answers 401 to the probe, which sends no token.
     const health = (await (await fetch(`${app.url}/api/health`)).json()) as { dependencies: Record<string, { ok: boolean; detail: string }> };
-    expect(health.dependencies.management).toMatchObject({ ok: true, detail: 'reachable (HTTP 401 to an anonymous probe: the expected answer, as the probe sends no token; calls carry one)' });
+    expect(health.dependencies.management).toMatchObject({
+      ok: true,
+      detail: 'reachable (HTTP 401 to an anonymous probe: the expected answer, as the probe sends no token; calls carry one)',
+    });
     // One terminal format: the app's own lines, context.log's and the host's alike, each message once.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(app.lines.filter((line) => /^\[\w+:\w+\]/.test(line))).toEqual([]);
@@ -58,7 +63,11 @@ it('prints the embedded defaults it started and the routes in one line; health s
 
 it('names the storage account and upstreams it was given, never the account key, and lists routes with --verbose', async () => {
   const gateway = await startGateway(
-    { ACCESS_POLICY: JSON.stringify([{ callers: ['*'], allow: ['read'] }]), APP_PUBLIC_URL: 'https://gw.contoso.example/api', LOCAL_HOST_KEYS: '{"default":"0123456789abcdef-key"}' },
+    {
+      ACCESS_POLICY: JSON.stringify([{ callers: ['*'], allow: ['read'] }]),
+      APP_PUBLIC_URL: 'https://gw.contoso.example/api',
+      LOCAL_HOST_KEYS: '{"default":"0123456789abcdef-key"}',
+    },
     {},
     { args: ['--verbose'] },
   );
@@ -106,7 +115,9 @@ it('says which of Slack, Teams, notifications and telemetry are on (no secret, n
       ]),
     );
     expect(app.lines.filter((line) => line.startsWith('Routes: '))).toEqual([
-      expect.stringMatching(/^Routes: \d+ under \/api\/ \(anonymous: health, console, chatops-slack, chatops-slack-interactive, console-asset; the others need a function key; chatops-teams is off \(404\) until set up, as the settings above say\) and /),
+      expect.stringMatching(
+        /^Routes: \d+ under \/api\/ \(anonymous: health, console, chatops-slack, chatops-slack-interactive, console-asset; the others need a function key; chatops-teams is off \(404\) until set up, as the settings above say\) and /,
+      ),
     ]);
     expect(app.lines.join('\n')).not.toMatch(/CANARY|whsec_|hook\?code/);
   } finally {
@@ -165,7 +176,12 @@ describe('a port already taken', () => {
 });
 
 it('says why the poller has no token and which settings to look at, and runs on without polls', async () => {
-  const gateway = await startGateway({ UPSTREAM_AUTH: 'managed', UPSTREAM_STATIC_TOKEN: '', ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *', AZURE_CLIENT_ID: 'not-a-real-identity' });
+  const gateway = await startGateway({
+    UPSTREAM_AUTH: 'managed',
+    UPSTREAM_STATIC_TOKEN: '',
+    ORCHESTRATION_POLL_SCHEDULE: '*/1 * * * * *',
+    AZURE_CLIENT_ID: 'not-a-real-identity',
+  });
   try {
     const deadline = Date.now() + 60_000;
     let line: string | undefined;

@@ -96,7 +96,9 @@ describe('telemetry exported over OTLP', () => {
     const id = started.headers['x-orchestration-id'] as string;
 
     // The incoming span is a child of the caller's; the upstream PUT a child of it.
-    const incoming = await until('the incoming span', () => collector.spans.find((span) => span.kind === 2 && span.attributes['gateway.operation'] === operation));
+    const incoming = await until('the incoming span', () =>
+      collector.spans.find((span) => span.kind === 2 && span.attributes['gateway.operation'] === operation),
+    );
     expect(incoming).toMatchObject({ traceId: callerTraceId, parentSpanId: callerSpanId, name: `PUT ${operation}`, service: 'gateway-under-test' });
     expect(incoming.attributes['http.response.status_code']).toBe(201);
     const upstreamPut = await until('the upstream PUT span', () => collector.spans.find((span) => span.kind === 3 && span.name === 'PUT'));
@@ -120,7 +122,9 @@ describe('telemetry exported over OTLP', () => {
     const storageSpans = collector.spans.filter((span) => span.traceId === callerTraceId && span.name.startsWith('storage '));
     expect(storageSpans.length).toBeGreaterThanOrEqual(2);
     expect(storageSpans.map((span) => span.attributes['gateway.storage.area'])).toContain('Orchestration storage');
-    expect(storageSpans.find((span) => span.attributes['gateway.storage.operation'] === 'create an orchestration')?.attributes['http.response.status_code']).toBe(201);
+    expect(
+      storageSpans.find((span) => span.attributes['gateway.storage.operation'] === 'create an orchestration')?.attributes['http.response.status_code'],
+    ).toBe(201);
 
     // A poll on the first instance, then that instance stops and another carries the operation on.
     const isPoll = (span: ReceivedSpan) => span.name === `poll ${operation}` && span.attributes['gateway.orchestration.id'] === id;
@@ -129,7 +133,9 @@ describe('telemetry exported over OTLP', () => {
     restarted = await startApp(gateway.env);
     gateway.others.push(restarted);
     const delivery = await until('the notification', () => hooks.deliveries[0], 90_000);
-    const notify = await until('the notification span', () => collector.spans.find((span) => span.kind === 4 && span.attributes['cloudevents.event_id'] === delivery.event?.id));
+    const notify = await until('the notification span', () =>
+      collector.spans.find((span) => span.kind === 4 && span.attributes['cloudevents.event_id'] === delivery.event?.id),
+    );
 
     const polls = collector.spans.filter(isPoll);
     expect(new Set(polls.map((span) => span.instance)).size).toBe(2);
@@ -144,7 +150,11 @@ describe('telemetry exported over OTLP', () => {
     expect(delivery.headers.traceparent).toBe(`00-${notify.traceId}-${notify.spanId}-01`);
     expect(notify.links).toEqual([{ traceId: callerTraceId, spanId: incoming.spanId }]);
     expect(delivery.event?.traceparent).toBe(`00-${callerTraceId}-${incoming.spanId}-01`);
-    expect(notify.attributes).toMatchObject({ 'cloudevents.event_type': 'gateway.orchestration.completed', 'gateway.notification.delivered': true, 'server.address': '127.0.0.1' });
+    expect(notify.attributes).toMatchObject({
+      'cloudevents.event_type': 'gateway.orchestration.completed',
+      'gateway.notification.delivered': true,
+      'server.address': '127.0.0.1',
+    });
   }, 180_000);
 
   it('exports the metrics by name and value', async () => {
@@ -158,10 +168,19 @@ describe('telemetry exported over OTLP', () => {
     expect(latestTotal(points, 'gateway.upstream.calls', { 'http.response.status_class': '5xx' })).toBe(0);
     await until('the notification counted', () => latestTotal(points, 'gateway.notification.attempts') === 1);
     expect(latestTotal(points, 'gateway.notification.failures')).toBe(0);
-    await until('the duration recorded', () => latestTotal(points, 'gateway.orchestration.duration', { 'gateway.operation': operation, 'gateway.runtime_status': 'Completed' }, 'count') === 1);
-    expect(latestTotal(points, 'gateway.orchestration.poll_lag', { 'gateway.operation': operation }, 'count')).toBe(collector.spans.filter((span) => span.name === `poll ${operation}`).length);
+    await until(
+      'the duration recorded',
+      () => latestTotal(points, 'gateway.orchestration.duration', { 'gateway.operation': operation, 'gateway.runtime_status': 'Completed' }, 'count') === 1,
+    );
+    expect(latestTotal(points, 'gateway.orchestration.poll_lag', { 'gateway.operation': operation }, 'count')).toBe(
+      collector.spans.filter((span) => span.name === `poll ${operation}`).length,
+    );
     // ARM's remaining writes, as its last answer to a write said.
-    const writesLeft = points.filter((point) => point.name === 'gateway.upstream.ratelimit.remaining' && point.attributes['gateway.ratelimit.budget'] === 'x-ms-ratelimit-remaining-subscription-writes');
+    const writesLeft = points.filter(
+      (point) =>
+        point.name === 'gateway.upstream.ratelimit.remaining' &&
+        point.attributes['gateway.ratelimit.budget'] === 'x-ms-ratelimit-remaining-subscription-writes',
+    );
     expect(writesLeft.at(-1)?.value).toBe(gateway.emulator.context.management.remaining.writes);
   }, 60_000);
 
@@ -179,15 +198,31 @@ describe('telemetry exported over OTLP', () => {
     expect(await callAs('GET', download)).toBe(429);
     // The upstream's: its authorization failure, a code of its own making, and its throttling (retried, then passed back).
     const madeUpCode = `Minted${randomBytes(29).toString('hex')}`;
-    const upstreamAnswers: [number, string, number?][] = [[403, 'AuthorizationFailed'], [403, madeUpCode], [429, 'SubscriptionRequestsThrottled', 4]];
+    const upstreamAnswers: [number, string, number?][] = [
+      [403, 'AuthorizationFailed'],
+      [403, madeUpCode],
+      [429, 'SubscriptionRequestsThrottled', 4],
+    ];
     for (const [status, code, times] of upstreamAnswers) {
-      gateway.emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'usages$', status, times, headers: { 'retry-after': '0' }, body: { error: { code, message: 'No.' } } });
+      gateway.emulator.script({
+        kind: 'answer',
+        method: 'GET',
+        pathPattern: 'usages$',
+        status,
+        times,
+        headers: { 'retry-after': '0' },
+        body: { error: { code, message: 'No.' } },
+      });
       expect(await callAs('GET', usagesPath)).toBe(status);
     }
     const usages = 'Location_ListUsage';
     // Two 403s and four 429s (the first three retried) reached the app, and the metrics of the last are out.
-    await until('the upstream answers counted', () => latestTotal(points, 'gateway.upstream.calls', { 'gateway.operation': usages, 'http.response.status_class': '4xx' }) === 6, 20_000);
-    await until('the callers\' refusals counted', () => latestTotal(points, 'gateway.caller.rate_limited', { 'error.type': 'RateLimited' }) === 1, 20_000);
+    await until(
+      'the upstream answers counted',
+      () => latestTotal(points, 'gateway.upstream.calls', { 'gateway.operation': usages, 'http.response.status_class': '4xx' }) === 6,
+      20_000,
+    );
+    await until("the callers' refusals counted", () => latestTotal(points, 'gateway.caller.rate_limited', { 'error.type': 'RateLimited' }) === 1, 20_000);
     expect(latestTotal(points, 'gateway.caller.refusals', { 'gateway.operation': operation, 'error.type': 'ScopeNotAllowed' })).toBe(1);
     expect(latestTotal(points, 'gateway.caller.rate_limited', { 'error.type': 'RateLimited' })).toBe(1);
     // Nothing the upstream answered is a caller's refusal.
@@ -207,7 +242,7 @@ describe('telemetry exported over OTLP', () => {
     const answer = await request(`${restarted!.url}/api/${usagesPath}`, { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
     await answer.body.text();
     expect(answer.statusCode).toBe(200);
-    const incoming = await until('the read\'s span', () => collector.spans.find((span) => span.kind === 2 && span.traceId === traceId));
+    const incoming = await until("the read's span", () => collector.spans.find((span) => span.kind === 2 && span.traceId === traceId));
     const attempt = await until('its upstream GET', () => collector.spans.find((span) => span.kind === 3 && span.traceId === traceId));
     expect(incoming.name).toMatch(/^GET /);
     expect(attempt.parentSpanId).toBe(incoming.spanId);
@@ -220,20 +255,34 @@ describe('telemetry exported over OTLP', () => {
   it('traces a chat command as a call: its span, its upstream attempt counted under the operation, its end post a delivery span', async () => {
     const responseToken = randomBytes(8).toString('hex');
     const migration = 'ApiManagementService_MigrateToStv2';
-    const form = new URLSearchParams({ team_id: slackUser.team, user_id: slackUser.user, command: '/gateway', text: `migrate ${subscription}/rg/apim-traced`, response_url: `${chatPosts.origin}/commands/${responseToken}` }).toString();
+    const form = new URLSearchParams({
+      team_id: slackUser.team,
+      user_id: slackUser.user,
+      command: '/gateway',
+      text: `migrate ${subscription}/rg/apim-traced`,
+      response_url: `${chatPosts.origin}/commands/${responseToken}`,
+    }).toString();
     const answer = await sendChat(restarted!.url, 'slack', form, slackSignedHeaders(slackSecret, form));
     expect(answer.text).toMatch(/^Started operation /);
 
     const incoming = await until('the chat span', () => collector.spans.find((span) => span.kind === 2 && span.name === 'POST chatops-slack'), 20_000);
     expect(incoming.attributes).toMatchObject({ 'http.route': 'chatops-slack', 'http.response.status_code': 200 });
-    const attempt = await until('its upstream POST', () => collector.spans.find((span) => span.kind === 3 && span.traceId === incoming.traceId && String(span.attributes['url.full']).includes('/migrateToStv2')));
+    const attempt = await until('its upstream POST', () =>
+      collector.spans.find((span) => span.kind === 3 && span.traceId === incoming.traceId && String(span.attributes['url.full']).includes('/migrateToStv2')),
+    );
     expect(attempt.parentSpanId).toBe(incoming.spanId);
-    await until('the attempt counted under its operation', () => latestTotal(collector.points, 'gateway.upstream.calls', { 'gateway.operation': migration }) >= 1, 20_000);
+    await until(
+      'the attempt counted under its operation',
+      () => latestTotal(collector.points, 'gateway.upstream.calls', { 'gateway.operation': migration }) >= 1,
+      20_000,
+    );
     expect(latestTotal(collector.points, 'gateway.upstream.calls', { 'gateway.operation': 'unknown' })).toBe(0);
 
     const end = await until('the end posted', () => chatPosts.posts.find((post) => post.path.includes(responseToken)), 90_000);
     const traceparent = String(end.headers.traceparent);
-    const notify = await until('the end post\'s span', () => collector.spans.find((span) => span.kind === 4 && traceparent === `00-${span.traceId}-${span.spanId}-01`));
+    const notify = await until("the end post's span", () =>
+      collector.spans.find((span) => span.kind === 4 && traceparent === `00-${span.traceId}-${span.spanId}-01`),
+    );
     expect(notify.name).toBe('notify gateway.orchestration.completed');
     expect(notify.links).toEqual([{ traceId: incoming.traceId, spanId: incoming.spanId }]);
     expect(notify.attributes).toMatchObject({ 'server.address': '127.0.0.1', 'gateway.notification.delivered': true });
@@ -242,7 +291,13 @@ describe('telemetry exported over OTLP', () => {
 
   it('puts no secret in any exported payload', async () => {
     expect(collector.payloads.length).toBeGreaterThan(0);
-    const findings = await scanForSecrets({ lines: [], payloads: collector.payloads, connectionString: gateway.azurite.connectionString, secrets: [emulatorToken, secret, slackSecret], allowedContainers: ['gateway-certificate-secrets'] });
+    const findings = await scanForSecrets({
+      lines: [],
+      payloads: collector.payloads,
+      connectionString: gateway.azurite.connectionString,
+      secrets: [emulatorToken, secret, slackSecret],
+      allowedContainers: ['gateway-certificate-secrets'],
+    });
     expect(findings).toEqual([]);
     expect(collector.contentTypes.every((type) => type.endsWith('application/json'))).toBe(true);
   });

@@ -12,14 +12,30 @@ afterAll(async () => {
 });
 
 async function post(path: string, body: unknown) {
-  const response = await request(gateway.api(path), { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const response = await request(gateway.api(path), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   return { status: response.statusCode, json: (await response.body.json()) as Record<string, unknown> };
 }
 
 it('validates an API template and names each problem', async () => {
-  const template = { resources: [{ type: 'Vendor.ApiManagement/service/apis', apiVersion: '2016-10-10', name: 'apim/echo', properties: { path: 'echo', protocols: ['Https'], serviceUrl: 'relative/path' } }] };
+  const template = {
+    resources: [
+      {
+        type: 'Vendor.ApiManagement/service/apis',
+        apiVersion: '2016-10-10',
+        name: 'apim/echo',
+        properties: { path: 'echo', protocols: ['Https'], serviceUrl: 'relative/path' },
+      },
+    ],
+  };
   const answer = await post('templates/apis/validate', template);
-  expect(answer).toEqual({ status: 200, json: { valid: false, checked: 1, errorCount: 1, errors: [expect.objectContaining({ path: 'resources[0].properties.serviceUrl', code: 'InvalidUrl' })] } });
+  expect(answer).toEqual({
+    status: 200,
+    json: { valid: false, checked: 1, errorCount: 1, errors: [expect.objectContaining({ path: 'resources[0].properties.serviceUrl', code: 'InvalidUrl' })] },
+  });
   expect((await post('templates/galleryImageVersions/validate', '{"name": ')).status).toBe(400);
   // The app's own routes leave the same call record as the documented operations.
   await new Promise((resolve) => setTimeout(resolve, 100));
@@ -57,7 +73,11 @@ describe('health', () => {
   it('reports the version and each dependency, and 503 when one does not answer', async () => {
     const healthy = await request(gateway.api('health'));
     expect(healthy.statusCode).toBe(200);
-    expect(await healthy.body.json()).toMatchObject({ status: 'Healthy', version: expect.stringMatching(/^\d+\.\d+\.\d+/), dependencies: { storage: { ok: true }, management: { ok: true }, lifecycle: { ok: true } } });
+    expect(await healthy.body.json()).toMatchObject({
+      status: 'Healthy',
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      dependencies: { storage: { ok: true }, management: { ok: true }, lifecycle: { ok: true } },
+    });
 
     degraded = await startApp({ ...gateway.env, LIFECYCLE_BASE_URL: 'http://127.0.0.1:9', UPSTREAM_TIMEOUT_MS: '1000' });
     gateway.others.push(degraded);

@@ -120,7 +120,10 @@ function modernPfx(certificate: Buffer, password: string, withKey: boolean): Buf
 function pfxOf(certificate: forge.pki.Certificate, password: string, options: CertificateBundleOptions): Buffer {
   const withKey = options.fault !== 'without-key';
   if (options.encryption !== '3des') return modernPfx(derOf(certificate), password, withKey);
-  const asn1Pfx = forge.pkcs12.toPkcs12Asn1(withKey ? processKeyPair().forgePrivateKey : null, certificate, password, { algorithm: '3des', friendlyName: 'RSAT' });
+  const asn1Pfx = forge.pkcs12.toPkcs12Asn1(withKey ? processKeyPair().forgePrivateKey : null, certificate, password, {
+    algorithm: '3des',
+    friendlyName: 'RSAT',
+  });
   return encoded(asn1Pfx);
 }
 

@@ -246,7 +246,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     const accepted = [resolved.token, ...resolved.otherTokens].map((token) => `Bearer ${token}`);
     const isLifecycle = url.pathname.startsWith('/environmentinfo/');
     if (!accepted.includes(request.headers.authorization ?? '')) {
-      send(response, isLifecycle ? { status: 401 } : { status: 401, body: { error: { code: 'AuthenticationFailed', message: 'The bearer token is missing or not valid.' } } });
+      send(
+        response,
+        isLifecycle
+          ? { status: 401 }
+          : { status: 401, body: { error: { code: 'AuthenticationFailed', message: 'The bearer token is missing or not valid.' } } },
+      );
       return;
     }
     const reply = isLifecycle
@@ -254,7 +259,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       : withRemainingBudget(context, method, handleManagement(context, method, url, body));
     // ARM answers the client's correlation id back (x-ms-correlation-request-id), beside its own x-ms-request-id.
     const correlation = request.headers['x-ms-correlation-request-id'];
-    send(response, typeof correlation === 'string' && !isLifecycle ? { ...reply, headers: { ...reply.headers, 'x-ms-correlation-request-id': correlation } } : reply);
+    send(
+      response,
+      typeof correlation === 'string' && !isLifecycle ? { ...reply, headers: { ...reply.headers, 'x-ms-correlation-request-id': correlation } } : reply,
+    );
   };
 
   const handleControl = (route: string, method: string, body: string, response: ServerResponse): void => {

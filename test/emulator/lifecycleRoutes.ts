@@ -22,7 +22,16 @@ export interface LifecycleState {
 
 /** The service's full-text date, e.g. "Thursday, June 30, 2022 8:52:13 PM". */
 function fullTextDate(date: Date): string {
-  const options: Intl.DateTimeFormatOptions = { timeZone: 'UTC', weekday: 'long', year: 'numeric', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit', second: '2-digit' };
+  const options: Intl.DateTimeFormatOptions = {
+    timeZone: 'UTC',
+    weekday: 'long',
+    year: 'numeric',
+    month: 'long',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: '2-digit',
+    second: '2-digit',
+  };
   return date.toLocaleString('en-US', options).replace(' at ', ' ');
 }
 
@@ -32,7 +41,13 @@ function failure(message: string): Reply {
   return { status: 200, body: { Data: null, IsSuccess: false, OperationActivityId: randomUUID(), ErrorMessage: message, VersionEOL: '9999-12-31T23:59:59Z' } };
 }
 
-export function handleLifecycle(context: EmulatorContext, method: string, url: URL, headers: IncomingHttpHeaders, bundleOptions: CertificateBundleOptions = {}): Reply {
+export function handleLifecycle(
+  context: EmulatorContext,
+  method: string,
+  url: URL,
+  headers: IncomingHttpHeaders,
+  bundleOptions: CertificateBundleOptions = {},
+): Reply {
   const match = /^\/environmentinfo\/v1\/rsatdownload\/project\/([^/]+)\/environment\/([^/]+)$/.exec(url.pathname);
   if (!match || method !== 'GET') return { status: 404 };
   if (headers['x-vendor-version'] !== versionHeaderValue) return failure(`The x-vendor-version header must be ${versionHeaderValue}.`);

@@ -48,18 +48,26 @@ function parseJson(body: string): { ok: true; value: Record<string, unknown> | u
 
 export function handleManagement(context: EmulatorContext, method: string, url: URL, body: string): Reply {
   const apiVersion = url.searchParams.get('api-version');
-  if (!apiVersion) return cloudError(400, 'MissingApiVersionParameter', "The api-version query parameter (?api-version=) is required for all requests.");
+  if (!apiVersion) return cloudError(400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.');
   const P = context.options.providerNamespace;
   const path = url.pathname;
   let match: RegExpExecArray | null;
 
-  if (method === 'GET' && (match = new RegExp(`^/(.+)/providers/${P}\\.Authorization/(roleAssignmentSchedules|roleAssignmentScheduleInstances)$`, 'i').exec(path))) {
+  if (
+    method === 'GET' &&
+    (match = new RegExp(`^/(.+)/providers/${P}\\.Authorization/(roleAssignmentSchedules|roleAssignmentScheduleInstances)$`, 'i').exec(path))
+  ) {
     return listSchedules(context, url, match[1]!, match[2]!);
   }
   if (method === 'POST' && (match = new RegExp(`^/providers/${P}\\.ResourceHealth/events/([^/]+)/fetchEventDetails$`, 'i').exec(path))) {
     return fetchEventDetails(context, decodeURIComponent(match[1]!));
   }
-  if ((match = new RegExp(`^/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/${P}\\.EventHub/namespaces/([^/]+)/privateEndpointConnections/([^/]+)$`, 'i').exec(path))) {
+  if (
+    (match = new RegExp(
+      `^/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/${P}\\.EventHub/namespaces/([^/]+)/privateEndpointConnections/([^/]+)$`,
+      'i',
+    ).exec(path))
+  ) {
     if (method === 'PUT') return putPrivateEndpointConnection(context, path, body, match);
     if (method === 'GET') return getResource(context, path);
   }
@@ -67,16 +75,30 @@ export function handleManagement(context: EmulatorContext, method: string, url: 
     if (method === 'PUT') return putContainerGroup(context, path, body, match);
     if (method === 'GET') return getResource(context, path);
   }
-  if (method === 'GET' && (match = new RegExp(`^/subscriptions/([^/]+)/providers/${P}\\.ContainerInstance/locations/([^/]+)/operationResults/([^/]+)$`, 'i').exec(path))) {
+  if (
+    method === 'GET' &&
+    (match = new RegExp(`^/subscriptions/([^/]+)/providers/${P}\\.ContainerInstance/locations/([^/]+)/operationResults/([^/]+)$`, 'i').exec(path))
+  ) {
     return readLocation(context, match[3]!);
   }
-  if (method === 'GET' && (match = new RegExp(`^/subscriptions/([^/]+)/providers/${P}\\.ContainerInstance/locations/([^/]+)/(usages|cachedImages)$`, 'i').exec(path))) {
+  if (
+    method === 'GET' &&
+    (match = new RegExp(`^/subscriptions/([^/]+)/providers/${P}\\.ContainerInstance/locations/([^/]+)/(usages|cachedImages)$`, 'i').exec(path))
+  ) {
     return listLocationItems(context, url, match[2]!, match[3]!.toLowerCase() === 'usages' ? 'usages' : 'cachedImages');
   }
-  if (method === 'POST' && (match = new RegExp(`^/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/${P}\\.ApiManagement/service/([^/]+)/migrateToStv2$`, 'i').exec(path))) {
+  if (
+    method === 'POST' &&
+    (match = new RegExp(`^/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/${P}\\.ApiManagement/service/([^/]+)/migrateToStv2$`, 'i').exec(path))
+  ) {
     return migrateToStv2(context, path, body, match);
   }
-  if (method === 'GET' && (match = new RegExp(`^/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/${P}\\.ApiManagement/service/([^/]+)/operationresults/([^/]+)$`, 'i').exec(path))) {
+  if (
+    method === 'GET' &&
+    (match = new RegExp(`^/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/${P}\\.ApiManagement/service/([^/]+)/operationresults/([^/]+)$`, 'i').exec(
+      path,
+    ))
+  ) {
     return readLocation(context, match[4]!);
   }
   return cloudError(404, 'NotFound', `No route for ${method} ${path}.`);
@@ -131,7 +153,13 @@ function listSchedules(context: EmulatorContext, url: URL, scope: string, collec
 function listLocationItems(context: EmulatorContext, url: URL, location: string, kind: 'usages' | 'cachedImages'): Reply {
   return page(context, url, (index) =>
     kind === 'usages'
-      ? { id: `usage-${index}`, name: { value: `Resource${index}`, localizedValue: `Resource ${index} in ${location}` }, currentValue: index, limit: 100 + index, unit: 'Count' }
+      ? {
+          id: `usage-${index}`,
+          name: { value: `Resource${index}`, localizedValue: `Resource ${index} in ${location}` },
+          currentValue: index,
+          limit: 100 + index,
+          unit: 'Count',
+        }
       : { image: `registry.example/image-${index}:latest`, osType: index % 2 === 0 ? 'Linux' : 'Windows' },
   );
 }
@@ -161,7 +189,12 @@ function fetchEventDetails(context: EmulatorContext, trackingId: string): Reply 
         priority: 3,
         impactStartTime: '2026-01-01T00:00:00Z',
         lastUpdateTime: '2026-01-01T01:00:00Z',
-        impact: [{ impactedService: 'Container Groups', impactedRegions: [{ impactedRegion: 'westus', status: 'Active', updates: [{ summary: 'Investigating', updateDateTime: '2026-01-01T00:30:00Z' }] }] }],
+        impact: [
+          {
+            impactedService: 'Container Groups',
+            impactedRegions: [{ impactedRegion: 'westus', status: 'Active', updates: [{ summary: 'Investigating', updateDateTime: '2026-01-01T00:30:00Z' }] }],
+          },
+        ],
       },
     },
   };
@@ -218,7 +251,7 @@ function withoutSecrets(group: Record<string, unknown>): Record<string, unknown>
   const copy = JSON.parse(JSON.stringify(group)) as { properties: Record<string, unknown> };
   const properties = copy.properties;
   for (const container of [...((properties.containers as unknown[]) ?? []), ...((properties.initContainers as unknown[]) ?? [])]) {
-    const variables = ((container as { properties?: { environmentVariables?: Record<string, unknown>[] } }).properties?.environmentVariables) ?? [];
+    const variables = (container as { properties?: { environmentVariables?: Record<string, unknown>[] } }).properties?.environmentVariables ?? [];
     for (const variable of variables) delete variable.secureValue;
   }
   for (const volume of (properties.volumes as Record<string, Record<string, unknown>>[] | undefined) ?? []) {
@@ -226,7 +259,8 @@ function withoutSecrets(group: Record<string, unknown>): Record<string, unknown>
     if (volume.secret) volume.secret = {};
   }
   for (const credential of (properties.imageRegistryCredentials as Record<string, unknown>[] | undefined) ?? []) delete credential.password;
-  for (const extension of (properties.extensions as { properties?: Record<string, unknown> }[] | undefined) ?? []) delete extension.properties?.protectedSettings;
+  for (const extension of (properties.extensions as { properties?: Record<string, unknown> }[] | undefined) ?? [])
+    delete extension.properties?.protectedSettings;
   const logAnalytics = (properties.diagnostics as { logAnalytics?: Record<string, unknown> } | undefined)?.logAnalytics;
   if (logAnalytics) delete logAnalytics.workspaceKey;
   return copy as unknown as Record<string, unknown>;
@@ -253,8 +287,15 @@ function putContainerGroup(context: EmulatorContext, path: string, body: string,
   const stored: StoredResource = { body: resource, readsLeft: context.options.lroSteps, outcome: fails ? 'Failed' : 'Succeeded', endsAt: endsAt(context) };
   context.management.resources.set(path.toLowerCase(), stored);
   const operationId = randomUUID();
-  context.management.operations.set(operationId, { resourcePath: path.toLowerCase(), readsLeft: context.options.lroSteps, outcome: stored.outcome, endsAt: stored.endsAt });
-  const location = String((parsed.value.location as string | undefined) ?? 'westus').replace(/\s+/g, '').toLowerCase();
+  context.management.operations.set(operationId, {
+    resourcePath: path.toLowerCase(),
+    readsLeft: context.options.lroSteps,
+    outcome: stored.outcome,
+    endsAt: stored.endsAt,
+  });
+  const location = String((parsed.value.location as string | undefined) ?? 'westus')
+    .replace(/\s+/g, '')
+    .toLowerCase();
   const headers = {
     Location: `${context.baseUrl}/subscriptions/${match[1]}/providers/${context.options.providerNamespace}.ContainerInstance/locations/${location}/operationResults/${operationId}?api-version=2025-09-01`,
     'Retry-After': String(context.options.retryAfterSeconds),
@@ -268,7 +309,8 @@ function migrateToStv2(context: EmulatorContext, path: string, body: string, mat
   const parsed = parseJson(body);
   if (!parsed.ok) return { status: 400, body: { error: { code: 'InvalidRequestContent', message: 'The request content is not valid JSON.' } } };
   const mode = (parsed.value?.mode as string | undefined) ?? 'PreserveIp';
-  if (!migrationModes.includes(mode)) return { status: 400, body: { error: { code: 'InvalidParameter', message: 'mode must be PreserveIp or NewIP.', target: 'mode' } } };
+  if (!migrationModes.includes(mode))
+    return { status: 400, body: { error: { code: 'InvalidParameter', message: 'mode must be PreserveIp or NewIP.', target: 'mode' } } };
   const serviceName = decodeURIComponent(match[3]!);
   if (serviceName.toLowerCase().startsWith('missing')) {
     return { status: 404, body: { error: { code: 'ResourceNotFound', message: `The service ${serviceName} was not found.` } } };
@@ -288,12 +330,21 @@ function migrateToStv2(context: EmulatorContext, path: string, body: string, mat
       location: 'West US',
       etag: 'AAAAAADqC0c=',
       sku: { name: 'Developer', capacity: 1 },
-      properties: { provisioningState: 'Succeeded', platformVersion: 'stv2', publisherEmail: 'admin@example.com', publisherName: 'Example', virtualNetworkType: 'None' },
+      properties: {
+        provisioningState: 'Succeeded',
+        platformVersion: 'stv2',
+        publisherEmail: 'admin@example.com',
+        publisherName: 'Example',
+        virtualNetworkType: 'None',
+      },
     },
   });
   return {
     status: 202,
-    headers: { location: `${context.baseUrl}${servicePath}/operationresults/${operationId}?api-version=2024-05-01`, 'Retry-After': String(context.options.retryAfterSeconds) },
+    headers: {
+      location: `${context.baseUrl}${servicePath}/operationresults/${operationId}?api-version=2024-05-01`,
+      'Retry-After': String(context.options.retryAfterSeconds),
+    },
   };
 }
 

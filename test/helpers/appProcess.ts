@@ -40,7 +40,9 @@ const startScript = resolve(__dirname, '..', '..', 'dist', 'tools', 'start.js');
 
 function spawnStart(env: Record<string, string>, options: AppProcessOptions) {
   const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), 'gateway-app-'));
-  const [program, args] = options.shellCommand ? ['bash', ['-c', options.shellCommand]] : [options.node ?? process.execPath, [startScript, ...(options.args ?? [])]];
+  const [program, args] = options.shellCommand
+    ? ['bash', ['-c', options.shellCommand]]
+    : [options.node ?? process.execPath, [startScript, ...(options.args ?? [])]];
   const child = spawn(program, args, {
     env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
     cwd,

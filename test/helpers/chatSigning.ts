@@ -40,7 +40,12 @@ export async function sendChat(baseUrl: string, route: 'slack' | 'teams', body: 
   const response = await request(`${baseUrl}/api/chatops/${route}`, { method: 'POST', headers, body });
   const answer = (await response.body.json()) as { text?: string };
   const correlationId = response.headers['x-correlation-id'];
-  return { status: response.statusCode, text: answer.text, correlationId: typeof correlationId === 'string' ? correlationId : undefined, elapsedMs: Date.now() - sentAt };
+  return {
+    status: response.statusCode,
+    text: answer.text,
+    correlationId: typeof correlationId === 'string' ? correlationId : undefined,
+    elapsedMs: Date.now() - sentAt,
+  };
 }
 
 /** A slash command from `team`/`user`, signed with `secret`. */

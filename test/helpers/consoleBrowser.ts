@@ -9,7 +9,9 @@ export const chromiumPath = process.env.CONSOLE_TEST_CHROMIUM ?? '/usr/bin/chrom
 
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(chromiumPath)) {
-    throw new Error(`Chromium is not installed at ${chromiumPath}: the console's browser tests need Debian's package (run \`apt-get install -y chromium\` as root, as .ci/run does), or set CONSOLE_TEST_CHROMIUM to a Chromium executable.`);
+    throw new Error(
+      `Chromium is not installed at ${chromiumPath}: the console's browser tests need Debian's package (run \`apt-get install -y chromium\` as root, as .ci/run does), or set CONSOLE_TEST_CHROMIUM to a Chromium executable.`,
+    );
   }
   return chromium.launch({
     executablePath: chromiumPath,

@@ -40,7 +40,7 @@ interface Chunk {
 function chunksOf(png: Buffer): Chunk[] {
   if (!png.subarray(0, 8).equals(signature)) throw new Error('not a PNG file');
   const chunks: Chunk[] = [];
-  for (let at = 8; at < png.length; ) {
+  for (let at = 8; at < png.length;) {
     const length = png.readUInt32BE(at);
     chunks.push({ type: png.toString('latin1', at + 4, at + 8), data: png.subarray(at + 8, at + 8 + length) });
     at += 12 + length;
@@ -59,7 +59,13 @@ function chunk(type: string, data: Buffer): Buffer {
 
 export const imageDigestOf = (png: Buffer): string =>
   createHash('sha256')
-    .update(Buffer.concat(chunksOf(png).filter((each) => each.type === 'IDAT').map((each) => each.data)))
+    .update(
+      Buffer.concat(
+        chunksOf(png)
+          .filter((each) => each.type === 'IDAT')
+          .map((each) => each.data),
+      ),
+    )
     .digest('hex');
 
 /** The PNG with `record` (its digest filled in) in a `tEXt` chunk before IEND. */

@@ -43,7 +43,12 @@ export function countingStorage(
   delayMs: (line: string) => number | PromiseLike<unknown> = () => 0,
   stall: (line: string) => Stall | undefined = () => undefined,
 ): CountingStorage {
-  const parts = new Map(connectionString.split(';').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)] as const));
+  const parts = new Map(
+    connectionString
+      .split(';')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)] as const),
+  );
   const pipeline = newPipeline(new StorageSharedKeyCredential(parts.get('AccountName')!, parts.get('AccountKey')!));
   const requests: string[] = [];
   pipeline.factories.unshift({
@@ -94,13 +99,16 @@ export async function startCountingStorageProxy(target: { host: string; port: nu
     const comp = url.searchParams.get('comp');
     const line = `${incoming.method} ${url.pathname.split('/').slice(2).join('/')}${comp ? `?comp=${comp}` : ''}`;
     requests.push(line);
-    const forwarded = httpRequest({ host: target.host, port: target.port, method: incoming.method, path: incoming.url, headers: incoming.headers }, (answer) => {
-      let bytes = 0;
-      answer.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      answer.on('end', () => answered.push({ line, bytes }));
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(outgoing);
-    });
+    const forwarded = httpRequest(
+      { host: target.host, port: target.port, method: incoming.method, path: incoming.url, headers: incoming.headers },
+      (answer) => {
+        let bytes = 0;
+        answer.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        answer.on('end', () => answered.push({ line, bytes }));
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
     forwarded.on('error', () => outgoing.destroy());
     incoming.pipe(forwarded);
   });

@@ -28,7 +28,8 @@ function startCommandOf(block: FencedBlock): string {
     .replace(/\s*\\\n\s*/g, ' ')
     .split('\n')
     .filter((line) => line.trim() !== '' && !line.trim().startsWith('#'));
-  if (lines.length !== 1 || !/(^|\s)npm start(\s|$)/.test(lines[0]!)) throw new Error(`${block.where}: a local start block holds one npm start line and nothing else`);
+  if (lines.length !== 1 || !/(^|\s)npm start(\s|$)/.test(lines[0]!))
+    throw new Error(`${block.where}: a local start block holds one npm start line and nothing else`);
   return lines[0]!;
 }
 
@@ -40,9 +41,13 @@ function stepOf(block: FencedBlock): DocumentedStep | undefined {
   if (file) return { kind: 'file', block, name: file[1]! };
   const notRun = mark ? /^not run by the tests: (\S.*)$/.exec(mark) : null;
   if (notRun) return { kind: 'not run', block, reason: notRun[1]! };
-  if (mark !== undefined) throw new Error(`${block.where}: "<!-- ${mark} -->" is no mark the tests know (local start, package start, file: NAME, not run by the tests: WHY)`);
+  if (mark !== undefined)
+    throw new Error(`${block.where}: "<!-- ${mark} -->" is no mark the tests know (local start, package start, file: NAME, not run by the tests: WHY)`);
   if (shellLanguages.has(block.language)) return { kind: 'run', block };
-  if (commandLanguages.has(block.language)) throw new Error(`${block.where}: a ${block.language} block must be a file (<!-- file: NAME -->) or say why it is not run (<!-- not run by the tests: WHY -->)`);
+  if (commandLanguages.has(block.language))
+    throw new Error(
+      `${block.where}: a ${block.language} block must be a file (<!-- file: NAME -->) or say why it is not run (<!-- not run by the tests: WHY -->)`,
+    );
   return undefined; // data or text (JSON examples, a folder tree): nothing to run
 }
 

@@ -4,7 +4,13 @@
  * (countingStorage.ts), and a clock the test moves (`fixture.clock`).
  */
 import { randomUUID } from 'node:crypto';
-import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings, type StartRequest } from '../../src/orchestration/orchestrationEngine';
+import {
+  defaultOrchestrationSettings,
+  engineOnContainer,
+  type OrchestrationEngine,
+  type OrchestrationSettings,
+  type StartRequest,
+} from '../../src/orchestration/orchestrationEngine';
 import type { UpstreamResponse } from '../../src/upstream/upstreamClient';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
@@ -42,13 +48,25 @@ export function useEngineFixture(): EngineFixture {
   return fixture;
 }
 
-export const upstreamOf = (fixture: EngineFixture) => new UpstreamClient({ baseUrl: fixture.emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } });
+export const upstreamOf = (fixture: EngineFixture) =>
+  new UpstreamClient({ baseUrl: fixture.emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } });
 
-export function makeEngine(fixture: EngineFixture, now: () => number = () => fixture.clock, settings: Partial<OrchestrationSettings> = {}): OrchestrationEngine {
+export function makeEngine(
+  fixture: EngineFixture,
+  now: () => number = () => fixture.clock,
+  settings: Partial<OrchestrationSettings> = {},
+): OrchestrationEngine {
   return engineOnContainer(fixture.storage.service.getContainerClient(fixture.container), {
     storageTimeoutMs: 5000,
     upstream: upstreamOf(fixture),
-    settings: { ...defaultOrchestrationSettings, pollInterval: { defaultMs: 5000, floorMs: 1000, ceilingMs: 60_000 }, deadlineMs: {}, defaultDeadlineMs: 10 * 60_000, retentionMs, ...settings },
+    settings: {
+      ...defaultOrchestrationSettings,
+      pollInterval: { defaultMs: 5000, floorMs: 1000, ceilingMs: 60_000 },
+      deadlineMs: {},
+      defaultDeadlineMs: 10 * 60_000,
+      retentionMs,
+      ...settings,
+    },
     now,
     log: () => undefined,
   });
@@ -57,19 +75,36 @@ export function makeEngine(fixture: EngineFixture, now: () => number = () => fix
 export function groupStart(fixture: EngineFixture, name: string): StartRequest {
   const path = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}`;
   const body = { location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx' } }] } };
-  return { name: 'ContainerGroups_CreateOrUpdate', method: 'PUT', path, query: [['api-version', '2025-09-01']], bodyText: JSON.stringify(body), bodyValue: body, resourceUrl: `${fixture.emulator.url}/${path}?api-version=2025-09-01` };
+  return {
+    name: 'ContainerGroups_CreateOrUpdate',
+    method: 'PUT',
+    path,
+    query: [['api-version', '2025-09-01']],
+    bodyText: JSON.stringify(body),
+    bodyValue: body,
+    resourceUrl: `${fixture.emulator.url}/${path}?api-version=2025-09-01`,
+  };
 }
 
 export const sendFor = (fixture: EngineFixture, start: StartRequest) => () =>
   upstreamOf(fixture).send({ method: start.method, url: start.resourceUrl, token, body: start.bodyText, headers: { 'content-type': 'application/json' } });
 
 /** An upstream that finished at once: the orchestration ends with the start. */
-export const finishedAtOnce = async (): Promise<UpstreamResponse> => ({ status: 200, headers: {}, bodyText: '{"properties":{"provisioningState":"Succeeded"}}', attempts: 1 });
+export const finishedAtOnce = async (): Promise<UpstreamResponse> => ({
+  status: 200,
+  headers: {},
+  bodyText: '{"properties":{"provisioningState":"Succeeded"}}',
+  attempts: 1,
+});
 
 export async function endedOrchestrations(fixture: EngineFixture, engine: OrchestrationEngine, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let batch = 0; batch < count; batch += 20) {
-    const outcomes = await Promise.all(Array.from({ length: Math.min(20, count - batch) }, (_, index) => engine.start(groupStart(fixture, `done-${batch + index}-${randomUUID().slice(0, 6)}`), finishedAtOnce)));
+    const outcomes = await Promise.all(
+      Array.from({ length: Math.min(20, count - batch) }, (_, index) =>
+        engine.start(groupStart(fixture, `done-${batch + index}-${randomUUID().slice(0, 6)}`), finishedAtOnce),
+      ),
+    );
     ids.push(...outcomes.map((outcome) => outcome.state.id));
   }
   return ids;

@@ -54,7 +54,11 @@ export async function startDependencies(env: Record<string, string>, emulatorOpt
   return { emulator, azurite, appEnv };
 }
 
-export async function startGateway(env: Record<string, string> = {}, emulatorOptions: EmulatorOptions = {}, appOptions: AppProcessOptions = {}): Promise<GatewayFixture> {
+export async function startGateway(
+  env: Record<string, string> = {},
+  emulatorOptions: EmulatorOptions = {},
+  appOptions: AppProcessOptions = {},
+): Promise<GatewayFixture> {
   const { emulator, azurite, appEnv } = await startDependencies(env, emulatorOptions);
   let app: AppProcess;
   try {

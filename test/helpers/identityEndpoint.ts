@@ -36,7 +36,9 @@ export async function startIdentityEndpoint(tokenFor: (resource: string) => stri
       return;
     }
     response.writeHead(200, { 'content-type': 'application/json' });
-    response.end(JSON.stringify({ access_token: tokenFor(resource), expires_on: String(Math.floor(Date.now() / 1000) + 3600), resource, token_type: 'Bearer' }));
+    response.end(
+      JSON.stringify({ access_token: tokenFor(resource), expires_on: String(Math.floor(Date.now() / 1000) + 3600), resource, token_type: 'Bearer' }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -55,6 +57,13 @@ const base64Url = (value: unknown) => Buffer.from(JSON.stringify(value)).toStrin
  */
 export function storageAccessToken(now = Date.now()): string {
   const seconds = Math.floor(now / 1000);
-  const claims = { aud: 'https://storage.azure.com', iss: 'https://sts.windows.net/00000000-0000-0000-0000-0000000000aa/', iat: seconds - 60, nbf: seconds - 60, exp: seconds + 3600, oid: '00000000-0000-0000-0000-0000000000bb' };
+  const claims = {
+    aud: 'https://storage.azure.com',
+    iss: 'https://sts.windows.net/00000000-0000-0000-0000-0000000000aa/',
+    iat: seconds - 60,
+    nbf: seconds - 60,
+    exp: seconds + 3600,
+    oid: '00000000-0000-0000-0000-0000000000bb',
+  };
   return `${base64Url({ alg: 'RS256', typ: 'JWT' })}.${base64Url(claims)}.${Buffer.from('not-a-signature').toString('base64url')}`;
 }

@@ -30,7 +30,10 @@ export interface InProcessOptions {
  * stalling one): `start` gets the service's host and port, `started` the proxy, and the app the
  * proxy's origin. Shared-key signatures do not cover the host, so they hold.
  */
-export function storageBehind<Proxy extends { origin: string }>(start: (target: { host: string; port: number }) => Promise<Proxy>, started: (proxy: Proxy) => void) {
+export function storageBehind<Proxy extends { origin: string }>(
+  start: (target: { host: string; port: number }) => Promise<Proxy>,
+  started: (proxy: Proxy) => void,
+) {
   return async (azurite: RunningAzurite): Promise<string> => {
     const blob = new URL(azurite.blobEndpoint);
     const proxy = await start({ host: blob.hostname, port: Number(blob.port) });
@@ -39,7 +42,11 @@ export function storageBehind<Proxy extends { origin: string }>(start: (target: 
   };
 }
 
-export async function startInProcessGateway(env: Record<string, string> = {}, emulatorOptions: EmulatorOptions = {}, options: InProcessOptions = {}): Promise<InProcessGateway> {
+export async function startInProcessGateway(
+  env: Record<string, string> = {},
+  emulatorOptions: EmulatorOptions = {},
+  options: InProcessOptions = {},
+): Promise<InProcessGateway> {
   const { emulator, azurite, appEnv } = await startDependencies(env, emulatorOptions);
   if (options.storageConnection) appEnv.AzureWebJobsStorage = await options.storageConnection(azurite);
   Object.assign(process.env, appEnv);

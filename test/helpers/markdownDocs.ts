@@ -10,7 +10,9 @@ export const repositoryRoot = resolve(__dirname, '..', '..');
 
 /** README.md, then docs/*.md in name order, as paths relative to the repository. */
 export function documentPaths(): string[] {
-  const docs = readdirSync(join(repositoryRoot, 'docs')).filter((name) => name.endsWith('.md')).sort();
+  const docs = readdirSync(join(repositoryRoot, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort();
   return ['README.md', ...docs.map((name) => `docs/${name}`)];
 }
 

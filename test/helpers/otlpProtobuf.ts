@@ -95,7 +95,15 @@ export function metricsRequestOf(bytes: Buffer) {
           ...(metric.has(5) ? { gauge: { dataPoints: all(one(metric, 5), 1).map(numberPointOf) } } : {}),
           ...(metric.has(7) ? { sum: { dataPoints: all(one(metric, 7), 1).map(numberPointOf) } } : {}),
           ...(metric.has(9)
-            ? { histogram: { dataPoints: all(one(metric, 9), 1).map((point) => ({ attributes: attributesOf(point, 9), count: Number((point.get(4)?.[0] as Buffer).readBigUInt64LE(0)), sum: double(point, 5) })) } }
+            ? {
+                histogram: {
+                  dataPoints: all(one(metric, 9), 1).map((point) => ({
+                    attributes: attributesOf(point, 9),
+                    count: Number((point.get(4)?.[0] as Buffer).readBigUInt64LE(0)),
+                    sum: double(point, 5),
+                  })),
+                },
+              }
             : {}),
         })),
       })),

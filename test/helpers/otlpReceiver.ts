@@ -44,8 +44,19 @@ function pointsOf(body: { resourceMetrics?: (ExportedResource & { scopeMetrics?:
     (entry.scopeMetrics ?? []).flatMap((scope) =>
       (scope.metrics ?? []).flatMap((metric) => {
         const { instance } = identityOf(entry);
-        const histogram = metric.histogram?.dataPoints.map((point) => ({ name: metric.name, attributes: attributesOf(point.attributes), value: point.sum ?? 0, count: Number(point.count), instance }));
-        const plain = (metric.sum ?? metric.gauge)?.dataPoints.map((point) => ({ name: metric.name, attributes: attributesOf(point.attributes), value: Number(point.asInt ?? point.asDouble), instance }));
+        const histogram = metric.histogram?.dataPoints.map((point) => ({
+          name: metric.name,
+          attributes: attributesOf(point.attributes),
+          value: point.sum ?? 0,
+          count: Number(point.count),
+          instance,
+        }));
+        const plain = (metric.sum ?? metric.gauge)?.dataPoints.map((point) => ({
+          name: metric.name,
+          attributes: attributesOf(point.attributes),
+          value: Number(point.asInt ?? point.asDouble),
+          instance,
+        }));
         return histogram ?? plain ?? [];
       }),
     ),

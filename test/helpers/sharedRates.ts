@@ -7,7 +7,11 @@ import type { BlobServiceClient } from '@azure/storage-blob';
 import { ShareBucketStore } from '../../src/access/shareBucketStore';
 import { SharedCallerRates, type SharedCallerRatesOptions } from '../../src/access/sharedCallerRates';
 
-export function sharedRatesOn(service: BlobServiceClient, container: () => string, overrides: Partial<SharedCallerRatesOptions> & Pick<SharedCallerRatesOptions, 'now' | 'warn'>): SharedCallerRates {
+export function sharedRatesOn(
+  service: BlobServiceClient,
+  container: () => string,
+  overrides: Partial<SharedCallerRatesOptions> & Pick<SharedCallerRatesOptions, 'now' | 'warn'>,
+): SharedCallerRates {
   return new SharedCallerRates({
     store: new ShareBucketStore(() => service.getContainerClient(container())),
     maxLease: 10,

@@ -22,7 +22,10 @@ const state: OrchestrationState = {
   requestKey: 'k',
   startedBy: 'slack:T1/USTARTER',
   appBase: 'http://127.0.0.1:7071/api',
-  customStatus: { upstreamState: 'Pending', approval: { state: 'waiting', required: 1, approvers: ['slack:T1/UAPPROVER'], expiresAt: '2026-11-28T12:00:00.000Z', decisions: [] } },
+  customStatus: {
+    upstreamState: 'Pending',
+    approval: { state: 'waiting', required: 1, approvers: ['slack:T1/UAPPROVER'], expiresAt: '2026-11-28T12:00:00.000Z', decisions: [] },
+  },
   createdTime: '2026-11-28T10:00:00.000Z',
   lastUpdatedTime: '2026-11-28T10:00:00.000Z',
 };
@@ -57,7 +60,10 @@ it('posts the message with its buttons once; nothing when Slack chat-ops is off 
     expect(JSON.stringify(receiver.posts[0]!.body)).toContain('"action_id":"approve"');
     expect(JSON.stringify(receiver.posts[0]!.body)).not.toContain(token);
     await announceApprovalRequest(servicesWith(webhook, { ACCESS_POLICY: JSON.stringify([{ callers: ['key:0123456789ab'], allow: ['read'] }]) }), state);
-    await announceApprovalRequest(servicesWith(webhook), { ...state, customStatus: { upstreamState: 'Pending', approval: { ...state.customStatus!.approval!, state: 'approved' } } });
+    await announceApprovalRequest(servicesWith(webhook), {
+      ...state,
+      customStatus: { upstreamState: 'Pending', approval: { ...state.customStatus!.approval!, state: 'approved' } },
+    });
     expect(receiver.posts).toHaveLength(1);
     expect(logged).toEqual([]);
   } finally {

@@ -28,7 +28,11 @@ let clock: number;
 
 beforeAll(async () => {
   azurite = await startAzurite();
-  storage = countingStorage(azurite.connectionString, (line) => delayOf(line), (line) => stallOf(line));
+  storage = countingStorage(
+    azurite.connectionString,
+    (line) => delayOf(line),
+    (line) => stallOf(line),
+  );
   plain = BlobServiceClient.fromConnectionString(azurite.connectionString);
 });
 afterAll(() => azurite.close());
@@ -167,7 +171,12 @@ describe('a caller share held across instances', () => {
     // after the call's budget (its second write is not even sent by then).
     const other = new ShareBucketStore(() => plain.getContainerClient(container)).blobOf('key:slow', 'reads');
     const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    delayOf = (line) => (/^PUT \S*caller-shares\//.test(line) ? wait(600).then(() => other.downloadToBuffer()).then((text) => other.upload(text, text.length)) : 0);
+    delayOf = (line) =>
+      /^PUT \S*caller-shares\//.test(line)
+        ? wait(600)
+            .then(() => other.downloadToBuffer())
+            .then((text) => other.upload(text, text.length))
+        : 0;
     storage.reset();
     clock += 60_000;
     expect((await rates.take('key:slow', 'reads', 60)).allowed).toBe(true);
@@ -226,7 +235,9 @@ describe('a caller share held across instances', () => {
     clock += 10_000;
     // The lease take stalls: the call is answered from the instance's own share within the budget.
     expect((await rates.take('key:stalled', 'reads', 6)).allowed).toBe(true);
-    expect(lines).toEqual([expect.stringMatching(/^Caller shares did not take a lease of calls within 300 ms\. Until storage answers again, each instance keeps a share of its own/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^Caller shares did not take a lease of calls within 300 ms\. Until storage answers again, each instance keeps a share of its own/),
+    ]);
     // Calls meanwhile wait on no storage and log nothing more; the own share holds (six a minute,
     // the one served from the lease before counted, and ten seconds' refill of one).
     storage.reset();
@@ -270,7 +281,8 @@ describe('a caller share held across instances', () => {
     const idleAt = () => Date.now() + janitor.idleAfterMs + 1000;
     // A bucket written again between the listing and its delete is live again: it stays.
     const rewritten = plain.getContainerClient(container).getBlockBlobClient((await buckets())[0]!);
-    delayOf = (line) => (line.startsWith('DELETE ') && line.includes(rewritten.name) ? rewritten.downloadToBuffer().then((text) => rewritten.upload(text, text.length)) : 0);
+    delayOf = (line) =>
+      line.startsWith('DELETE ') && line.includes(rewritten.name) ? rewritten.downloadToBuffer().then((text) => rewritten.upload(text, text.length)) : 0;
     expect(await janitor.removeExpired(idleAt(), 3)).toBe(2);
     delayOf = () => 0;
     expect(await buckets()).toEqual([rewritten.name, expect.any(String)]);

@@ -57,7 +57,17 @@ const downloads = () => emulator.upstreamRequests({ pathIncludes: '/rsatdownload
 const downloadAnswer = (data: Record<string, unknown>) => ({
   kind: 'answer' as const,
   status: 200,
-  body: { Data: { CertificateThumbprint: 'ABCDEF', ExpirationISODateTimeUTC: '2027-01-01T00:00:00Z', CertificateSecretEncoded: 'c2VjcmV0', Filename: 'x.zip', ...data }, IsSuccess: true, ErrorMessage: null },
+  body: {
+    Data: {
+      CertificateThumbprint: 'ABCDEF',
+      ExpirationISODateTimeUTC: '2027-01-01T00:00:00Z',
+      CertificateSecretEncoded: 'c2VjcmV0',
+      Filename: 'x.zip',
+      ...data,
+    },
+    IsSuccess: true,
+    ErrorMessage: null,
+  },
 });
 
 beforeAll(async () => {
@@ -101,7 +111,10 @@ describe('CertificateRefresher', () => {
       expiresAt: new Date(clock - 10_000 + 180 * day).toISOString(),
       subject: `CN=RSAT env-${first.environmentId.slice(0, 8)}`,
       issuer: `CN=RSAT env-${first.environmentId.slice(0, 8)}`,
-      serviceSaid: { expirationDateTimeUtc: expect.stringMatching(/^\w+day, \w+ \d+, \d{4} \d+:\d\d:\d\d [AP]M$/), expirationIsoDateTimeUtc: expect.any(String) },
+      serviceSaid: {
+        expirationDateTimeUtc: expect.stringMatching(/^\w+day, \w+ \d+, \d{4} \d+:\d\d:\d\d [AP]M$/),
+        expirationIsoDateTimeUtc: expect.any(String),
+      },
     });
     expect(record.current!.files.map((file) => file.name).sort()).toEqual([expect.stringMatching(/\.cer$/), expect.stringMatching(/\.pfx$/)]);
     expect(await secretBlobs()).toHaveLength(3);
@@ -131,16 +144,36 @@ describe('CertificateRefresher', () => {
   });
 
   it.each<[string, ScriptedAnswer, string, string | undefined]>([
-    ['IsSuccess: false', { kind: 'answer' as const, status: 200, body: { Data: null, IsSuccess: false, ErrorMessage: 'You are not an environment administrator.' } }, 'DownloadFailed', 'You are not an environment administrator.'],
+    [
+      'IsSuccess: false',
+      { kind: 'answer' as const, status: 200, body: { Data: null, IsSuccess: false, ErrorMessage: 'You are not an environment administrator.' } },
+      'DownloadFailed',
+      'You are not an environment administrator.',
+    ],
     ['corrupt base64', downloadAnswer({ CertificateZipEncoded: 'UEs*not base64*' }), 'CorruptBase64', 'not valid base64'],
-    ['a zip without the .pfx', downloadAnswer({ CertificateZipEncoded: Buffer.from(zipSync({ 'a.cer': new Uint8Array([1]) })).toString('base64') }), 'MissingPfx', 'no .pfx'],
+    [
+      'a zip without the .pfx',
+      downloadAnswer({ CertificateZipEncoded: Buffer.from(zipSync({ 'a.cer': new Uint8Array([1]) })).toString('base64') }),
+      'MissingPfx',
+      'no .pfx',
+    ],
     // 1 MB on the wire, 1 GiB in memory: refused from the zip's directory, before inflating.
     ['a zip bomb', downloadAnswer({ CertificateZipEncoded: zipOf(new Uint8Array(8 * 1024 * 1024)) }), 'BundleTooLarge', 'more than'],
-    ['a secret that is not base64', downloadAnswer({ CertificateZipEncoded: makeCertificateBundle('x', clock).zip.toString('base64'), CertificateSecretEncoded: 'not base64!' }), 'UpstreamBadResponse', 'secret'],
+    [
+      'a secret that is not base64',
+      downloadAnswer({ CertificateZipEncoded: makeCertificateBundle('x', clock).zip.toString('base64'), CertificateSecretEncoded: 'not base64!' }),
+      'UpstreamBadResponse',
+      'secret',
+    ],
     // Each bundle a careful operator refuses (an expired one, however valid the current
     // certificate is, included), built by the emulator with real certificates.
     // (Each row has all four cells: jest passes `done` in place of a missing one.)
-    ...faultRefusals.map(([fault, code]): [string, ScriptedAnswer, string, string | undefined] => [`a bundle with fault ${fault}`, { kind: 'certificate', certificate: { fault } }, code, undefined]),
+    ...faultRefusals.map(([fault, code]): [string, ScriptedAnswer, string, string | undefined] => [
+      `a bundle with fault ${fault}`,
+      { kind: 'certificate', certificate: { fault } },
+      code,
+      undefined,
+    ]),
   ])('%s leaves the current certificate as it was, with a record', async (_title, answer, code, message) => {
     clock += 10 * 60_000;
     const before = (await store.read(first.projectId, first.environmentId)).current;
@@ -157,7 +190,12 @@ describe('CertificateRefresher', () => {
     const bundle = makeCertificateBundle('told', clock, { validForDays: 30 });
     emulator.context.lifecycle.issuedSecrets.push(bundle.secretEncoded, bundle.password);
     emulator.script({
-      ...downloadAnswer({ CertificateZipEncoded: bundle.zip.toString('base64'), CertificateSecretEncoded: bundle.secretEncoded, CertificateThumbprint: bundle.thumbprint.toLowerCase(), ExpirationISODateTimeUTC: '2099-01-01T00:00:00Z' }),
+      ...downloadAnswer({
+        CertificateZipEncoded: bundle.zip.toString('base64'),
+        CertificateSecretEncoded: bundle.secretEncoded,
+        CertificateThumbprint: bundle.thumbprint.toLowerCase(),
+        ExpirationISODateTimeUTC: '2099-01-01T00:00:00Z',
+      }),
       pathPattern: 'rsatdownload',
     });
     const [result] = await refresher.refreshAll([first], { ...options, force: true });
@@ -230,7 +268,10 @@ describe('CertificateRefresher', () => {
       watchedExpiresAt = downloaded.expiresAt!;
       expect(warnings).toEqual([]);
 
-      for (const [advanceMs, daysLeft, alert] of [[2 * 60_000, 9, false], [4 * day, 5, true]] as const) {
+      for (const [advanceMs, daysLeft, alert] of [
+        [2 * 60_000, 9, false],
+        [4 * day, 5, true],
+      ] as const) {
         clock += advanceMs;
         warnings.length = 0;
         emulator.script({ kind: 'certificate', certificate: { fault: 'wrong-password' }, pathPattern: watched.environmentId });
@@ -245,7 +286,14 @@ describe('CertificateRefresher', () => {
     });
 
     it('the watch health uses finds the same environments in the store, and no others', async () => {
-      const watch = new CertificateWatch({ store, environments: [watched, missing, fresh, neverTried], policy, timeoutMs: 2000, concurrency: 2, now: () => clock });
+      const watch = new CertificateWatch({
+        store,
+        environments: [watched, missing, fresh, neverTried],
+        policy,
+        timeoutMs: 2000,
+        concurrency: 2,
+        now: () => clock,
+      });
       expect(await watch.report()).toEqual({
         environments: 4,
         atRisk: [
@@ -288,6 +336,8 @@ describe('CertificateRefresher', () => {
   it('leaves no secret or password anywhere but the secrets container: not in the log, not beside the bundles', async () => {
     const { issuedSecrets } = emulator.context.lifecycle;
     expect(issuedSecrets.length).toBeGreaterThan(20);
-    expect(await scanForSecrets({ lines: logs, connectionString: azurite.connectionString, secrets: issuedSecrets, allowedContainers: [secretsContainer] })).toEqual([]);
+    expect(
+      await scanForSecrets({ lines: logs, connectionString: azurite.connectionString, secrets: issuedSecrets, allowedContainers: [secretsContainer] }),
+    ).toEqual([]);
   });
 });

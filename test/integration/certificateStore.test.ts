@@ -21,8 +21,18 @@ afterAll(async () => {
 });
 
 const metadata: CertificateMetadata = {
-  projectId: 7, environmentId: 'env-a', thumbprint: 'ABCDEF0123', expiresAt: '2027-01-01T00:00:00.000Z', notBefore: '2026-01-01T00:00:00.000Z',
-  subject: 'CN=x', issuer: 'CN=x', serviceSaid: {}, filename: 'env-a.zip', files: [], fetchedAt: '2026-06-01T00:00:00.000Z', fetchedBy: 'timer',
+  projectId: 7,
+  environmentId: 'env-a',
+  thumbprint: 'ABCDEF0123',
+  expiresAt: '2027-01-01T00:00:00.000Z',
+  notBefore: '2026-01-01T00:00:00.000Z',
+  subject: 'CN=x',
+  issuer: 'CN=x',
+  serviceSaid: {},
+  filename: 'env-a.zip',
+  files: [],
+  fetchedAt: '2026-06-01T00:00:00.000Z',
+  fetchedBy: 'timer',
 };
 
 async function text(container: string, name: string): Promise<string> {
@@ -37,7 +47,8 @@ async function currentBundle(bundles: string, secrets: string): Promise<{ zip: s
 }
 
 /** A save's arguments for the certificate fetched on day `day`: its zip and secret say which. */
-const round = (day: number) => [{ ...metadata, fetchedAt: `2026-06-0${day}T00:00:00.000Z` }, Buffer.from(`zip encrypted with password-${day}`), `password-${day}`] as const;
+const round = (day: number) =>
+  [{ ...metadata, fetchedAt: `2026-06-0${day}T00:00:00.000Z` }, Buffer.from(`zip encrypted with password-${day}`), `password-${day}`] as const;
 
 function containers() {
   const suffix = randomUUID().slice(0, 8);
@@ -52,7 +63,9 @@ it('a failed save of the same certificate again leaves the current zip and secre
   const store = new CertificateStore(storage.service.getContainerClient(bundles), storage.service.getContainerClient(secrets), 2, 1000);
   await store.save(metadata, Buffer.from('zip encrypted with password-1'), 'password-1');
   stallSecrets = true;
-  await expect(store.save({ ...metadata, fetchedAt: '2026-06-02T00:00:00.000Z' }, Buffer.from('zip encrypted with password-2'), 'password-2')).rejects.toMatchObject({ code: 'StorageUnavailable' });
+  await expect(
+    store.save({ ...metadata, fetchedAt: '2026-06-02T00:00:00.000Z' }, Buffer.from('zip encrypted with password-2'), 'password-2'),
+  ).rejects.toMatchObject({ code: 'StorageUnavailable' });
   expect(await currentBundle(bundles, secrets)).toEqual({ zip: 'zip encrypted with password-1', secret: 'password-1' });
 }, 30_000);
 
@@ -77,7 +90,7 @@ function holdPoint() {
   return { reached, release, hold: () => (reach(), released) };
 }
 
-it('with one bundle kept, a save\'s pruning spares the bundle a concurrent save is about to make current', async () => {
+it("with one bundle kept, a save's pruning spares the bundle a concurrent save is about to make current", async () => {
   const { bundles, secrets } = containers();
   // Two instances: A's pruning is held before it lists, B's pointer write before it is sent.
   const aPrunes = holdPoint();
@@ -149,7 +162,11 @@ it('a save whose pruning reads no pointer (storage answers 404 a moment) keeps t
 /** A store on storage that, while `failing.now`, stalls the requests `stallOf` names (its budget 1 s, so each fails soon). */
 function storeFailingWhen(bundles: string, secrets: string, keepBundles: number, stallOf: (line: string) => Stall | undefined) {
   const failing = { now: false };
-  const storage = countingStorage(azurite.connectionString, () => 0, (line) => (failing.now ? stallOf(line) : undefined));
+  const storage = countingStorage(
+    azurite.connectionString,
+    () => 0,
+    (line) => (failing.now ? stallOf(line) : undefined),
+  );
   return { store: new CertificateStore(storage.service.getContainerClient(bundles), storage.service.getContainerClient(secrets), keepBundles, 1000), failing };
 }
 
@@ -176,22 +193,28 @@ const failingWrites = [
 // A write never sent, or sent and made with its answer lost: either way the save fails.
 const failedSaves = failingWrites.flatMap(([step, failing]) => (['request', 'answer'] as const).map((stall) => [step, stall, failing] as const));
 
-it.each(failedSaves)('a save that failed writing %s (%s stalled) leaves nothing that the next pruning does not remove', async (_step, stall, failing) => {
-  const { bundles, secrets } = containers();
-  const isFailing = failing(bundles, secrets);
-  const { store, failing: storageFailing } = storeFailingWhen(bundles, secrets, 1, (line) => (isFailing(line) ? stall : undefined));
-  await store.save(...round(1));
-  storageFailing.now = true;
-  await expect(store.save(...round(2))).rejects.toMatchObject({ code: 'StorageUnavailable' });
-  storageFailing.now = false;
-  expect(await currentBundle(bundles, secrets)).toEqual({ zip: 'zip encrypted with password-1', secret: 'password-1' });
-  await store.save(...round(3));
-  expect(await stored(bundles, secrets)).toEqual(await onlyTheCurrentBundle(bundles));
-}, 30_000);
+it.each(failedSaves)(
+  'a save that failed writing %s (%s stalled) leaves nothing that the next pruning does not remove',
+  async (_step, stall, failing) => {
+    const { bundles, secrets } = containers();
+    const isFailing = failing(bundles, secrets);
+    const { store, failing: storageFailing } = storeFailingWhen(bundles, secrets, 1, (line) => (isFailing(line) ? stall : undefined));
+    await store.save(...round(1));
+    storageFailing.now = true;
+    await expect(store.save(...round(2))).rejects.toMatchObject({ code: 'StorageUnavailable' });
+    storageFailing.now = false;
+    expect(await currentBundle(bundles, secrets)).toEqual({ zip: 'zip encrypted with password-1', secret: 'password-1' });
+    await store.save(...round(3));
+    expect(await stored(bundles, secrets)).toEqual(await onlyTheCurrentBundle(bundles));
+  },
+  30_000,
+);
 
 it('lists as kept only whole bundles, not one a failed save left without its zip', async () => {
   const { bundles, secrets } = containers();
-  const { store, failing } = storeFailingWhen(bundles, secrets, 1, (line) => (line.startsWith(`PUT ${bundles}/`) && line.endsWith('.zip') ? 'request' : undefined));
+  const { store, failing } = storeFailingWhen(bundles, secrets, 1, (line) =>
+    line.startsWith(`PUT ${bundles}/`) && line.endsWith('.zip') ? 'request' : undefined,
+  );
   await store.save(...round(1));
   failing.now = true;
   await expect(store.save(...round(2))).rejects.toMatchObject({ code: 'StorageUnavailable' });

@@ -27,10 +27,18 @@ function heldOf(start: StartRequest): NonNullable<OrchestrationState['heldStart'
 
 const callerNamed = (primary: string): Caller => ({ primary, selectors: [primary] });
 
-async function hold(engine: OrchestrationEngine, options: { required?: number; startedBy?: string; starter?: Caller; approvers?: string[]; minutes?: number; name?: string } = {}): Promise<OrchestrationState> {
+async function hold(
+  engine: OrchestrationEngine,
+  options: { required?: number; startedBy?: string; starter?: Caller; approvers?: string[]; minutes?: number; name?: string } = {},
+): Promise<OrchestrationState> {
   const starter = options.starter ?? callerNamed(options.startedBy ?? 'key:starter00001');
   const start = { ...groupStart(fixture, options.name ?? `held-${randomUUID().slice(0, 8)}`), startedBy: starter.primary, duplicatesPerCaller: true };
-  const approval: ApprovalStatus = waitingApproval(options.required ?? 1, options.approvers ?? ['role:Approver'], fixture.clock + (options.minutes ?? 60) * minute, starter);
+  const approval: ApprovalStatus = waitingApproval(
+    options.required ?? 1,
+    options.approvers ?? ['role:Approver'],
+    fixture.clock + (options.minutes ?? 60) * minute,
+    starter,
+  );
   const outcome = await engine.hold(start, heldOf(start), approval, bounds);
   expect(outcome.kind).toBe('waiting');
   return outcome.state;
@@ -80,7 +88,9 @@ it('records one of two racing approvals of count 1 and refuses the other as no l
     second.decide(state.id, { by: 'key:approver0002', approved: true, route: 'api' }, judge),
   ]);
   expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
-  expect(results.filter((result) => result.status === 'rejected').map((result) => ((result as PromiseRejectedResult).reason as GatewayError).code)).toEqual(['Conflict']);
+  expect(results.filter((result) => result.status === 'rejected').map((result) => ((result as PromiseRejectedResult).reason as GatewayError).code)).toEqual([
+    'Conflict',
+  ]);
   await Promise.all([first.sweep(token), second.sweep(token)]);
   expect(putsUpstream(fixture)).toHaveLength(1);
 });
@@ -161,7 +171,12 @@ it('joins a repeat of a waiting start instead of storing a second one', async ()
   const engine = makeEngine(fixture);
   const state = await hold(engine, { name: 'repeated' });
   const start = { ...groupStart(fixture, 'repeated'), startedBy: 'key:starter00001', duplicatesPerCaller: true };
-  const again = await engine.hold(start, heldOf(start), waitingApproval(1, ['role:Approver'], fixture.clock + 60 * minute, callerNamed('key:starter00001')), bounds);
+  const again = await engine.hold(
+    start,
+    heldOf(start),
+    waitingApproval(1, ['role:Approver'], fixture.clock + 60 * minute, callerNamed('key:starter00001')),
+    bounds,
+  );
   expect(again).toMatchObject({ kind: 'duplicate', state: { id: state.id } });
   expect(await blobNames(fixture, 'approvals/')).toHaveLength(1);
 });
@@ -213,8 +228,10 @@ describe('decisions judged as the app judges them (every name of a caller, the c
   const approverByKeyAndPrincipal: Caller = { primary: `principal:${approverOid}`, selectors: [`principal:${approverOid}`, 'key:b0b0b0b0b0b0'] };
   const approvers = ['key:5a5a5a5a5a5a', 'key:b0b0b0b0b0b0', 'key:c0c0c0c0c0c0', `teams:${tenant}/${starterOid}`, `teams:${tenant}/${approverOid}`];
   // Judged with the test's clock and a real policy; the engine under it is the fixture's (passthrough: no send at once).
-  const servicesOf = (engine: OrchestrationEngine) => ({ orchestrations: engine, access: { policy: new AccessPolicy([]) }, tokens: { mode: 'passthrough' }, now: () => fixture.clock }) as unknown as Services;
-  const decideAs = (engine: OrchestrationEngine, caller: Caller, id: string) => decideApproval(servicesOf(engine), caller, id, { approved: true, route: 'api' }).catch((error: unknown) => error as GatewayError);
+  const servicesOf = (engine: OrchestrationEngine) =>
+    ({ orchestrations: engine, access: { policy: new AccessPolicy([]) }, tokens: { mode: 'passthrough' }, now: () => fixture.clock }) as unknown as Services;
+  const decideAs = (engine: OrchestrationEngine, caller: Caller, id: string) =>
+    decideApproval(servicesOf(engine), caller, id, { approved: true, route: 'api' }).catch((error: unknown) => error as GatewayError);
   const teamsUser = (oid: string): Caller => callerNamed(`teams:${tenant}/${oid.toUpperCase()}`.toLowerCase());
 
   beforeEach(() => jest.spyOn(console, 'log').mockImplementation(() => undefined));
@@ -225,7 +242,11 @@ describe('decisions judged as the app judges them (every name of a caller, the c
     const state = await hold(engine, { starter, approvers });
     expect(state.customStatus?.approval?.starter).toEqual([`principal:${starterOid}`, 'key:5a5a5a5a5a5a']);
     for (const caller of [callerNamed('key:5A5A5A5A5A5A'), teamsUser(starterOid)]) {
-      expect(await decideAs(engine, caller, state.id)).toMatchObject({ code: 'ApprovalNotAllowed', status: 403, message: expect.stringMatching(/started orchestration .*under this or another of its names/) });
+      expect(await decideAs(engine, caller, state.id)).toMatchObject({
+        code: 'ApprovalNotAllowed',
+        status: 403,
+        message: expect.stringMatching(/started orchestration .*under this or another of its names/),
+      });
     }
     expect((await engine.get(state.id))?.customStatus?.approval?.decisions).toEqual([]);
     await engine.sweep(token);
@@ -236,9 +257,16 @@ describe('decisions judged as the app judges them (every name of a caller, the c
     const engine = makeEngine(fixture);
     const state = await hold(engine, { starter, approvers, required: 2 });
     const first = await decideAs(engine, approverByKeyAndPrincipal, state.id);
-    expect((first as OrchestrationState).customStatus?.approval?.decisions[0]).toMatchObject({ by: `principal:${approverOid}`, identities: [`principal:${approverOid}`, 'key:b0b0b0b0b0b0'] });
+    expect((first as OrchestrationState).customStatus?.approval?.decisions[0]).toMatchObject({
+      by: `principal:${approverOid}`,
+      identities: [`principal:${approverOid}`, 'key:b0b0b0b0b0b0'],
+    });
     for (const caller of [callerNamed('key:b0b0b0b0b0b0'), teamsUser(approverOid)]) {
-      expect(await decideAs(engine, caller, state.id)).toMatchObject({ code: 'Conflict', status: 409, message: expect.stringMatching(/decided orchestration .* already, as principal:/) });
+      expect(await decideAs(engine, caller, state.id)).toMatchObject({
+        code: 'Conflict',
+        status: 409,
+        message: expect.stringMatching(/decided orchestration .* already, as principal:/),
+      });
     }
     expect((await engine.get(state.id))?.customStatus?.approval).toMatchObject({ state: 'waiting', decisions: [{ by: `principal:${approverOid}` }] });
     const approved = await decideAs(engine, callerNamed('key:c0c0c0c0c0c0'), state.id);
@@ -267,7 +295,10 @@ describe('decisions judged as the app judges them (every name of a caller, the c
     await engine.sweep(token);
     expect(putsUpstream(fixture)).toHaveLength(0);
     const ended = await engine.get(state.id);
-    expect(ended).toMatchObject({ runtimeStatus: 'Failed', failure: { code: 'NotApproved', message: expect.stringMatching(/not before the request expired/) } });
+    expect(ended).toMatchObject({
+      runtimeStatus: 'Failed',
+      failure: { code: 'NotApproved', message: expect.stringMatching(/not before the request expired/) },
+    });
     expect(ended?.customStatus?.approval?.state).toBe('expired');
   });
 });

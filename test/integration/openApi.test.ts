@@ -44,7 +44,10 @@ describe('openapi.json', () => {
         const matching = routes.filter((route) => route.methods.has(method.toUpperCase()) && matchRoute(route.template, samplePath(path)));
         // Routes come in precedence order (the host's pick is the first that matches): a path more
         // than one matches (orchestrations/counts, also an {id}) must be the first one's own.
-        expect([`${method} ${path}`, matching.length === 1 || (matching.length > 1 && `/${matching[0]!.template.template}` === path)]).toEqual([`${method} ${path}`, true]);
+        expect([`${method} ${path}`, matching.length === 1 || (matching.length > 1 && `/${matching[0]!.template.template}` === path)]).toEqual([
+          `${method} ${path}`,
+          true,
+        ]);
         const name = matching[0]!.fn.metadata.name;
         served.set(name, [...(served.get(name) ?? []), `${method} ${path}`]);
       }

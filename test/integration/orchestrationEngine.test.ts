@@ -5,7 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { BlobServiceClient } from '@azure/storage-blob';
-import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings, type StartRequest } from '../../src/orchestration/orchestrationEngine';
+import {
+  defaultOrchestrationSettings,
+  engineOnContainer,
+  type OrchestrationEngine,
+  type OrchestrationSettings,
+  type StartRequest,
+} from '../../src/orchestration/orchestrationEngine';
 import type { RuntimeStatus } from '../../src/orchestration/orchestrationState';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
@@ -25,7 +31,14 @@ function makeEngine(container: string, now: () => number = () => clock, settings
   return engineOnContainer(blobService.getContainerClient(container), {
     storageTimeoutMs: 5000,
     upstream: new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 10_000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
-    settings: { ...defaultOrchestrationSettings, pollInterval: { defaultMs: 5000, floorMs: 1000, ceilingMs: 60_000 }, deadlineMs: {}, defaultDeadlineMs: 10 * 60_000, retentionMs: 3600_000, ...settings },
+    settings: {
+      ...defaultOrchestrationSettings,
+      pollInterval: { defaultMs: 5000, floorMs: 1000, ceilingMs: 60_000 },
+      deadlineMs: {},
+      defaultDeadlineMs: 10 * 60_000,
+      retentionMs: 3600_000,
+      ...settings,
+    },
     now,
     log: (line) => logs.push(line),
   });
@@ -55,12 +68,26 @@ beforeEach(() => {
 
 function request(name: string, method: string, path: string, body?: unknown, apiVersion = '2025-09-01'): StartRequest {
   const url = `${emulator.url}/${path}?api-version=${apiVersion}`;
-  return { name, method, path, query: [['api-version', apiVersion]], bodyText: body === undefined ? undefined : JSON.stringify(body), bodyValue: body, resourceUrl: url };
+  return {
+    name,
+    method,
+    path,
+    query: [['api-version', apiVersion]],
+    bodyText: body === undefined ? undefined : JSON.stringify(body),
+    bodyValue: body,
+    resourceUrl: url,
+  };
 }
 
 function sendFor(start: StartRequest) {
-  return () => new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } })
-    .send({ method: start.method, url: start.resourceUrl, token, body: start.bodyText, headers: start.bodyText ? { 'content-type': 'application/json' } : {} });
+  return () =>
+    new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }).send({
+      method: start.method,
+      url: start.resourceUrl,
+      token,
+      body: start.bodyText,
+      headers: start.bodyText ? { 'content-type': 'application/json' } : {},
+    });
 }
 
 const group = (image = 'nginx') => ({
@@ -68,7 +95,12 @@ const group = (image = 'nginx') => ({
   properties: { containers: [{ name: 'web', properties: { image, environmentVariables: [{ name: 'DB_PASSWORD', secureValue }] } }] },
 });
 const groupRequest = (name = 'web', image?: string) =>
-  request('ContainerGroups_CreateOrUpdate', 'PUT', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}`, group(image));
+  request(
+    'ContainerGroups_CreateOrUpdate',
+    'PUT',
+    `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}`,
+    group(image),
+  );
 
 /** Moves the clock past the next poll and runs one sweep; returns how many were polled. */
 async function tick(target = engine, ms = 2000) {
@@ -94,8 +126,15 @@ function migrationFollowingBoth(name: string, statuses: string[]) {
   const service = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim-${name}`;
   const statusUrl = `${emulator.url}/subscriptions/${subscription}/providers/Vendor.ApiManagement/locations/westus/operationStatuses/op-${name}?api-version=2024-05-01`;
   const resultUrl = `${emulator.url}/${service}/operationresults/op-${name}?api-version=2024-05-01`;
-  emulator.script({ kind: 'answer', method: 'POST', pathPattern: 'migrateToStv2$', status: 202, headers: { 'azure-asyncoperation': statusUrl, location: resultUrl, 'retry-after': '1' } });
-  for (const status of statuses) emulator.script({ kind: 'answer', method: 'GET', pathPattern: `operationStatuses/op-${name}$`, status: 200, body: { status } });
+  emulator.script({
+    kind: 'answer',
+    method: 'POST',
+    pathPattern: 'migrateToStv2$',
+    status: 202,
+    headers: { 'azure-asyncoperation': statusUrl, location: resultUrl, 'retry-after': '1' },
+  });
+  for (const status of statuses)
+    emulator.script({ kind: 'answer', method: 'GET', pathPattern: `operationStatuses/op-${name}$`, status: 200, body: { status } });
   const start = request('ApiManagementService_MigrateToStv2', 'POST', `${service}/migrateToStv2`, { mode: 'NewIP' }, '2024-05-01');
   return { statusUrl, resultUrl, resultPath: `operationresults/op-${name}$`, start };
 }
@@ -136,16 +175,28 @@ describe('OrchestrationEngine', () => {
   });
 
   it('takes the migration result from its Location', async () => {
-    const start = request('ApiManagementService_MigrateToStv2', 'POST', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2`, { mode: 'NewIP' }, '2024-05-01');
+    const start = request(
+      'ApiManagementService_MigrateToStv2',
+      'POST',
+      `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2`,
+      { mode: 'NewIP' },
+      '2024-05-01',
+    );
     const outcome = await engine.start(start, sendFor(start));
     expect(outcome.kind === 'running' && outcome.response.status).toBe(202);
     const final = await runToEnd(outcome.state.id);
     expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { properties: { platformVersion: 'stv2' } } } });
   });
 
-  it('takes a POST\'s result from its Location when the answer names an Azure-AsyncOperation to follow too (final-state-via: location)', async () => {
+  it("takes a POST's result from its Location when the answer names an Azure-AsyncOperation to follow too (final-state-via: location)", async () => {
     const { statusUrl, resultPath, start } = migrationFollowingBoth('both', ['InProgress', 'Succeeded']);
-    emulator.script({ kind: 'answer', method: 'GET', pathPattern: resultPath, status: 200, body: { name: 'apim-both', properties: { provisioningState: 'Succeeded', platformVersion: 'stv2' } } });
+    emulator.script({
+      kind: 'answer',
+      method: 'GET',
+      pathPattern: resultPath,
+      status: 200,
+      body: { name: 'apim-both', properties: { provisioningState: 'Succeeded', platformVersion: 'stv2' } },
+    });
     const outcome = await engine.start(start, sendFor(start));
     expect(outcome.state.poll).toMatchObject({ mode: 'azure-async-operation', url: statusUrl });
     const final = await runToEnd(outcome.state.id);
@@ -154,29 +205,64 @@ describe('OrchestrationEngine', () => {
     expect(emulator.upstreamRequests({ pathIncludes: '/operationresults/' })).toHaveLength(1);
   });
 
-  it('reads a POST\'s result again on its Location while it answers 202 after the status said Succeeded, as a running read that waits as asked', async () => {
+  it("reads a POST's result again on its Location while it answers 202 after the status said Succeeded, as a running read that waits as asked", async () => {
     const { resultUrl, resultPath, start } = migrationFollowingBoth('late', ['Succeeded']);
     emulator.script({ kind: 'answer', method: 'GET', pathPattern: resultPath, status: 202, headers: { 'retry-after': '7' } });
     emulator.script({ kind: 'answer', method: 'GET', pathPattern: resultPath, status: 202, headers: { 'retry-after': '3' } });
-    emulator.script({ kind: 'answer', method: 'GET', pathPattern: resultPath, status: 200, body: { name: 'apim-late', properties: { platformVersion: 'stv2' } } });
+    emulator.script({
+      kind: 'answer',
+      method: 'GET',
+      pathPattern: resultPath,
+      status: 200,
+      body: { name: 'apim-late', properties: { platformVersion: 'stv2' } },
+    });
     const outcome = await engine.start(start, sendFor(start));
-    const notReady = { runtimeStatus: 'Running', customStatus: { upstreamState: 'Succeeded', lastReadStatus: 202, message: 'The operation succeeded upstream; its result is not ready yet (202); reading it again.' } };
+    const notReady = {
+      runtimeStatus: 'Running',
+      customStatus: {
+        upstreamState: 'Succeeded',
+        lastReadStatus: 202,
+        message: 'The operation succeeded upstream; its result is not ready yet (202); reading it again.',
+      },
+    };
 
     expect(await tick()).toBe(1);
-    expect(await engine.get(outcome.state.id)).toMatchObject({ ...notReady, poll: { mode: 'location', url: resultUrl, failedReads: 0, pollCount: 1, nextPollAt: clock + 7000 } });
+    expect(await engine.get(outcome.state.id)).toMatchObject({
+      ...notReady,
+      poll: { mode: 'location', url: resultUrl, failedReads: 0, pollCount: 1, nextPollAt: clock + 7000 },
+    });
     expect(await tick(engine, 7000)).toBe(1);
-    expect(await engine.get(outcome.state.id)).toMatchObject({ ...notReady, poll: { mode: 'location', url: resultUrl, failedReads: 0, pollCount: 2, nextPollAt: clock + 3000 } });
+    expect(await engine.get(outcome.state.id)).toMatchObject({
+      ...notReady,
+      poll: { mode: 'location', url: resultUrl, failedReads: 0, pollCount: 2, nextPollAt: clock + 3000 },
+    });
     expect(await tick(engine, 3000)).toBe(1);
-    expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { name: 'apim-late', properties: { platformVersion: 'stv2' } } }, customStatus: { upstreamState: 'Succeeded' } });
+    expect(await engine.get(outcome.state.id)).toMatchObject({
+      runtimeStatus: 'Completed',
+      output: { status: 200, body: { name: 'apim-late', properties: { platformVersion: 'stv2' } } },
+      customStatus: { upstreamState: 'Succeeded' },
+    });
     // The status was read once: once it said Succeeded, only the result is read.
     expect(emulator.upstreamRequests({ pathIncludes: '/operationStatuses/' })).toHaveLength(1);
     expect(emulator.upstreamRequests({ pathIncludes: '/operationresults/' })).toHaveLength(3);
   });
 
-  it('reads a POST\'s result, not its status again, after a failed read of the result once the status said Succeeded', async () => {
+  it("reads a POST's result, not its status again, after a failed read of the result once the status said Succeeded", async () => {
     const { resultUrl, resultPath, start } = migrationFollowingBoth('busy', ['Succeeded']);
-    emulator.script({ kind: 'answer', method: 'GET', pathPattern: resultPath, status: 503, body: { error: { code: 'ServiceUnavailable', message: 'Try again.' } } });
-    emulator.script({ kind: 'answer', method: 'GET', pathPattern: resultPath, status: 200, body: { name: 'apim-busy', properties: { platformVersion: 'stv2' } } });
+    emulator.script({
+      kind: 'answer',
+      method: 'GET',
+      pathPattern: resultPath,
+      status: 503,
+      body: { error: { code: 'ServiceUnavailable', message: 'Try again.' } },
+    });
+    emulator.script({
+      kind: 'answer',
+      method: 'GET',
+      pathPattern: resultPath,
+      status: 200,
+      body: { name: 'apim-busy', properties: { platformVersion: 'stv2' } },
+    });
     const outcome = await engine.start(start, sendFor(start));
 
     await tick();
@@ -231,25 +317,46 @@ describe('OrchestrationEngine', () => {
     expect(final?.runtimeStatus).toBe('Completed');
   });
 
-  it('waits as long as the final read of a PUT\'s resource asks when it is throttled, then completes', async () => {
+  it("waits as long as the final read of a PUT's resource asks when it is throttled, then completes", async () => {
     const start = groupRequest('throttled-at-the-end');
     const outcome = await engine.start(start, sendFor(start));
-    emulator.script({ kind: 'answer', method: 'GET', pathPattern: 'containerGroups/throttled-at-the-end$', status: 429, headers: { 'retry-after': '30' }, body: { error: { code: 'TooManyRequests', message: 'Throttled.' } } });
+    emulator.script({
+      kind: 'answer',
+      method: 'GET',
+      pathPattern: 'containerGroups/throttled-at-the-end$',
+      status: 429,
+      headers: { 'retry-after': '30' },
+      body: { error: { code: 'TooManyRequests', message: 'Throttled.' } },
+    });
     const finalReads = () => emulator.upstreamRequests({ method: 'GET', pathIncludes: '/containerGroups/throttled-at-the-end' }).length;
     for (let ticks = 0; ticks < 10 && finalReads() === 0; ticks += 1) await tick();
     expect(finalReads()).toBe(1);
     // The status said Succeeded, the resource's read was throttled: the next read comes when the upstream asked.
-    expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Running', customStatus: { lastReadStatus: 429 }, poll: { nextPollAt: clock + 30_000 } });
+    expect(await engine.get(outcome.state.id)).toMatchObject({
+      runtimeStatus: 'Running',
+      customStatus: { lastReadStatus: 429 },
+      poll: { nextPollAt: clock + 30_000 },
+    });
     const final = await runToEnd(outcome.state.id, 40);
     expect(final).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { name: 'throttled-at-the-end' } } });
   });
 
-  it.each([401, 403])('backs off, as the upstream asks, when it refuses the app\'s own token (%i): no read at every run', async (status) => {
+  it.each([401, 403])("backs off, as the upstream asks, when it refuses the app's own token (%i): no read at every run", async (status) => {
     const start = groupRequest(`refused-${status}`);
     const outcome = await engine.start(start, sendFor(start));
-    emulator.script({ kind: 'answer', status, pathPattern: 'operationResults', headers: { 'retry-after': '30' }, body: { error: { code: 'AuthorizationFailed', message: 'No access.' } } });
+    emulator.script({
+      kind: 'answer',
+      status,
+      pathPattern: 'operationResults',
+      headers: { 'retry-after': '30' },
+      body: { error: { code: 'AuthorizationFailed', message: 'No access.' } },
+    });
     expect(await tick()).toBe(1);
-    expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Running', customStatus: { lastReadStatus: status }, poll: { failedReads: 1, nextPollAt: clock + 30_000 } });
+    expect(await engine.get(outcome.state.id)).toMatchObject({
+      runtimeStatus: 'Running',
+      customStatus: { lastReadStatus: status },
+      poll: { failedReads: 1, nextPollAt: clock + 30_000 },
+    });
     // The runs before then read nothing; the one after reads again, and the operation goes on.
     expect(await tick()).toBe(0);
     expect(emulator.upstreamRequests({ pathIncludes: '/operationResults/' })).toHaveLength(1);
@@ -302,12 +409,24 @@ describe('OrchestrationEngine', () => {
 
   it('refuses a POST poll URL on another origin, and follows a PUT on its resource instead', async () => {
     emulator.script({ kind: 'answer', method: 'POST', status: 202, headers: { location: 'https://evil.example.com/op' } });
-    const post = request('ApiManagementService_MigrateToStv2', 'POST', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2`, undefined, '2024-05-01');
+    const post = request(
+      'ApiManagementService_MigrateToStv2',
+      'POST',
+      `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2`,
+      undefined,
+      '2024-05-01',
+    );
     const posted = await engine.start(post, sendFor(post));
     expect(posted.state).toMatchObject({ runtimeStatus: 'Failed', failure: { code: 'UpstreamLinkRefused' } });
 
     const put = groupRequest('redirected');
-    emulator.script({ kind: 'answer', method: 'PUT', status: 201, headers: { location: 'https://evil.example.com/op' }, body: { properties: { provisioningState: 'Pending' } } });
+    emulator.script({
+      kind: 'answer',
+      method: 'PUT',
+      status: 201,
+      headers: { location: 'https://evil.example.com/op' },
+      body: { properties: { provisioningState: 'Pending' } },
+    });
     const created = await engine.start(put, sendFor(put));
     expect(created.state.poll).toMatchObject({ mode: 'resource', url: put.resourceUrl });
   });
@@ -376,9 +495,16 @@ describe('OrchestrationEngine', () => {
   }, 30_000);
 
   describe('long-running protocol edges', () => {
-    const migration = () => request('ApiManagementService_MigrateToStv2', 'POST', `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2`, undefined, '2024-05-01');
+    const migration = () =>
+      request(
+        'ApiManagementService_MigrateToStv2',
+        'POST',
+        `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2`,
+        undefined,
+        '2024-05-01',
+      );
 
-    it('a POST accepted (202) with nothing to follow is the upstream\'s failure, never Completed', async () => {
+    it("a POST accepted (202) with nothing to follow is the upstream's failure, never Completed", async () => {
       emulator.script({ kind: 'answer', method: 'POST', status: 202 });
       const post = migration();
       await expect(engine.start(post, sendFor(post))).rejects.toMatchObject({ code: 'UpstreamBadResponse', status: 502 });
@@ -391,7 +517,10 @@ describe('OrchestrationEngine', () => {
       const outcome = await engine.start(post, sendFor(post));
       emulator.script({ kind: 'answer', status: 302, headers: { location: `${emulator.url}/elsewhere` }, pathPattern: 'operationresults' });
       await tick();
-      expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Failed', output: { status: 502, body: { error: { code: 'UpstreamBadResponse' } } } });
+      expect(await engine.get(outcome.state.id)).toMatchObject({
+        runtimeStatus: 'Failed',
+        output: { status: 502, body: { error: { code: 'UpstreamBadResponse' } } },
+      });
     });
 
     it('follows the newest Location a running answer names, on its own origin only', async () => {
@@ -401,7 +530,12 @@ describe('OrchestrationEngine', () => {
       emulator.script({ kind: 'answer', status: 202, headers: { location: moved, 'retry-after': '1' }, pathPattern: 'operationresults' });
       await tick();
       expect((await engine.get(outcome.state.id))?.poll?.url).toBe(moved);
-      emulator.script({ kind: 'answer', status: 202, headers: { location: 'https://evil.example.com/op', 'retry-after': '1' }, pathPattern: 'operationresults' });
+      emulator.script({
+        kind: 'answer',
+        status: 202,
+        headers: { location: 'https://evil.example.com/op', 'retry-after': '1' },
+        pathPattern: 'operationresults',
+      });
       await tick();
       expect((await engine.get(outcome.state.id))?.poll?.url).toBe(moved);
       await tick();
@@ -426,7 +560,7 @@ describe('OrchestrationEngine', () => {
     });
   });
 
-  describe('passthrough: only the starter\'s reads drive it, and time still runs without a token', () => {
+  describe("passthrough: only the starter's reads drive it, and time still runs without a token", () => {
     it('polls for the starting actor only; a refused read (401) neither fails the operation nor pushes its polls back', async () => {
       const start = { ...groupRequest('actor'), actor: 'actor-a' };
       const outcome = await engine.start(start, sendFor(start));

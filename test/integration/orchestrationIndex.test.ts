@@ -21,7 +21,16 @@ it('a continuation token walks 1,000 stored orchestrations once each, and a narr
       const id = randomUUID();
       ids.push(id);
       const time = new Date(fx.clock).toISOString();
-      return { id, name: 'ContainerGroups_CreateOrUpdate', runtimeStatus: statuses[(batch + index) % 5]!, input: { method: 'PUT', path: 'p', query: [] }, requestKey: id, createdTime: time, lastUpdatedTime: time, endedTime: time } satisfies OrchestrationState;
+      return {
+        id,
+        name: 'ContainerGroups_CreateOrUpdate',
+        runtimeStatus: statuses[(batch + index) % 5]!,
+        input: { method: 'PUT', path: 'p', query: [] },
+        requestKey: id,
+        createdTime: time,
+        lastUpdatedTime: time,
+        endedTime: time,
+      } satisfies OrchestrationState;
     });
     await Promise.all(documents.map((state) => engine.store.create(state)));
   }
@@ -57,7 +66,7 @@ it('a continuation token walks 1,000 stored orchestrations once each, and a narr
 }, 60_000);
 
 describe('waiting', () => {
-  it('is served by another instance\'s polls, and the upstream is read no more than the operation asks', async () => {
+  it("is served by another instance's polls, and the upstream is read no more than the operation asks", async () => {
     const waiter = makeEngine(fx, Date.now);
     const poller = makeEngine(fx, Date.now);
     const start = groupStart(fx, 'waited');
@@ -142,7 +151,7 @@ describe('waiting', () => {
     expect(watches.watched).toBe(0);
   }, 60_000);
 
-  it('takes the status its caller already read as the watch\'s first look', async () => {
+  it("takes the status its caller already read as the watch's first look", async () => {
     const engine = makeEngine(fx, Date.now);
     const start = groupStart(fx, 'first-look');
     const outcome = await engine.start(start, sendFor(fx, start));

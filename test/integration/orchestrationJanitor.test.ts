@@ -76,7 +76,7 @@ describe('the janitor', () => {
     expect((await key.getProperties()).metadata).toMatchObject({ id: outcome.state.id, nextpollat: expect.stringMatching(/^\d+$/) });
   });
 
-  it('removes the callers\' share buckets idle for long with the other expiring records, at most the purge batch a run', async () => {
+  it("removes the callers' share buckets idle for long with the other expiring records, at most the purge batch a run", async () => {
     const container = fx.storage.service.getContainerClient(fx.container);
     const rates = sharedRatesOn(fx.storage.service, () => fx.container, { timeoutMs: 5000, now: () => fx.clock, warn: () => undefined });
     for (const caller of ['a', 'b', 'c', 'd']) expect((await rates.take(`key:${caller}`, caller === 'd' ? 'writes' : 'reads', 60)).allowed).toBe(true);

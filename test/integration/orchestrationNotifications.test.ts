@@ -10,7 +10,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { NotificationSender } from '../../src/orchestration/notificationSender';
-import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings, type StartRequest } from '../../src/orchestration/orchestrationEngine';
+import {
+  defaultOrchestrationSettings,
+  engineOnContainer,
+  type OrchestrationEngine,
+  type OrchestrationSettings,
+  type StartRequest,
+} from '../../src/orchestration/orchestrationEngine';
 import { statusDocument } from '../../src/orchestration/statusDocument';
 import type { UpstreamResponse } from '../../src/upstream/upstreamClient';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
@@ -57,15 +63,35 @@ function makeEngine(container: string, options: EngineOptions = {}): Orchestrati
   return made;
 }
 
-const bodyWithSecret = { location: 'westus', properties: { containers: [{ name: 'web', properties: { image: 'nginx', environmentVariables: [{ name: 'PASSWORD', secureValue: 'not-for-receivers-8841' }] } }] } };
+const bodyWithSecret = {
+  location: 'westus',
+  properties: {
+    containers: [{ name: 'web', properties: { image: 'nginx', environmentVariables: [{ name: 'PASSWORD', secureValue: 'not-for-receivers-8841' }] } }],
+  },
+};
 
 function groupStart(notifyTargets?: string[]): StartRequest {
   const path = `subscriptions/s/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/g-${randomUUID().slice(0, 8)}`;
-  return { name: 'ContainerGroups_CreateOrUpdate', method: 'PUT', path, query: [], bodyText: JSON.stringify(bodyWithSecret), bodyValue: bodyWithSecret, resourceUrl: `http://127.0.0.1:9/${path}`, appBase, notifyTargets };
+  return {
+    name: 'ContainerGroups_CreateOrUpdate',
+    method: 'PUT',
+    path,
+    query: [],
+    bodyText: JSON.stringify(bodyWithSecret),
+    bodyValue: bodyWithSecret,
+    resourceUrl: `http://127.0.0.1:9/${path}`,
+    appBase,
+    notifyTargets,
+  };
 }
 
 /** An upstream that finished at once: the orchestration ends with its start. */
-const finishedAtOnce = async (): Promise<UpstreamResponse> => ({ status: 200, headers: {}, bodyText: '{"name":"g","properties":{"provisioningState":"Succeeded"}}', attempts: 1 });
+const finishedAtOnce = async (): Promise<UpstreamResponse> => ({
+  status: 200,
+  headers: {},
+  bodyText: '{"name":"g","properties":{"provisioningState":"Succeeded"}}',
+  attempts: 1,
+});
 
 async function darkReceiver(): Promise<DarkReceiver> {
   const started = await startDarkReceiver();
@@ -120,7 +146,15 @@ it('tells each target once with a signed CloudEvent: the status without input, n
   expect(hooks.deliveries).toHaveLength(1);
   const state = await engine.get(outcome.state.id);
   expect(statusDocument(state!, appBase).notifications).toEqual([
-    { targetOrigin: hooks.origin, eventId: delivery!.headers['webhook-id'], state: 'delivered', attempts: 1, nextAttemptTime: null, lastError: null, deliveredTime: expect.any(String) },
+    {
+      targetOrigin: hooks.origin,
+      eventId: delivery!.headers['webhook-id'],
+      state: 'delivered',
+      attempts: 1,
+      nextAttemptTime: null,
+      lastError: null,
+      deliveredTime: expect.any(String),
+    },
   ]);
   expect(JSON.stringify(statusDocument(state!, appBase))).not.toContain('/hooks/gateway');
 });
@@ -196,7 +230,10 @@ it('delivers after a crash between the end and the delivery, and after one in th
   expect(await other.sweep(undefined)).toMatchObject({ delivered: 1 });
   await abandoned;
   // At least once: the receiver saw the same event twice, and can drop the repeat by its id.
-  expect(hooks.deliveries.map((delivery) => delivery.headers['webhook-id'])).toEqual([hooks.deliveries[0]!.headers['webhook-id'], hooks.deliveries[0]!.headers['webhook-id']]);
+  expect(hooks.deliveries.map((delivery) => delivery.headers['webhook-id'])).toEqual([
+    hooks.deliveries[0]!.headers['webhook-id'],
+    hooks.deliveries[0]!.headers['webhook-id'],
+  ]);
   expect((await other.get(ended.state.id))?.deliveries).toMatchObject([{ state: 'delivered' }]);
 });
 
@@ -220,7 +257,10 @@ it('drops a delivery whose origin left NOTIFY_ALLOWED_ORIGINS after the start, a
   await after.sweep(undefined);
   expect(removed.deliveries).toHaveLength(1);
   expect(operator.deliveries).toHaveLength(2);
-  for (const [outcome, attempts] of [[fresh, 0], [retried, 1]] as const) {
+  for (const [outcome, attempts] of [
+    [fresh, 0],
+    [retried, 1],
+  ] as const) {
     const notifications = statusDocument((await after.get(outcome.state.id))!, appBase).notifications;
     expect(notifications).toEqual([
       expect.objectContaining({ targetOrigin: removed.origin, state: 'dropped', attempts, nextAttemptTime: null, lastError: 'origin no longer allowed' }),
@@ -274,7 +314,12 @@ describe('bounds', () => {
   });
 
   it(`keeps at most ${defaultOrchestrationSettings.maxNotifyTargets} targets, however many duplicate starts add theirs`, async () => {
-    const accepted = async (): Promise<UpstreamResponse> => ({ status: 202, headers: { location: 'http://127.0.0.1:9/operations/1' }, bodyText: '', attempts: 1 });
+    const accepted = async (): Promise<UpstreamResponse> => ({
+      status: 202,
+      headers: { location: 'http://127.0.0.1:9/operations/1' },
+      bodyText: '',
+      attempts: 1,
+    });
     const start = groupStart(['http://127.0.0.1:9/first']);
     const first = await engine.start(start, accepted);
     for (let index = 0; index < 15; index += 1) {
@@ -302,7 +347,13 @@ describe('bounds', () => {
     const outcome = await retained.start(groupStart([hooks.url]), finishedAtOnce);
     await retained.sweep(undefined); // the first attempt: 503
     const eventIds = () => hooks.deliveries.map((delivery) => delivery.headers['webhook-id']);
-    return { switchable, retained, id: outcome.state.id, eventIds, container: BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient(container) };
+    return {
+      switchable,
+      retained,
+      id: outcome.state.id,
+      eventIds,
+      container: BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient(container),
+    };
   }
 
   it('keeps an orchestration past its retention while its notification is pending, and purges it once delivered', async () => {
@@ -365,7 +416,9 @@ describe('a receiver that accepts and never answers', () => {
 
     // Its attempts end after the run, and are recorded then: retries due, nothing lost.
     await engine.deliveriesSettled();
-    const attempted = (await Promise.all(darkIds.map((id) => engine.get(id)))).flatMap((state) => state?.deliveries ?? []).filter((delivery) => delivery.attempts > 0);
+    const attempted = (await Promise.all(darkIds.map((id) => engine.get(id))))
+      .flatMap((state) => state?.deliveries ?? [])
+      .filter((delivery) => delivery.attempts > 0);
     expect(attempted).toHaveLength(dark.eventIds.length);
     expect(attempted).toEqual(attempted.map(() => expect.objectContaining({ state: 'pending', lastError: 'timeout', nextAttemptAt: expect.any(Number) })));
     expect(logs.join('\n')).not.toContain('/hooks/dark');

@@ -47,13 +47,21 @@ describe('storage requests per start stay within their targets', () => {
 
 it.each([
   ['', 0],
-  [', the second instance\'s clock 20 s ahead of storage\'s (the start\'s age is read on storage\'s clock)', 20_000],
+  [", the second instance's clock 20 s ahead of storage's (the start's age is read on storage's clock)", 20_000],
 ])('a second identical start while the first still writes its document joins it%s: the upstream sees one', async (_title, skewMs) => {
   // The first start's document write is held back 400 ms; the second start reads the key then.
   let holdBack = true;
-  const slow = countingStorage(fx.azurite.connectionString, (line) => (holdBack && line.startsWith('PUT') && line.includes('/instances/') ? ((holdBack = false), 400) : 0));
+  const slow = countingStorage(fx.azurite.connectionString, (line) =>
+    holdBack && line.startsWith('PUT') && line.includes('/instances/') ? ((holdBack = false), 400) : 0,
+  );
   const engineOn = (service: CountingStorage, now: () => number) =>
-    engineOnContainer(service.service.getContainerClient(fx.container), { storageTimeoutMs: 5000, upstream: upstreamOf(fx), settings: defaultOrchestrationSettings, now, log: () => undefined });
+    engineOnContainer(service.service.getContainerClient(fx.container), {
+      storageTimeoutMs: 5000,
+      upstream: upstreamOf(fx),
+      settings: defaultOrchestrationSettings,
+      now,
+      log: () => undefined,
+    });
   await engineOn(fx.storage, Date.now).store.ensureReady();
   const start = groupStart(fx, 'raced');
   const first = engineOn(slow, Date.now).start(start, sendFor(fx, start));
@@ -70,7 +78,9 @@ it('a start refused while another holds its request key leaves no document behin
   const start = groupStart(fx, 'key-held');
   // The key of a start whose instance died between its two first writes, moments ago: not yet to be taken over.
   const key = fx.storage.service.getContainerClient(fx.container).getBlockBlobClient(`keys/${requestKeyOf(start)}`);
-  await key.upload('died-before-its-document', 'died-before-its-document'.length, { metadata: { id: 'died-before-its-document', startedat: String(fx.clock) } });
+  await key.upload('died-before-its-document', 'died-before-its-document'.length, {
+    metadata: { id: 'died-before-its-document', startedat: String(fx.clock) },
+  });
   await expect(engine.start(start, sendFor(fx, start))).rejects.toMatchObject({ code: 'Conflict' });
   expect(fx.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(0);
   expect(await blobNames(fx, 'instances/')).toEqual([]);
@@ -88,8 +98,19 @@ describe('a storage failure right after the upstream accepted a start', () => {
       if (stall) seen.stalled += 1;
       return stall;
     });
-    const settings = { ...defaultOrchestrationSettings, pollInterval: { defaultMs: 5000, floorMs: 1000, ceilingMs: 60_000 }, deadlineMs: {}, defaultDeadlineMs: 10 * 60_000 };
-    const engine = engineOnContainer(storage.service.getContainerClient(fx.container), { storageTimeoutMs: 1000, upstream: upstreamOf(fx), settings, now: () => fx.clock, log: () => undefined });
+    const settings = {
+      ...defaultOrchestrationSettings,
+      pollInterval: { defaultMs: 5000, floorMs: 1000, ceilingMs: 60_000 },
+      deadlineMs: {},
+      defaultDeadlineMs: 10 * 60_000,
+    };
+    const engine = engineOnContainer(storage.service.getContainerClient(fx.container), {
+      storageTimeoutMs: 1000,
+      upstream: upstreamOf(fx),
+      settings,
+      now: () => fx.clock,
+      log: () => undefined,
+    });
     const startOn = (start: StartRequest, send: () => Promise<UpstreamResponse> = sendFor(fx, start)) =>
       engine.start(start, async () => {
         const response = await send();
@@ -103,9 +124,9 @@ describe('a storage failure right after the upstream accepted a start', () => {
   const keySchedule = (line: string) => line.startsWith('PUT') && line.endsWith('?comp=metadata');
 
   it.each<[string, (line: string) => boolean, Stall]>([
-    ['the document\'s write never sent', documentWrite, 'request'],
+    ["the document's write never sent", documentWrite, 'request'],
     ['the document written but its answer lost', documentWrite, 'answer'],
-    ['the request key\'s schedule never sent', keySchedule, 'request'],
+    ["the request key's schedule never sent", keySchedule, 'request'],
   ])('one transient failure (%s): the caller gets the accepted answer and the orchestration ends as the upstream did', async (_title, which, stall) => {
     const { engine, seen, startOn } = stallingEngine((line, stalledSoFar) => (stalledSoFar === 0 && which(line) ? stall : undefined));
     const outcome = await startOn(groupStart(fx, 'accepted'));
@@ -115,7 +136,10 @@ describe('a storage failure right after the upstream accepted a start', () => {
       fx.clock += 60_000;
       await engine.sweep(token);
     }
-    expect(await engine.get(outcome.state.id)).toMatchObject({ runtimeStatus: 'Completed', output: { status: 200, body: { properties: { provisioningState: 'Succeeded' } } } });
+    expect(await engine.get(outcome.state.id)).toMatchObject({
+      runtimeStatus: 'Completed',
+      output: { status: 200, body: { properties: { provisioningState: 'Succeeded' } } },
+    });
     expect(fx.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(1);
   });
 
@@ -131,7 +155,9 @@ describe('a storage failure right after the upstream accepted a start', () => {
     const start = groupStart(fx, 'lost');
     const failed = await startOn(start).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(GatewayError);
-    expect(renderErrorBody(failed as GatewayError)).toEqual({ error: { code: 'StorageUnavailable', message: expect.stringMatching(/^Orchestration storage (did not|failed to) update an orchestration/) } });
+    expect(renderErrorBody(failed as GatewayError)).toEqual({
+      error: { code: 'StorageUnavailable', message: expect.stringMatching(/^Orchestration storage (did not|failed to) update an orchestration/) },
+    });
     expect((failed as GatewayError).status).toBe(503);
     expect(seen.stalled).toBe(defaultOrchestrationSettings.startRecordAttempts);
     expect(fx.emulator.upstreamRequests({ method: 'PUT' })).toHaveLength(1);

@@ -47,7 +47,8 @@ describe('storage requests per poll stay within their targets', () => {
     const engine = makeEngine(fx);
     const count = 10;
     const ids: string[] = [];
-    for (let index = 0; index < count; index += 1) ids.push((await engine.start(groupStart(fx, `polled-${index}`), sendFor(fx, groupStart(fx, `polled-${index}`)))).state.id);
+    for (let index = 0; index < count; index += 1)
+      ids.push((await engine.start(groupStart(fx, `polled-${index}`), sendFor(fx, groupStart(fx, `polled-${index}`)))).state.id);
     await engine.sweep(token); // nothing due yet; the janitor takes its first turn
     fx.clock += 2000;
     fx.storage.reset();
@@ -104,8 +105,8 @@ it('purges what passed its retention in bounded batches, with its index entries'
   expect(await blobNames(fx, 'instances/')).toEqual([]);
 });
 
-describe('a poll\'s claim', () => {
-  it('bounds the poll\'s reads: a read slower than the claim is cut before the claim ends, so no other instance can claim the same due poll meanwhile', async () => {
+describe("a poll's claim", () => {
+  it("bounds the poll's reads: a read slower than the claim is cut before the claim ends, so no other instance can claim the same due poll meanwhile", async () => {
     const engine = makeEngine(fx, () => fx.clock, { claimMs: 1000 });
     const outcome = await engine.start(groupStart(fx, 'slower-than-claim'), sendFor(fx, groupStart(fx, 'slower-than-claim')));
     fx.clock += 2000;
@@ -136,7 +137,7 @@ describe('a poll\'s claim', () => {
   }, 30_000);
 });
 
-it('holds a poll\'s answer to its byte bound: a larger one is a failed read, tried again, not the operation\'s end', async () => {
+it("holds a poll's answer to its byte bound: a larger one is a failed read, tried again, not the operation's end", async () => {
   const engine = makeEngine(fx, () => fx.clock, { pollMaxBytes: 64 * 1024 });
   const outcome = await engine.start(groupStart(fx, 'runaway-status'), sendFor(fx, groupStart(fx, 'runaway-status')));
   fx.clock += 6000;

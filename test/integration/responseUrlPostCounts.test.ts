@@ -43,7 +43,15 @@ function countsOn(storage: CountingStorage = fx.storage, timeoutMs = 5000): UseC
 
 /** One instance's notifier, counting on `counts`. */
 function instance(counts: UseCounters, maxPosts = 5): ChatNotifier {
-  return new ChatNotifier({ maxPostsPerResponseUrl: maxPosts, postCounts: counts, maxTracked: 100, timeoutMs: 5000, now: () => fx.clock, dispatcher: pool, log: (line) => logs.push(line) });
+  return new ChatNotifier({
+    maxPostsPerResponseUrl: maxPosts,
+    postCounts: counts,
+    maxTracked: 100,
+    timeoutMs: 5000,
+    now: () => fx.clock,
+    dispatcher: pool,
+    log: (line) => logs.push(line),
+  });
 }
 
 const event: CloudEvent = {
@@ -54,11 +62,19 @@ const event: CloudEvent = {
   subject: 'o1',
   time: '2026-06-01T00:00:00.000Z',
   datacontenttype: 'application/json',
-  data: { id: 'o1', name: 'ApiManagementService_MigrateToStv2', runtimeStatus: 'Completed', output: { status: 200 }, failure: null, endedTime: '2026-06-01T00:00:00.000Z' },
+  data: {
+    id: 'o1',
+    name: 'ApiManagementService_MigrateToStv2',
+    runtimeStatus: 'Completed',
+    output: { status: 200 },
+    failure: null,
+    endedTime: '2026-06-01T00:00:00.000Z',
+  },
 };
 
 /** A command's response_url issued now, as the chat route names it in the orchestration's target. */
-const responseUrlTarget = (name: string) => chatTargetUrl({ platform: 'slack', url: `${receiver.origin}/commands/T1/${name}?token=s3cret`, untilMs: fx.clock + responseUrlLifetimeMs });
+const responseUrlTarget = (name: string) =>
+  chatTargetUrl({ platform: 'slack', url: `${receiver.origin}/commands/T1/${name}?token=s3cret`, untilMs: fx.clock + responseUrlLifetimeMs });
 /** The text of the test's one count record. */
 async function recordedCount(): Promise<unknown> {
   const names = await blobNames(fx, prefix);
@@ -97,7 +113,9 @@ it.each([2, 4])('%i instances posting to one response_url at once stop at the bo
   const outcomes = await Promise.all(instances.flatMap((each) => [1, 2, 3].map(() => each.send(target, event))));
   expect(postsTo(`race${count}`)).toBe(5);
   expect(outcomes.filter((outcome) => outcome.delivered)).toHaveLength(5);
-  expect(outcomes.filter((outcome) => !outcome.delivered)).toEqual(Array(3 * count - 5).fill({ delivered: false, retriable: false, error: 'response_url took its 5 posts' }));
+  expect(outcomes.filter((outcome) => !outcome.delivered)).toEqual(
+    Array(3 * count - 5).fill({ delivered: false, retriable: false, error: 'response_url took its 5 posts' }),
+  );
   // A later post by any of them is refused too, the one that knows the count at no storage request.
   fx.storage.reset();
   expect(await instances[0]!.send(target, event)).toMatchObject({ delivered: false });
@@ -106,7 +124,12 @@ it.each([2, 4])('%i instances posting to one response_url at once stop at the bo
 
 it('are removed by the janitor once the response_url expired, in the same bounded batch as the replay records', async () => {
   const counts = countsOn();
-  const replays = new OnceMarkers(fx.storage.service.getContainerClient(fx.container), 'chat-replay/', new StorageBudget(5000, 'Chat replay records'), 10 * 60_000);
+  const replays = new OnceMarkers(
+    fx.storage.service.getContainerClient(fx.container),
+    'chat-replay/',
+    new StorageBudget(5000, 'Chat replay records'),
+    10 * 60_000,
+  );
   const engine = engineOnContainer(fx.storage.service.getContainerClient(fx.container), {
     storageTimeoutMs: 5000,
     upstream: upstreamOf(fx),

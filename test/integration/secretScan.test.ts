@@ -7,7 +7,11 @@ let azurite: RunningAzurite;
 beforeAll(async () => {
   azurite = await startAzurite();
   const service = BlobServiceClient.fromConnectionString(azurite.connectionString);
-  for (const [container, text] of [['gateway-orchestrations', `{"input":{"secureValue":"${canaryPrefix}abc"}}`], ['gateway-certificate-secrets', 'issued-secret-value'], ['clean', '{}']]) {
+  for (const [container, text] of [
+    ['gateway-orchestrations', `{"input":{"secureValue":"${canaryPrefix}abc"}}`],
+    ['gateway-certificate-secrets', 'issued-secret-value'],
+    ['clean', '{}'],
+  ]) {
     const client = service.getContainerClient(container!);
     await client.create();
     await client.getBlockBlobClient('doc.json').upload(text!, text!.length);

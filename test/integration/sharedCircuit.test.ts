@@ -42,14 +42,19 @@ beforeEach(() => {
 });
 
 /** One instance: an engine on the test's container, sharing circuits unless `shared` is false. */
-function instance(options: { shared?: boolean; stall?: (line: string) => Stall | undefined; storageTimeoutMs?: number; deliveryWaitMs?: number } = {}): OrchestrationEngine {
+function instance(
+  options: { shared?: boolean; stall?: (line: string) => Stall | undefined; storageTimeoutMs?: number; deliveryWaitMs?: number } = {},
+): OrchestrationEngine {
   const storage = options.stall ? countingStorage(fx.azurite.connectionString, () => 0, options.stall) : fx.storage;
   const container = storage.service.getContainerClient(fx.container);
   const made = engineOnContainer(container, {
     storageTimeoutMs: 5000,
     upstream: upstreamOf(fx),
     notifier: new NotificationSender({ signingSecret: secret, timeoutMs: 2000 }),
-    circuits: options.shared === false ? undefined : new CircuitRecords(container, new StorageBudget(options.storageTimeoutMs ?? 5000, 'Receiver circuits'), staleAfterMs),
+    circuits:
+      options.shared === false
+        ? undefined
+        : new CircuitRecords(container, new StorageBudget(options.storageTimeoutMs ?? 5000, 'Receiver circuits'), staleAfterMs),
     settings: {
       ...defaultOrchestrationSettings,
       retentionMs,
@@ -191,9 +196,9 @@ describe('the janitor', () => {
 });
 
 describe('storage that stalls', () => {
-  it("leaves each instance on its own gate, said once in the log, tried again once a cool-down, and the deliveries go on", async () => {
+  it('leaves each instance on its own gate, said once in the log, tried again once a cool-down, and the deliveries go on', async () => {
     let tried = 0;
-    const stall = (line: string): Stall | undefined => (line.includes('/circuit/') ? (tried += 1, 'request') : undefined);
+    const stall = (line: string): Stall | undefined => (line.includes('/circuit/') ? ((tried += 1), 'request') : undefined);
     const stalled = instance({ stall, storageTimeoutMs: 300 });
     await endedNotifying(stalled, 6);
     await stalled.sweep(undefined);

@@ -21,7 +21,17 @@ interface Envelope {
   name: string;
   iKey?: string;
   tags?: Record<string, string>;
-  data?: { baseType?: string; baseData?: { name?: string; id?: string; responseCode?: string; resultCode?: string; properties?: Record<string, string>; metrics?: { name: string; value: number }[] } };
+  data?: {
+    baseType?: string;
+    baseData?: {
+      name?: string;
+      id?: string;
+      responseCode?: string;
+      resultCode?: string;
+      properties?: Record<string, string>;
+      metrics?: { name: string; value: number }[];
+    };
+  };
 }
 
 let server: Server;
@@ -42,13 +52,21 @@ beforeAll(async () => {
       const text = (request.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8');
       const parsed = JSON.parse(text) as Envelope | Envelope[];
       envelopes.push(...(Array.isArray(parsed) ? parsed : [parsed]));
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ itemsReceived: envelopes.length, itemsAccepted: envelopes.length, errors: [] }));
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ itemsReceived: envelopes.length, itemsAccepted: envelopes.length, errors: [] }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   await runExportScenario(
-    { applicationInsights: { connectionString: `InstrumentationKey=${instrumentationKey};IngestionEndpoint=${endpoint}` }, serviceName: 'ai-test', serviceVersion: '0.0.0', samplingRatio: 1, metricIntervalMs: 60_000 },
+    {
+      applicationInsights: { connectionString: `InstrumentationKey=${instrumentationKey};IngestionEndpoint=${endpoint}` },
+      serviceName: 'ai-test',
+      serviceVersion: '0.0.0',
+      samplingRatio: 1,
+      metricIntervalMs: 60_000,
+    },
     `await running.instrumentation.traceIncoming('ContainerGroups_CreateOrUpdate', async () => {
       await running.instrumentation.traceUpstreamAttempt({ method: 'PUT', origin: 'https://management.azure.com', path: '/subscriptions/s/x?api-version=2025-09-01', attempt: 0, waitedMs: 0 }, {}, async () => ({ status: 201, headers: { 'x-ms-request-id': 'req-1' } }));
       return { status: 201 };
@@ -75,7 +93,9 @@ it('sends the call as a request and the upstream attempt as its dependency, in o
 });
 
 it('sends the metrics', () => {
-  const metricNames = envelopes.filter((envelope) => envelope.data?.baseType === 'MetricData').flatMap((envelope) => envelope.data?.baseData?.metrics?.map((metric) => metric.name) ?? []);
+  const metricNames = envelopes
+    .filter((envelope) => envelope.data?.baseType === 'MetricData')
+    .flatMap((envelope) => envelope.data?.baseData?.metrics?.map((metric) => metric.name) ?? []);
   expect(metricNames).toContain('gateway.upstream.calls');
 });
 
@@ -86,7 +106,9 @@ it('stops cleanly when the ingestion endpoint does not answer as one (what was b
   try {
     await runExportScenario(
       {
-        applicationInsights: { connectionString: `InstrumentationKey=${instrumentationKey};IngestionEndpoint=https://127.0.0.1:${(plain.address() as AddressInfo).port}/` },
+        applicationInsights: {
+          connectionString: `InstrumentationKey=${instrumentationKey};IngestionEndpoint=https://127.0.0.1:${(plain.address() as AddressInfo).port}/`,
+        },
         serviceName: 'ai-test',
         serviceVersion: '0.0.0',
         samplingRatio: 1,

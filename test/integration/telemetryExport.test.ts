@@ -77,7 +77,7 @@ describe('exporting over http/protobuf', () => {
     expect(collector.spans.find((span) => span.name === 'GET failed')).toMatchObject({ status: { code: 2 }, attributes: { 'http.response.status_code': 500 } });
   });
 
-  it('hands a call\'s trace to its upstream attempt without entering the async context', () => {
+  it("hands a call's trace to its upstream attempt without entering the async context", () => {
     const incoming = collector.spans.find((span) => span.name === 'GET handed');
     const attempt = collector.spans.find((span) => span.attributes['url.full'] === 'https://upstream.example/handed?api-version=1');
     expect(incoming).toMatchObject({ traceId: handedTrace, attributes: { 'http.response.status_code': 200 } });
@@ -90,7 +90,9 @@ describe('exporting over http/protobuf', () => {
     expect(incoming).toMatchObject({ status: { code: 2 } });
     expect(attempt).toMatchObject({ status: { code: 2 }, attributes: { 'http.request.resend_count': 1, 'gateway.retry.waited_ms': 250 } });
     expect(attempt?.traceId).toBe(incoming?.traceId);
-    expect(latestTotal(collector.points, 'gateway.upstream.calls', { 'gateway.operation': 'thrown', 'http.response.status_class': 'error', 'gateway.retry': 1 })).toBe(1);
+    expect(
+      latestTotal(collector.points, 'gateway.upstream.calls', { 'gateway.operation': 'thrown', 'http.response.status_class': 'error', 'gateway.retry': 1 }),
+    ).toBe(1);
   });
 
   it('counts the refusals and rate-limit answers by code', () => {
@@ -102,12 +104,29 @@ describe('exporting over http/protobuf', () => {
   it("counts the upstream's 403 and 429 passed back apart, by a code from a fixed list or other", () => {
     expect(latestTotal(collector.points, 'gateway.caller.refusals', { 'gateway.operation': 'passedBack' })).toBe(0);
     expect(latestTotal(collector.points, 'gateway.caller.rate_limited', { 'gateway.operation': 'passedBack' })).toBe(0);
-    expect(latestTotal(collector.points, 'gateway.upstream.refusals', { 'gateway.operation': 'passedBack', 'http.response.status_code': 429, 'error.type': 'SubscriptionRequestsThrottled' })).toBe(1);
-    expect(latestTotal(collector.points, 'gateway.upstream.refusals', { 'gateway.operation': 'passedBack', 'http.response.status_code': 403, 'error.type': 'other' })).toBe(1);
+    expect(
+      latestTotal(collector.points, 'gateway.upstream.refusals', {
+        'gateway.operation': 'passedBack',
+        'http.response.status_code': 429,
+        'error.type': 'SubscriptionRequestsThrottled',
+      }),
+    ).toBe(1);
+    expect(
+      latestTotal(collector.points, 'gateway.upstream.refusals', {
+        'gateway.operation': 'passedBack',
+        'http.response.status_code': 403,
+        'error.type': 'other',
+      }),
+    ).toBe(1);
   });
 
   it('gives the days to a certificate’s expiry per environment', () => {
-    expect(latestTotal(collector.points, 'gateway.certificate.days_to_expiry', { 'gateway.certificate.project_id': 7, 'gateway.certificate.environment_id': 'env-a' })).toBe(10);
+    expect(
+      latestTotal(collector.points, 'gateway.certificate.days_to_expiry', {
+        'gateway.certificate.project_id': 7,
+        'gateway.certificate.environment_id': 'env-a',
+      }),
+    ).toBe(10);
   });
 
   it('never exports the query of a call (a function key may be in it)', () => {

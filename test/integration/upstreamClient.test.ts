@@ -39,7 +39,14 @@ beforeEach(() => {
 });
 
 const get = (path = usagesPath) => client.send({ method: 'GET', url: `${emulator.url}${path}?api-version=2026-07-01`, token: 'emulator-token' });
-const post = () => client.send({ method: 'POST', url: `${emulator.url}${migratePath}?api-version=2024-05-01`, token: 'emulator-token', body: '{}', headers: { 'content-type': 'application/json' } });
+const post = () =>
+  client.send({
+    method: 'POST',
+    url: `${emulator.url}${migratePath}?api-version=2024-05-01`,
+    token: 'emulator-token',
+    body: '{}',
+    headers: { 'content-type': 'application/json' },
+  });
 
 describe('UpstreamClient', () => {
   it('repeats a GET answered 429, waiting as asked, then returns the 200', async () => {
@@ -108,7 +115,9 @@ describe('UpstreamClient', () => {
   });
 
   it('refuses an answer past its size bound', async () => {
-    await expect(client.send({ method: 'GET', url: `${emulator.url}${usagesPath}?api-version=2026-07-01`, token: 'emulator-token', maxResponseBytes: 64 })).rejects.toMatchObject({
+    await expect(
+      client.send({ method: 'GET', url: `${emulator.url}${usagesPath}?api-version=2026-07-01`, token: 'emulator-token', maxResponseBytes: 64 }),
+    ).rejects.toMatchObject({
       code: 'UpstreamBadResponse',
       message: 'The upstream answer exceeded 64 bytes.',
     });
@@ -121,10 +130,19 @@ describe('UpstreamClient', () => {
   });
 
   it('gives a call without x-ms-client-request-id one of its own when asked to, and keeps one given', async () => {
-    const ids = new UpstreamClient({ baseUrl: emulator.url, timeoutMs: 2000, retryPolicy: { maxRetries: 0, baseDelayMs: 10, maxDelayMs: 50 }, clientRequestIds: true });
+    const ids = new UpstreamClient({
+      baseUrl: emulator.url,
+      timeoutMs: 2000,
+      retryPolicy: { maxRetries: 0, baseDelayMs: 10, maxDelayMs: 50 },
+      clientRequestIds: true,
+    });
     try {
       await ids.send({ method: 'GET', url: `${emulator.url}${usagesPath}?api-version=2026-07-01` });
-      await ids.send({ method: 'GET', url: `${emulator.url}${usagesPath}?api-version=2026-07-01`, headers: { 'x-ms-client-request-id': 'caller-correlation-1' } });
+      await ids.send({
+        method: 'GET',
+        url: `${emulator.url}${usagesPath}?api-version=2026-07-01`,
+        headers: { 'x-ms-client-request-id': 'caller-correlation-1' },
+      });
       await client.send({ method: 'GET', url: `${emulator.url}${usagesPath}?api-version=2026-07-01` });
     } finally {
       await ids.close();

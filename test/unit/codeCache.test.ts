@@ -88,7 +88,9 @@ it('runs the new code of a file changed since its cache, even at the same length
 
 it('neither crashes on nor uses a cache damaged inside', () => {
   // A release V8 does not check a cache's own bytes: damaged ones crashed the process before the seal.
-  const file = writeApp(Array.from({ length: 300 }, (_, index) => `function f${index}(x) { return [x, ${index}].map((n) => n * 2).join('-'); } f${index}(${index});`).join('\n'));
+  const file = writeApp(
+    Array.from({ length: 300 }, (_, index) => `function f${index}(x) { return [x, ${index}].map((n) => n * 2).join('-'); } f${index}(${index});`).join('\n'),
+  );
   loadWithCodeCache(file, { writeCache: true });
   const cache = readFileSync(codeCacheFileOf(file));
   for (let offset = 0; offset < 64; offset += 1) cache[(cache.length >> 1) + offset]! ^= 0x5a;

@@ -36,18 +36,21 @@ describe.each(settingNames.map((name) => [name]))('%s given a malformed value', 
 });
 
 describe('the JSON settings', () => {
-  it.each(['ALLOWED_SCOPES', 'ACCESS_POLICY', 'CERT_ENVIRONMENTS', 'LRO_DEADLINE_MINUTES', 'NOTIFY_ALLOWED_ORIGINS'])('%s refuses every malformed value, naming itself', (name) => {
-    for (const value of malformed) {
-      let caught: unknown;
-      try {
-        parseConfig({ ...minimal, [name]: value });
-      } catch (error) {
-        caught = error;
+  it.each(['ALLOWED_SCOPES', 'ACCESS_POLICY', 'CERT_ENVIRONMENTS', 'LRO_DEADLINE_MINUTES', 'NOTIFY_ALLOWED_ORIGINS'])(
+    '%s refuses every malformed value, naming itself',
+    (name) => {
+      for (const value of malformed) {
+        let caught: unknown;
+        try {
+          parseConfig({ ...minimal, [name]: value });
+        } catch (error) {
+          caught = error;
+        }
+        expect(caught).toBeInstanceOf(ConfigError);
+        expect((caught as ConfigError).problems.every((problem) => problem.startsWith(`${name} `))).toBe(true);
       }
-      expect(caught).toBeInstanceOf(ConfigError);
-      expect((caught as ConfigError).problems.every((problem) => problem.startsWith(`${name} `))).toBe(true);
-    }
-  });
+    },
+  );
 });
 
 describe('LOCAL_HOST_KEYS', () => {

@@ -45,14 +45,19 @@ const valueImportPatterns = [
 function namesOnlyTypes(clause: string): boolean {
   const named = /^\{([^}]*)\}$/.exec(clause.trim());
   if (!named?.[1]) return false;
-  const names = named[1].split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const names = named[1]
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
   return names.length > 0 && names.every((name) => name.startsWith('type '));
 }
 
 /** A relative specifier as the file it names, from the repository root; undefined for packages. */
 function resolveSpecifier(importer: string, specifier: string): string | undefined {
   if (!specifier.startsWith('.')) return undefined;
-  const base = relative(root, resolve(root, dirname(importer), specifier)).split('\\').join('/');
+  const base = relative(root, resolve(root, dirname(importer), specifier))
+    .split('\\')
+    .join('/');
   const candidates = [base, `${base}.ts`, `${base}/index.ts`];
   return candidates.find((candidate) => existsSync(join(root, candidate)) && statSync(join(root, candidate)).isFile()) ?? base;
 }
@@ -94,7 +99,11 @@ it('keeps the lower layers from importing the HTTP layer or above', () => {
 it('keeps the shared rules below everything else', () => {
   const offending = [...importsByFile]
     .filter(([file]) => file.startsWith(rulesFolder))
-    .flatMap(([file, imports]) => imports.filter((target) => target.startsWith('src/') && !rulesMayImport.some((allowed) => target.startsWith(allowed))).map((target) => `${file} imports ${target}`));
+    .flatMap(([file, imports]) =>
+      imports
+        .filter((target) => target.startsWith('src/') && !rulesMayImport.some((allowed) => target.startsWith(allowed)))
+        .map((target) => `${file} imports ${target}`),
+    );
   expect(offending).toEqual([]);
 });
 

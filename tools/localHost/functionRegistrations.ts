@@ -61,12 +61,16 @@ export function collectHttpRoutes(functions: readonly RegisteredFunction[]): Htt
       // overlapping routes in function-name order (azure-functions-host#9876), so either rule
       // then picks the same route.
       if (sharedMethods.length > 0 && !orderedAlike(first, second) && routesOverlap(first.template, second.template)) {
-        clashes.push(`"${first.fn.metadata.name}" (${first.template.template}) and "${second.fn.metadata.name}" (${second.template.template}) both match some ${sharedMethods.join('/')} request`);
+        clashes.push(
+          `"${first.fn.metadata.name}" (${first.template.template}) and "${second.fn.metadata.name}" (${second.template.template}) both match some ${sharedMethods.join('/')} request`,
+        );
       }
     }
   }
   if (clashes.length > 0) {
-    throw new Error(`Overlapping routes that precedence and function names do not order alike; the real host would pick between them by function name:\n  ${clashes.join('\n  ')}`);
+    throw new Error(
+      `Overlapping routes that precedence and function names do not order alike; the real host would pick between them by function name:\n  ${clashes.join('\n  ')}`,
+    );
   }
   return routes.sort((first, second) => comparePrecedence(first.template, second.template));
 }
@@ -76,7 +80,12 @@ export function collectTimers(functions: readonly RegisteredFunction[]): TimerFu
   return functions
     .map((fn) => ({ fn, trigger: triggerOf(fn) }))
     .filter(({ trigger }) => trigger[1].type.toLowerCase() === 'timertrigger')
-    .map(({ fn, trigger: [triggerName, binding] }) => ({ fn, triggerName, schedule: timerScheduleOf(fn.metadata.name, String(binding.schedule)), runOnStartup: binding.runOnStartup === true }));
+    .map(({ fn, trigger: [triggerName, binding] }) => ({
+      fn,
+      triggerName,
+      schedule: timerScheduleOf(fn.metadata.name, String(binding.schedule)),
+      runOnStartup: binding.runOnStartup === true,
+    }));
 }
 
 /**
@@ -85,7 +94,13 @@ export function collectTimers(functions: readonly RegisteredFunction[]): TimerFu
  * so a held answer (`gateway-wait`) can end then. `traceContext` is the caller's W3C trace
  * context, which the host hands the invocation as the worker's `context.traceContext`.
  */
-export async function invoke(fn: RegisteredFunction, triggerName: string, data: Record<string, unknown>, callerGone?: AbortSignal, traceContext?: { traceParent: string; traceState?: string }): Promise<unknown> {
+export async function invoke(
+  fn: RegisteredFunction,
+  triggerName: string,
+  data: Record<string, unknown>,
+  callerGone?: AbortSignal,
+  traceContext?: { traceParent: string; traceState?: string },
+): Promise<unknown> {
   const model = getProgrammingModel();
   if (!model) throw new Error('No programming model was registered: was @azure/functions loaded through this host?');
   const invocationId = randomUUID();

@@ -99,7 +99,9 @@ function validityOf(context: SecureContext, certPath: string, now: Date): string
     );
   }
   if (validFrom.getTime() > now.getTime()) {
-    throw new CertificateOptionError(`--cert ${certPath} is not valid before ${validFrom.toISOString()}: every client would refuse it until then. Check this machine's clock, or give another certificate.`);
+    throw new CertificateOptionError(
+      `--cert ${certPath} is not valid before ${validFrom.toISOString()}: every client would refuse it until then. Check this machine's clock, or give another certificate.`,
+    );
   }
   return validTo.toISOString().slice(0, 10);
 }
@@ -118,7 +120,10 @@ function legacyPfxTls(pfx: Buffer, passphrase: string): SecureContextOptions | u
     const certificates = opened.certificates.map((der) => new X509Certificate(der));
     const leaf = certificates.find((certificate) => certificate.checkPrivateKey(key));
     if (!leaf) return undefined;
-    const tls = { key: key.export({ format: 'pem', type: 'pkcs8' }), cert: [leaf, ...certificates.filter((other) => other !== leaf)].map((certificate) => certificate.toString()).join('') };
+    const tls = {
+      key: key.export({ format: 'pem', type: 'pkcs8' }),
+      cert: [leaf, ...certificates.filter((other) => other !== leaf)].map((certificate) => certificate.toString()).join(''),
+    };
     createSecureContext(tls);
     return tls;
   } catch {
@@ -181,7 +186,14 @@ export function selfSignedCertificate(now: Date): { certPem: string; keyPem: str
     { name: 'basicConstraints', cA: true, critical: true },
     { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true, critical: true },
     { name: 'extKeyUsage', serverAuth: true },
-    { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] },
+    {
+      name: 'subjectAltName',
+      altNames: [
+        { type: 2, value: 'localhost' },
+        { type: 7, ip: '127.0.0.1' },
+        { type: 7, ip: '::1' },
+      ],
+    },
     { name: 'subjectKeyIdentifier' },
     { name: 'authorityKeyIdentifier', keyIdentifier: true },
   ]);

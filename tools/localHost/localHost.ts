@@ -103,7 +103,11 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
     const current = running.get(timer.fn.metadata.name);
     if (current) return current;
     const data = {
-      json: JSON.stringify({ Schedule: { AdjustForDST: true }, ScheduleStatus: { Last: new Date().toISOString(), Next: nextRunOf(timer.schedule, new Date())?.toISOString(), LastUpdated: new Date().toISOString() }, IsPastDue: isPastDue }),
+      json: JSON.stringify({
+        Schedule: { AdjustForDST: true },
+        ScheduleStatus: { Last: new Date().toISOString(), Next: nextRunOf(timer.schedule, new Date())?.toISOString(), LastUpdated: new Date().toISOString() },
+        IsPastDue: isPastDue,
+      }),
     };
     const execution = invoke(timer.fn, timer.triggerName, data)
       .then(() => undefined)
@@ -115,7 +119,8 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
 
   // As the real host reads it (and the app after it, src/http/caller.ts): the first header line,
   // else the first `code` in any case. Node joins repeated lines, so they are read apart.
-  const givenKeyOf = (request: IncomingMessage, url: URL): string => request.headersDistinct['x-functions-key']?.[0] ?? appParameterOf(url.searchParams, 'code') ?? '';
+  const givenKeyOf = (request: IncomingMessage, url: URL): string =>
+    request.headersDistinct['x-functions-key']?.[0] ?? appParameterOf(url.searchParams, 'code') ?? '';
 
   const hasValidKey = (request: IncomingMessage, url: URL, keyName?: string): boolean => {
     if (keys.length === 0) return true;

@@ -12,7 +12,8 @@ const providerSegment = /(?:^|[/(|])providers\/([A-Za-z][A-Za-z0-9]*)\\?\.([A-Za
 export function servedProviders(routeTemplates: readonly string[]): Map<string, { namespace: string; provider: string }> {
   const served = new Map<string, { namespace: string; provider: string }>();
   for (const template of routeTemplates) {
-    for (const [, namespace, provider] of template.matchAll(providerSegment)) served.set(provider!.toLowerCase(), { namespace: namespace!, provider: provider! });
+    for (const [, namespace, provider] of template.matchAll(providerSegment))
+      served.set(provider!.toLowerCase(), { namespace: namespace!, provider: provider! });
   }
   return served;
 }

@@ -141,7 +141,8 @@ export function parseRouteTemplate(template: string): RouteTemplate {
   const segments = splitTemplate(template.replace(/^\/+|\/+$/g, '')).map((text): RouteSegment => {
     const parameter = /^\{(.+)\}$/s.exec(text);
     if (parameter) return { kind: 'parameter', parameter: parseParameter(parameter[1]!, template) };
-    if (text.includes('{') || text.includes('}')) throw new Error(`Route template "${template}": segments mixing literals and parameters are not supported ("${text}").`);
+    if (text.includes('{') || text.includes('}'))
+      throw new Error(`Route template "${template}": segments mixing literals and parameters are not supported ("${text}").`);
     return { kind: 'literal', text };
   });
   segments.forEach((segment, index) => {

@@ -32,12 +32,15 @@ export function runOnSchedule(schedule: TimerSchedule, run: () => void): Schedul
       timer = setTimeout(() => waitFor(due), longestWaitMs);
       return;
     }
-    timer = setTimeout(() => {
-      run();
-      // From the later of the run's time and now: a host that fell behind runs once, not once per missed time.
-      const next = nextRunOf(schedule, new Date(Math.max(due.getTime(), Date.now())));
-      if (next) waitFor(next);
-    }, Math.max(0, waitMs));
+    timer = setTimeout(
+      () => {
+        run();
+        // From the later of the run's time and now: a host that fell behind runs once, not once per missed time.
+        const next = nextRunOf(schedule, new Date(Math.max(due.getTime(), Date.now())));
+        if (next) waitFor(next);
+      },
+      Math.max(0, waitMs),
+    );
   };
   const first = nextRunOf(schedule, new Date());
   if (first) waitFor(first);

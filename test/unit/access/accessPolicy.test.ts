@@ -10,7 +10,12 @@ const stranger: Caller = { primary: 'key:999999999999', selectors: ['key:9999999
 const rules: AccessRule[] = [
   // A chat-ops bot: reads anywhere, starts container groups in one resource group, at a modest rate.
   { callers: ['key:0123456789AB'], allow: ['read'], rate: { readsPerMinute: 60 } },
-  { callers: ['key:0123456789ab'], allow: ['ContainerGroups_CreateOrUpdate'], scopes: ['/subscriptions/s1/resourceGroups/rg-bot'], rate: { readsPerMinute: 120, writesPerMinute: 10 } },
+  {
+    callers: ['key:0123456789ab'],
+    allow: ['ContainerGroups_CreateOrUpdate'],
+    scopes: ['/subscriptions/s1/resourceGroups/rg-bot'],
+    rate: { readsPerMinute: 120, writesPerMinute: 10 },
+  },
   // An automation principal: writes in two subscriptions.
   { callers: ['principal:aaaa-1111'], allow: ['write', 'read'], scopes: ['/subscriptions/s1', '/subscriptions/s2'] },
   // Operators, by app role: everything, every orchestration.
@@ -30,8 +35,18 @@ const openApi = op(['openapi'], 'read');
 
 describe('AccessPolicy.grant', () => {
   it.each<[string, Caller, Action, ReturnType<AccessPolicy['grant']>]>([
-    ['the bot reads anywhere, at its read rate', bot, listUsage, { scopes: undefined, rate: { readsPerMinute: 60, writesPerMinute: undefined }, rateSubject: 'key:0123456789ab' }],
-    ['the bot starts container groups in its resource group only', bot, createGroup, { scopes: ['/subscriptions/s1/resourceGroups/rg-bot'], rate: { readsPerMinute: 120, writesPerMinute: 10 }, rateSubject: 'key:0123456789ab' }],
+    [
+      'the bot reads anywhere, at its read rate',
+      bot,
+      listUsage,
+      { scopes: undefined, rate: { readsPerMinute: 60, writesPerMinute: undefined }, rateSubject: 'key:0123456789ab' },
+    ],
+    [
+      'the bot starts container groups in its resource group only',
+      bot,
+      createGroup,
+      { scopes: ['/subscriptions/s1/resourceGroups/rg-bot'], rate: { readsPerMinute: 120, writesPerMinute: 10 }, rateSubject: 'key:0123456789ab' },
+    ],
     ['the bot may not migrate', bot, migrate, undefined],
     ['the bot may not terminate', bot, terminate, undefined],
     ['the bot may not download secrets', bot, download, undefined],
@@ -45,7 +60,13 @@ describe('AccessPolicy.grant', () => {
   });
 
   it('allows exactly what it grants', () => {
-    for (const [caller, action] of [[bot, listUsage], [bot, migrate], [operator, download], [stranger, openApi], [stranger, listUsage]] as const) {
+    for (const [caller, action] of [
+      [bot, listUsage],
+      [bot, migrate],
+      [operator, download],
+      [stranger, openApi],
+      [stranger, listUsage],
+    ] as const) {
       expect(policy.allows(caller, action)).toBe(policy.grant(caller, action) !== undefined);
     }
     expect(policy.allows(bot, listUsage)).toBe(true);
@@ -54,7 +75,9 @@ describe('AccessPolicy.grant', () => {
   });
 
   it('never lets a rule limited to scopes grant what no scope names (the certificate routes)', () => {
-    const scoped = new AccessPolicy([{ callers: ['key:0123456789ab'], allow: ['read', 'write', 'secrets'], scopes: ['/subscriptions/s1/resourceGroups/rg-auto'] }]);
+    const scoped = new AccessPolicy([
+      { callers: ['key:0123456789ab'], allow: ['read', 'write', 'secrets'], scopes: ['/subscriptions/s1/resourceGroups/rg-auto'] },
+    ]);
     expect(scoped.grant(bot, { ...download, unscoped: true })).toBeUndefined();
     expect(scoped.grant(bot, { names: ['certificates-refresh'], access: 'write', unscoped: true })).toBeUndefined();
     expect(scoped.grant(bot, createGroup)).toMatchObject({ scopes: ['/subscriptions/s1/resourceGroups/rg-auto'] });
@@ -65,7 +88,10 @@ describe('AccessPolicy.grant', () => {
       { callers: ['key:0123456789ab'], allow: ['read'], rate: { readsPerMinute: 2 } },
       { callers: ['role:Bots'], allow: ['write'], rate: { writesPerMinute: 2 } },
     ]);
-    const signedIn = (principal: string): Caller => ({ primary: `principal:${principal}`, selectors: [`principal:${principal}`, 'key:0123456789ab', 'role:Bots'] });
+    const signedIn = (principal: string): Caller => ({
+      primary: `principal:${principal}`,
+      selectors: [`principal:${principal}`, 'key:0123456789ab', 'role:Bots'],
+    });
     expect(shared.grant(signedIn('one'), listUsage)?.rateSubject).toBe('key:0123456789ab');
     expect(shared.grant(signedIn('two'), listUsage)?.rateSubject).toBe('key:0123456789ab');
     expect(shared.grant(signedIn('one'), createGroup)?.rateSubject).toBe('principal:one');
@@ -80,7 +106,7 @@ describe('AccessPolicy.grant', () => {
     expect(limited.grant(stranger, listUsage)?.rate).toEqual({ readsPerMinute: 10, writesPerMinute: undefined });
   });
 
-  it('is today\'s behaviour when unset: everything, everywhere, and every orchestration', () => {
+  it("is today's behaviour when unset: everything, everywhere, and every orchestration", () => {
     const unset = new AccessPolicy(undefined);
     expect(unset.enforced).toBe(false);
     expect(unset.grant(stranger, download)).toEqual({});
@@ -98,7 +124,11 @@ describe('AccessPolicy.grant', () => {
       { callers: ['role:Team.A'], allow: ['admin'], scopes: ['/subscriptions/s1/resourceGroups/rg-a2'] },
     ]);
     expect(scoped.adminGrant(teamA)).toEqual({ scopes: ['/subscriptions/s1/resourceGroups/rg-a', '/subscriptions/s1/resourceGroups/rg-a2'] });
-    const lifted = new AccessPolicy([...rules, { callers: ['key:0123456789ab'], allow: ['admin'], scopes: ['/subscriptions/s1'] }, { callers: ['key:0123456789ab'], allow: ['admin'] }]);
+    const lifted = new AccessPolicy([
+      ...rules,
+      { callers: ['key:0123456789ab'], allow: ['admin'], scopes: ['/subscriptions/s1'] },
+      { callers: ['key:0123456789ab'], allow: ['admin'] },
+    ]);
     expect(lifted.adminGrant(bot)).toEqual({ scopes: undefined });
   });
 });
@@ -148,7 +178,14 @@ describe('ACCESS_POLICY parsing', () => {
 
   it.each<[string, unknown, RegExp]>([
     ['an unknown class', [{ callers: ['*'], allow: ['reads'] }], /^ACCESS_POLICY \[0\]\.allow\[0\] each allow entry must be/],
-    ['an unknown operation id', [{ callers: ['*'], allow: ['read'] }, { callers: ['*'], allow: ['ContainerGroups_Delete'] }], /^ACCESS_POLICY \[1\]\.allow\[0\]/],
+    [
+      'an unknown operation id',
+      [
+        { callers: ['*'], allow: ['read'] },
+        { callers: ['*'], allow: ['ContainerGroups_Delete'] },
+      ],
+      /^ACCESS_POLICY \[1\]\.allow\[0\]/,
+    ],
     ['a caller that is no selector', [{ callers: ['bob'], allow: ['read'] }], /^ACCESS_POLICY \[0\]\.callers\[0\] each caller must be/],
     ['a bad scope', [{ callers: ['*'], allow: ['read'], scopes: ['subscriptions/x'] }], /^ACCESS_POLICY \[0\]\.scopes\[0\] must start with/],
     ['a negative rate', [{ callers: ['*'], allow: ['read'], rate: { readsPerMinute: -1 } }], /^ACCESS_POLICY \[0\]\.rate\.readsPerMinute/],

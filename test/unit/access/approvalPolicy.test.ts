@@ -15,19 +15,49 @@ const rules: AccessRule[] = [
   // Writes anywhere without approval...
   { callers: ['key:0123456789AB'], allow: ['read', 'write'] },
   // ...but migrations in production wait for one approval, and anything in the payments group for two.
-  { callers: ['key:0123456789ab'], allow: ['ApiManagementService_MigrateToStv2'], scopes: ['/subscriptions/s1/resourceGroups/prod'], approval: { count: 1, approvers: ['role:Gateway.Approver', 'slack:T1/U2'], expiresAfterMinutes: 120 } },
-  { callers: ['key:0123456789ab'], allow: ['write'], scopes: ['/subscriptions/s1/resourceGroups/payments'], approval: { count: 2, approvers: ['key:FEEDFACECAFE', 'principal:bbbb-2222'] } },
-  { callers: ['key:0123456789ab'], allow: ['ApiManagementService_MigrateToStv2'], scopes: ['/subscriptions/s1/resourceGroups/payments'], approval: { count: 1, approvers: ['role:Gateway.Approver'], expiresAfterMinutes: 30 } },
+  {
+    callers: ['key:0123456789ab'],
+    allow: ['ApiManagementService_MigrateToStv2'],
+    scopes: ['/subscriptions/s1/resourceGroups/prod'],
+    approval: { count: 1, approvers: ['role:Gateway.Approver', 'slack:T1/U2'], expiresAfterMinutes: 120 },
+  },
+  {
+    callers: ['key:0123456789ab'],
+    allow: ['write'],
+    scopes: ['/subscriptions/s1/resourceGroups/payments'],
+    approval: { count: 2, approvers: ['key:FEEDFACECAFE', 'principal:bbbb-2222'] },
+  },
+  {
+    callers: ['key:0123456789ab'],
+    allow: ['ApiManagementService_MigrateToStv2'],
+    scopes: ['/subscriptions/s1/resourceGroups/payments'],
+    approval: { count: 1, approvers: ['role:Gateway.Approver'], expiresAfterMinutes: 30 },
+  },
 ];
 const policy = new AccessPolicy(rules);
 
 describe('AccessPolicy.approvalFor', () => {
   it.each<[string, Action, string, ReturnType<AccessPolicy['approvalFor']>]>([
-    ['a migration in production waits for one approval: the stricter rule wins over the one allowing it without', migrate, rg('prod'), { required: 1, approvers: ['role:Gateway.Approver', 'slack:T1/U2'], expiresAfterMinutes: 120 }],
+    [
+      'a migration in production waits for one approval: the stricter rule wins over the one allowing it without',
+      migrate,
+      rg('prod'),
+      { required: 1, approvers: ['role:Gateway.Approver', 'slack:T1/U2'], expiresAfterMinutes: 120 },
+    ],
     ['a migration elsewhere needs none', migrate, rg('dev'), undefined],
     ['another operation in production needs none: the rule names migrations only', createGroup, rg('prod'), undefined],
-    ['of two asking rules the one asking more approvals is taken, with the shortest expiry of both', migrate, rg('payments'), { required: 2, approvers: ['key:FEEDFACECAFE', 'principal:bbbb-2222'], expiresAfterMinutes: 30 }],
-    ['a class the rule allows counts as its operations do', createGroup, rg('payments'), { required: 2, approvers: ['key:FEEDFACECAFE', 'principal:bbbb-2222'] }],
+    [
+      'of two asking rules the one asking more approvals is taken, with the shortest expiry of both',
+      migrate,
+      rg('payments'),
+      { required: 2, approvers: ['key:FEEDFACECAFE', 'principal:bbbb-2222'], expiresAfterMinutes: 30 },
+    ],
+    [
+      'a class the rule allows counts as its operations do',
+      createGroup,
+      rg('payments'),
+      { required: 2, approvers: ['key:FEEDFACECAFE', 'principal:bbbb-2222'] },
+    ],
   ])('%s', (_title, action, target, expected) => {
     expect(policy.approvalFor(starter, action, target)).toEqual(expected);
   });
@@ -64,12 +94,17 @@ describe('approval parsing and start-up checks', () => {
     }
     return [];
   };
-  const asking = (approval: unknown) => [{ callers: ['key:0123456789ab'], allow: ['write'] }, { callers: ['key:0123456789ab'], allow: ['write'], approval }];
+  const asking = (approval: unknown) => [
+    { callers: ['key:0123456789ab'], allow: ['write'] },
+    { callers: ['key:0123456789ab'], allow: ['write'], approval },
+  ];
 
   it('accepts the rules above and the settings defaults', () => {
     const config = parseConfig({ ...minimal, ACCESS_POLICY: JSON.stringify(rules) });
     expect(config.ACCESS_POLICY?.[1]?.approval).toEqual(rules[1]!.approval);
-    expect([config.APPROVAL_DEFAULT_MINUTES, config.APPROVAL_MAX_MINUTES, config.APPROVAL_MAX_PENDING_PER_CALLER, config.APPROVAL_MAX_PENDING]).toEqual([60, 1440, 20, 1000]);
+    expect([config.APPROVAL_DEFAULT_MINUTES, config.APPROVAL_MAX_MINUTES, config.APPROVAL_MAX_PENDING_PER_CALLER, config.APPROVAL_MAX_PENDING]).toEqual([
+      60, 1440, 20, 1000,
+    ]);
   });
 
   it('stops start-up for a rule asking a longer wait than APPROVAL_MAX_MINUTES, naming the rule', () => {
@@ -77,12 +112,18 @@ describe('approval parsing and start-up checks', () => {
       expect.stringMatching(/^ACCESS_POLICY \[1\]\.approval\.expiresAfterMinutes \(1441\) must not be above APPROVAL_MAX_MINUTES \(1440\)/),
     ]);
     expect(problemsOf(asking({ count: 1, approvers: ['role:Approver'], expiresAfterMinutes: 1441 }), { APPROVAL_MAX_MINUTES: '2880' })).toEqual([]);
-    expect(problemsOf([], { APPROVAL_DEFAULT_MINUTES: '90', APPROVAL_MAX_MINUTES: '60' })).toEqual([expect.stringMatching(/^APPROVAL_DEFAULT_MINUTES \(90\) must not be above APPROVAL_MAX_MINUTES/)]);
+    expect(problemsOf([], { APPROVAL_DEFAULT_MINUTES: '90', APPROVAL_MAX_MINUTES: '60' })).toEqual([
+      expect.stringMatching(/^APPROVAL_DEFAULT_MINUTES \(90\) must not be above APPROVAL_MAX_MINUTES/),
+    ]);
   });
 
   it.each<[string, unknown, RegExp]>([
     ['no approvers', { count: 1, approvers: [] }, /^ACCESS_POLICY \[1\]\.approval\.approvers/],
-    ['more than 20 approvers', { count: 1, approvers: Array.from({ length: 21 }, (_, index) => `role:Approver${index}`) }, /^ACCESS_POLICY \[1\]\.approval\.approvers/],
+    [
+      'more than 20 approvers',
+      { count: 1, approvers: Array.from({ length: 21 }, (_, index) => `role:Approver${index}`) },
+      /^ACCESS_POLICY \[1\]\.approval\.approvers/,
+    ],
     ['* as an approver', { count: 1, approvers: ['*'] }, /^ACCESS_POLICY \[1\]\.approval\.approvers\[0\] each approver must be/],
     ['no approval asked', { count: 0, approvers: ['role:Approver'] }, /^ACCESS_POLICY \[1\]\.approval\.count/],
     ['more than 10 approvals', { count: 11, approvers: ['role:Approver'] }, /^ACCESS_POLICY \[1\]\.approval\.count/],

@@ -2,7 +2,17 @@
 import { maxLeaseRecords, mergedTaker, parseBucket, refilled, takeLease, type LeaseRequest } from '../../../src/access/shareBucket';
 
 const at = 1_000_000;
-const request = (fields: Partial<LeaseRequest> = {}): LeaseRequest => ({ perMinute: 60, now: at, lifetimeMs: 10_000, waiting: 1, held: 0, ahead: 10, contended: false, taker: 'a', ...fields });
+const request = (fields: Partial<LeaseRequest> = {}): LeaseRequest => ({
+  perMinute: 60,
+  now: at,
+  lifetimeMs: 10_000,
+  waiting: 1,
+  held: 0,
+  ahead: 10,
+  contended: false,
+  taker: 'a',
+  ...fields,
+});
 
 describe('a shared bucket', () => {
   it('refills at the share over a minute, up to the share less the calls other instances hold', () => {
@@ -22,7 +32,19 @@ describe('a shared bucket', () => {
   it('leases what is waiting and ahead of need a fraction of what is left, split between the instances drawing', () => {
     expect(takeLease(undefined, request()).count).toBe(10);
     expect(takeLease({ tokens: 20, updatedAt: at, leases: [] }, request()).count).toBe(5);
-    expect(takeLease({ tokens: 60, updatedAt: at, leases: [[at, 1, 'b'], [at, 1, 'c']] }, request()).count).toBe(4);
+    expect(
+      takeLease(
+        {
+          tokens: 60,
+          updatedAt: at,
+          leases: [
+            [at, 1, 'b'],
+            [at, 1, 'c'],
+          ],
+        },
+        request(),
+      ).count,
+    ).toBe(4);
     expect(takeLease({ tokens: 60, updatedAt: at, leases: [] }, request({ contended: true })).count).toBe(1);
     // Calls waiting are taken whatever the size ahead, within what is there.
     expect(takeLease({ tokens: 3, updatedAt: at, leases: [] }, request({ waiting: 5 })).count).toBe(3);

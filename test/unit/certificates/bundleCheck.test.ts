@@ -4,7 +4,11 @@ import { checkBundle, decodeStrictBase64, maxBundleEntries } from '../../../src/
 
 const maxBytes = 1024 * 1024;
 const zipBytesOf = (files: Record<string, string | Uint8Array>) =>
-  Buffer.from(zipSync(Object.fromEntries(Object.entries(files).map(([name, content]) => [name, typeof content === 'string' ? new TextEncoder().encode(content) : content]))));
+  Buffer.from(
+    zipSync(
+      Object.fromEntries(Object.entries(files).map(([name, content]) => [name, typeof content === 'string' ? new TextEncoder().encode(content) : content])),
+    ),
+  );
 const zipOf = (files: Record<string, string | Uint8Array>) => zipBytesOf(files).toString('base64');
 
 /** Rewrites the uncompressed size of every entry, in the central directory and in the local headers. */
@@ -21,7 +25,13 @@ function declareSize(zip: Buffer, size: number): Buffer {
 describe('checkBundle', () => {
   it('accepts a zip holding a .pfx and a .cer, and gives their contents', async () => {
     const result = await checkBundle(zipOf({ 'env.PFX': 'private', 'env.cer': 'public' }), maxBytes);
-    expect(result).toMatchObject({ ok: true, files: [{ name: 'env.PFX', bytes: 7 }, { name: 'env.cer', bytes: 6 }] });
+    expect(result).toMatchObject({
+      ok: true,
+      files: [
+        { name: 'env.PFX', bytes: 7 },
+        { name: 'env.cer', bytes: 6 },
+      ],
+    });
     expect(result.ok && result.files[1]!.content.toString()).toBe('public');
   });
 

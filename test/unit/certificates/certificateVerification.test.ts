@@ -15,7 +15,13 @@ const password = 'pässwörd-€-fixture';
 const thumbprint = '3F0B78BDC93C8884D9CE3C4223FFFF65556D351C';
 const notBefore = Date.parse('2026-11-23T04:08:34Z');
 const notAfter = Date.parse('2036-11-20T04:08:34Z');
-const fixtureBundle: BundleToVerify = { pfx: fixture('aes256.pfx'), cer: fixture('certificate.cer'), password, expectedThumbprint: thumbprint, now: Date.parse('2030-01-01T00:00:00Z') };
+const fixtureBundle: BundleToVerify = {
+  pfx: fixture('aes256.pfx'),
+  cer: fixture('certificate.cer'),
+  password,
+  expectedThumbprint: thumbprint,
+  now: Date.parse('2030-01-01T00:00:00Z'),
+};
 
 describe('verifyCertificateBundle', () => {
   it.each<[string, Partial<BundleToVerify>]>([
@@ -53,7 +59,10 @@ describe('verifyCertificateBundle', () => {
     const now = Date.parse('2026-06-01T00:00:00Z');
     const verify = (fault?: BundleFault, options: { encryption?: 'aes256' | '3des'; pemCer?: boolean } = {}) => {
       const bundle = makeCertificateBundle('env', now, { fault, ...options });
-      return { bundle, verdict: verifyCertificateBundle({ pfx: bundle.pfx, cer: bundle.cer, password: bundle.password, expectedThumbprint: bundle.thumbprint, now }) };
+      return {
+        bundle,
+        verdict: verifyCertificateBundle({ pfx: bundle.pfx, cer: bundle.cer, password: bundle.password, expectedThumbprint: bundle.thumbprint, now }),
+      };
     };
 
     it.each([['aes256' as const], ['3des' as const]])('a good one (%s) is accepted, expiring when the certificate does', (encryption) => {

@@ -13,7 +13,8 @@ const password = 'pässwörd-€-fixture';
 const certificateDer = fixture('certificate.cer');
 
 type Node = forge.asn1.Asn1;
-const parse = (bytes: string): Node => (forge.asn1.fromDer as unknown as (bytes: string, options: object) => Node)(bytes, { strict: false, decodeBitStrings: false });
+const parse = (bytes: string): Node =>
+  (forge.asn1.fromDer as unknown as (bytes: string, options: object) => Node)(bytes, { strict: false, decodeBitStrings: false });
 const derOf = (node: Node) => forge.asn1.toDer(node).getBytes();
 const at = (node: Node, ...path: number[]): Node => path.reduce((current, index) => (current.value as Node[])[index]!, node);
 const setCount = (node: Node, count: number) => {
@@ -58,7 +59,12 @@ describe('readPkcs12', () => {
   });
 
   it('opens a file without a MAC, as RFC 7292 allows', () => {
-    expect(readPkcs12(rewritten('aes256.pfx', () => undefined), password)).toMatchObject({ ok: true, certificates: [certificateDer] });
+    expect(
+      readPkcs12(
+        rewritten('aes256.pfx', () => undefined),
+        password,
+      ),
+    ).toMatchObject({ ok: true, certificates: [certificateDer] });
   });
 
   it.each([
@@ -105,7 +111,11 @@ describe('readPkcs12', () => {
     });
 
     it('refuses a password longer than any real one, before deriving', () => {
-      expect(readPkcs12(fixture('aes256.pfx'), 'p'.repeat(maxPfxPasswordLength + 1))).toMatchObject({ ok: false, problem: 'PfxTooCostly', message: expect.stringContaining('password') });
+      expect(readPkcs12(fixture('aes256.pfx'), 'p'.repeat(maxPfxPasswordLength + 1))).toMatchObject({
+        ok: false,
+        problem: 'PfxTooCostly',
+        message: expect.stringContaining('password'),
+      });
     });
   });
 });

@@ -18,7 +18,14 @@ function waitingState(approval: Partial<ApprovalStatus> = {}): OrchestrationStat
     startedBy: 'slack:T1/USTARTER',
     customStatus: {
       upstreamState: 'Pending',
-      approval: { state: 'waiting', required: 2, approvers: ['slack:T1/UAPPROVER', 'role:Gateway.Approver'], expiresAt: '2026-11-28T12:00:00.000Z', decisions: [], ...approval },
+      approval: {
+        state: 'waiting',
+        required: 2,
+        approvers: ['slack:T1/UAPPROVER', 'role:Gateway.Approver'],
+        expiresAt: '2026-11-28T12:00:00.000Z',
+        decisions: [],
+        ...approval,
+      },
     },
     createdTime: '2026-11-28T10:00:00.000Z',
     lastUpdatedTime: '2026-11-28T10:00:00.000Z',
@@ -47,7 +54,10 @@ describe('the Slack approval message', () => {
   });
 
   it('shows the decisions and no buttons once decided', () => {
-    const decided = waitingState({ state: 'rejected', decisions: [{ by: 'slack:T1/UAPPROVER', approved: false, reason: 'freeze <!channel>', at: '2026-11-28T10:06:00.000Z', route: 'slack-button' }] });
+    const decided = waitingState({
+      state: 'rejected',
+      decisions: [{ by: 'slack:T1/UAPPROVER', approved: false, reason: 'freeze <!channel>', at: '2026-11-28T10:06:00.000Z', route: 'slack-button' }],
+    });
     const message = approvalMessage(decided, appBase);
     expect(JSON.stringify(message.blocks)).not.toContain('"actions"');
     expect(message.text).toContain('was rejected');
@@ -60,7 +70,13 @@ describe('the chat replies', () => {
     const state = waitingState();
     const reply = waitingReply(state, state.customStatus!.approval!, appBase);
     expect(reply.title).toBe(`Operation ${id} waits for approval`);
-    expect(reply.facts).toEqual(expect.arrayContaining([['Approval', 'waiting: 0 of 2 approvals'], ['Approvers', 'slack:T1/UAPPROVER, role:Gateway.Approver'], ['Waits until', '2026-11-28T12:00:00.000Z']]));
+    expect(reply.facts).toEqual(
+      expect.arrayContaining([
+        ['Approval', 'waiting: 0 of 2 approvals'],
+        ['Approvers', 'slack:T1/UAPPROVER, role:Gateway.Approver'],
+        ['Waits until', '2026-11-28T12:00:00.000Z'],
+      ]),
+    );
     expect(reply.lines!.join('\n')).toContain(`\`status ${id}\``);
     const card = teamsMessage(reply).attachments[0]!.content as { actions?: unknown[] };
     expect(card.actions).toEqual([{ type: 'Action.OpenUrl', title: 'Open the approval page', url: `${appBase}/console#/approvals/${id}` }]);
@@ -71,7 +87,9 @@ describe('the chat replies', () => {
       title: `Your approval of operation ${id} is recorded`,
       lines: ['It still needs 1 more approval from another approver by 2026-11-28T12:00:00.000Z.'],
     });
-    expect(decisionReply(waitingState({ state: 'approved', decisions: [approvedBy('a'), approvedBy('b')] }), appBase).title).toBe(`Approved: operation ${id} starts`);
+    expect(decisionReply(waitingState({ state: 'approved', decisions: [approvedBy('a'), approvedBy('b')] }), appBase).title).toBe(
+      `Approved: operation ${id} starts`,
+    );
     expect(decisionReply(waitingState({ state: 'rejected' }), appBase).title).toBe(`Rejected: operation ${id} will not run`);
   });
 
@@ -79,6 +97,8 @@ describe('the chat replies', () => {
     const plain = { title: 'Operation x', facts: [['Status', 'Running']] as [string, string][] };
     const { customStatus: _none, ...unapproved } = waitingState();
     expect(withApproval(plain, unapproved as OrchestrationState, appBase)).toBe(plain);
-    expect(slackMessage(withApproval(plain, waitingState({ decisions: [approvedBy('slack:T1/UAPPROVER')] }), appBase)).text).toContain('Approved by slack:T1/UAPPROVER: 2026-11-28T10:05:00.000Z (slack-button)');
+    expect(slackMessage(withApproval(plain, waitingState({ decisions: [approvedBy('slack:T1/UAPPROVER')] }), appBase)).text).toContain(
+      'Approved by slack:T1/UAPPROVER: 2026-11-28T10:05:00.000Z (slack-button)',
+    );
   });
 });

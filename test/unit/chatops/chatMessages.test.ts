@@ -24,7 +24,11 @@ describe('text from elsewhere in a chat message', () => {
   });
 
   it('never forms a link or a mention in Slack mrkdwn, in the blocks or in the text a notification shows', () => {
-    const message = slackMessage({ title: '<https://evil.example|Sign in> <!channel>', facts: [['Failure', '<https://evil.example|here>']], lines: ['`status 0b5c…` asks again.'] });
+    const message = slackMessage({
+      title: '<https://evil.example|Sign in> <!channel>',
+      facts: [['Failure', '<https://evil.example|here>']],
+      lines: ['`status 0b5c…` asks again.'],
+    });
     expect(JSON.stringify(message.blocks)).not.toMatch(/<https?:|<!/);
     expect(message.text).not.toMatch(/<https?:|<!/);
     expect(message.text).toContain('&lt;!channel&gt;');

@@ -62,14 +62,22 @@ it('a response_url within its time gets the ephemeral end; past it, the channel 
   expect(await notifier(responseUrlLifetimeMs + 1, { slackWebhookUrl: `${origin}/services/hook` }).send(target, event('Failed'))).toEqual({ delivered: true });
   expect(posts[1]!.path).toBe('/services/hook');
   expect(posts[1]!.body.response_type).toBeUndefined();
-  expect(await notifier(responseUrlLifetimeMs + 1).send(target, event('Failed'))).toEqual({ delivered: false, retriable: false, error: expect.stringContaining('SLACK_WEBHOOK_URL') });
+  expect(await notifier(responseUrlLifetimeMs + 1).send(target, event('Failed'))).toEqual({
+    delivered: false,
+    retriable: false,
+    error: expect.stringContaining('SLACK_WEBHOOK_URL'),
+  });
   expect(posts).toHaveLength(2);
 });
 
 it('no response_url is posted to more than its bound, failed attempts included', async () => {
   const sender = notifier(0, { maxPosts: 2 });
   const target = chatTargetUrl({ platform: 'slack', url: `${origin}/commands/T1/busy`, untilMs: responseUrlLifetimeMs });
-  const outcomes = [await sender.send(target, event('Completed')), await sender.send(target, event('Completed')), await sender.send(target, event('Completed'))];
+  const outcomes = [
+    await sender.send(target, event('Completed')),
+    await sender.send(target, event('Completed')),
+    await sender.send(target, event('Completed')),
+  ];
   expect(outcomes.map((outcome) => outcome.delivered || outcome.retriable)).toEqual([true, true, false]);
   expect(posts).toHaveLength(2);
 });

@@ -65,7 +65,14 @@ describe('the chat settings', () => {
 
 describe("the start's Slack line", () => {
   it('names where approval requests go by origin only: the webhook path holds its token', () => {
-    const line = chatSummary(configWith({ SLACK_SIGNING_SECRET: slackSecret, ACCESS_POLICY: policy(['slack:T1/U1']), SLACK_APPROVAL_WEBHOOK_URL: 'https://hooks.slack.com/services/T1/B1/approvals-token-0001' }), 'slack');
+    const line = chatSummary(
+      configWith({
+        SLACK_SIGNING_SECRET: slackSecret,
+        ACCESS_POLICY: policy(['slack:T1/U1']),
+        SLACK_APPROVAL_WEBHOOK_URL: 'https://hooks.slack.com/services/T1/B1/approvals-token-0001',
+      }),
+      'slack',
+    );
     expect(line).toContain('approval requests posted to SLACK_APPROVAL_WEBHOOK_URL (https://hooks.slack.com), their clicks to POST chatops/slack/interactive');
     expect(line).not.toContain('approvals-token-0001');
   });

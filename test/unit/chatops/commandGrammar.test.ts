@@ -15,8 +15,14 @@ describe('parseCommand', () => {
     ['list running', { kind: 'list', runtimeStatus: 'Running' }],
     ['list failed since 24h', { kind: 'list', runtimeStatus: 'Failed', sinceHours: 24 }],
     ['list since 7d', { kind: 'list', sinceHours: 168 }],
-    [`migrate ${subscription}/rg-apim/contoso-apim`, { kind: 'migrate', subscriptionId: subscription, resourceGroupName: 'rg-apim', serviceName: 'contoso-apim', mode: 'PreserveIp' }],
-    [`migrate ${subscription}/rg.(x)_1/svc newip`, { kind: 'migrate', subscriptionId: subscription, resourceGroupName: 'rg.(x)_1', serviceName: 'svc', mode: 'NewIP' }],
+    [
+      `migrate ${subscription}/rg-apim/contoso-apim`,
+      { kind: 'migrate', subscriptionId: subscription, resourceGroupName: 'rg-apim', serviceName: 'contoso-apim', mode: 'PreserveIp' },
+    ],
+    [
+      `migrate ${subscription}/rg.(x)_1/svc newip`,
+      { kind: 'migrate', subscriptionId: subscription, resourceGroupName: 'rg.(x)_1', serviceName: 'svc', mode: 'NewIP' },
+    ],
     [`cert 42/${id}`, { kind: 'cert', projectId: '42', environmentId: id }],
     [`usage ${subscription} WestEurope`, { kind: 'usage', subscriptionId: subscription, location: 'westeurope' }],
     [`approve ${id.toUpperCase()}`, { kind: 'approve', id }],
@@ -66,7 +72,9 @@ describe('parseCommand', () => {
   });
 
   it('lists approve and reject in the help text', () => {
-    expect(commandUsage).toEqual(expect.arrayContaining(['`approve <id>` — approve a start that waits for your approval', '`reject <id> [reason]` — reject it, saying why']));
+    expect(commandUsage).toEqual(
+      expect.arrayContaining(['`approve <id>` — approve a start that waits for your approval', '`reject <id> [reason]` — reject it, saying why']),
+    );
   });
 
   it('refuses a text longer than the bound before reading it', () => {

@@ -13,7 +13,8 @@ const timestamp = String(nowMs / 1000);
 const slackSigned = `v0=${createHmac('sha256', slackSecret).update(`v0:${timestamp}:${body.toString()}`).digest('hex')}`;
 
 describe('verifySlackRequest', () => {
-  const check = (headers: { timestamp: string | null; signature: string | null }, at = nowMs, payload = body) => verifySlackRequest(slackSecret, headers, payload, at, 300);
+  const check = (headers: { timestamp: string | null; signature: string | null }, at = nowMs, payload = body) =>
+    verifySlackRequest(slackSecret, headers, payload, at, 300);
 
   it('accepts the documented signature', () => {
     expect(check({ timestamp, signature: slackSigned })).toEqual({ ok: true, signature: slackSigned });

@@ -15,7 +15,16 @@ function payload(changes: Record<string, unknown> = {}) {
     channel: { id: 'C0APPROVERS', name: 'approvers' },
     message: { type: 'message', text: 'waits for approval', blocks: [] },
     response_url: 'https://hooks.slack.com/actions/T0123ABC/1/abc',
-    actions: [{ type: 'button', block_id: 'approval', action_id: 'approve', value: id.toUpperCase(), text: { type: 'plain_text', text: 'Approve' }, action_ts: '1700000001.000200' }],
+    actions: [
+      {
+        type: 'button',
+        block_id: 'approval',
+        action_id: 'approve',
+        value: id.toUpperCase(),
+        text: { type: 'plain_text', text: 'Approve' },
+        action_ts: '1700000001.000200',
+      },
+    ],
     ...changes,
   };
 }
@@ -34,7 +43,13 @@ function refusalOf(form: URLSearchParams): GatewayError {
 
 describe('readSlackClick', () => {
   it('reads who clicked which button on which request', () => {
-    expect(readSlackClick(formOf(payload()))).toEqual({ team: 'T0123ABC', user: 'U04XYZ', approved: true, id, responseUrl: 'https://hooks.slack.com/actions/T0123ABC/1/abc' });
+    expect(readSlackClick(formOf(payload()))).toEqual({
+      team: 'T0123ABC',
+      user: 'U04XYZ',
+      approved: true,
+      id,
+      responseUrl: 'https://hooks.slack.com/actions/T0123ABC/1/abc',
+    });
     const rejected = payload({ actions: [{ type: 'button', action_id: 'reject', value: id }] });
     expect(readSlackClick(formOf(rejected))).toMatchObject({ approved: false, id });
   });
@@ -44,11 +59,23 @@ describe('readSlackClick', () => {
     ['a payload that is not JSON', formOf('{"type":'), 'InvalidJson', /not JSON/],
     ['another kind of interaction', formOf(payload({ type: 'view_submission' })), 'InvalidRequest', /block_actions/],
     ['no team', formOf(payload({ team: null })), 'InvalidRequest', /team/],
-    ['a user id that is not Slack\'s', formOf(payload({ user: { id: 'u/../x' } })), 'InvalidRequest', /user\.id: must be a Slack user id/],
+    ["a user id that is not Slack's", formOf(payload({ user: { id: 'u/../x' } })), 'InvalidRequest', /user\.id: must be a Slack user id/],
     ['another button', formOf(payload({ actions: [{ action_id: 'delete', value: id }] })), 'InvalidRequest', /Approve and Reject buttons/],
     ['a value that is no id', formOf(payload({ actions: [{ action_id: 'approve', value: 'https://evil.example/x' }] })), 'InvalidRequest', /GUID/],
     ['no action', formOf(payload({ actions: [] })), 'InvalidRequest', /no action/],
-    ['two actions', formOf(payload({ actions: [{ action_id: 'approve', value: id }, { action_id: 'reject', value: id }] })), 'InvalidRequest', /one action/],
+    [
+      'two actions',
+      formOf(
+        payload({
+          actions: [
+            { action_id: 'approve', value: id },
+            { action_id: 'reject', value: id },
+          ],
+        }),
+      ),
+      'InvalidRequest',
+      /one action/,
+    ],
     ['a JSON array', formOf([payload()]), 'InvalidRequest', /cannot be taken/],
   ])('refuses %s with a 400 saying what is wrong', (_, form, code, message) => {
     const refusal = refusalOf(form);

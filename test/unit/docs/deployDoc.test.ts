@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { appRoutes } from '../../../src/appRoutes';
 import { fencedBlocks, readDocument, repositoryRoot } from '../../helpers/markdownDocs';
 
-const routePrefix = (JSON.parse(readFileSync(join(repositoryRoot, 'host.json'), 'utf8')) as { extensions: { http: { routePrefix: string } } }).extensions.http.routePrefix;
+const routePrefix = (JSON.parse(readFileSync(join(repositoryRoot, 'host.json'), 'utf8')) as { extensions: { http: { routePrefix: string } } }).extensions.http
+  .routePrefix;
 
 /** Each anonymous route's paths, a `{file}` parameter given each value its schema takes. */
 function anonymousPaths(): string[] {
@@ -36,7 +37,9 @@ it('names only parameters the template declares', () => {
   const named = Object.keys((JSON.parse(example!.text) as { parameters: Record<string, unknown> }).parameters);
   expect(named.filter((name) => !(name in template.parameters))).toEqual([]);
   // The secrets have no default, so an az deployment without them would stop to ask: the example passes each.
-  const secrets = Object.entries(template.parameters).filter(([, parameter]) => (parameter as { type: string }).type.toLowerCase() === 'securestring').map(([name]) => name);
+  const secrets = Object.entries(template.parameters)
+    .filter(([, parameter]) => (parameter as { type: string }).type.toLowerCase() === 'securestring')
+    .map(([name]) => name);
   expect(secrets.length).toBeGreaterThan(0);
   expect(named).toEqual(expect.arrayContaining(secrets));
   expect(readDocument('docs/deploy.md')).not.toMatch(/FUNCTIONS_WORKER_RUNTIME=|--flexconsumption-location/);

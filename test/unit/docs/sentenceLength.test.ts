@@ -14,7 +14,9 @@ function proseUnits(path: string): { text: string; cell: boolean }[] {
     if (paragraph.length > 0) units.push({ text: paragraph.join(' '), cell: false });
     paragraph = [];
   };
-  for (const line of readDocument(path).replace(/^```[\s\S]*?^```\s*$/gm, '').split('\n')) {
+  for (const line of readDocument(path)
+    .replace(/^```[\s\S]*?^```\s*$/gm, '')
+    .split('\n')) {
     const text = line.trim();
     if (text === '' || text.startsWith('|')) {
       flush();

@@ -22,13 +22,17 @@ function sourceFiles(folder: string): string[] {
 
 /** `env.NAME` and `env['NAME']` read by the local host's code. */
 function localHostSettings(): string[] {
-  const names = sourceFiles('tools').flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\benv(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[['"]([A-Za-z_][A-Za-z0-9_]*)['"]\])/g)].map((match) => match[1] ?? match[2]!));
+  const names = sourceFiles('tools').flatMap((file) =>
+    [...readFileSync(file, 'utf8').matchAll(/\benv(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[['"]([A-Za-z_][A-Za-z0-9_]*)['"]\])/g)].map((match) => match[1] ?? match[2]!),
+  );
   return [...new Set(names)].filter((name) => !notSettings.has(name));
 }
 
 /** The setting names in the first cell of each table row of docs/settings.md. */
 function documentedSettings(): Set<string> {
-  const rows = readDocument('docs/settings.md').split('\n').filter((line) => line.startsWith('| `'));
+  const rows = readDocument('docs/settings.md')
+    .split('\n')
+    .filter((line) => line.startsWith('| `'));
   return new Set(rows.flatMap((row) => [...row.split('|')[1]!.matchAll(/`([A-Za-z_][A-Za-z0-9_]*)`/g)].map((match) => match[1]!)));
 }
 
@@ -46,15 +50,24 @@ describe('docs/settings.md', () => {
   });
 
   it('has a row for every setting read', () => {
-    failWith('These settings are read but have no row in docs/settings.md (add one to its table: name, meaning, default)', read.filter((name) => !documented.has(name)));
+    failWith(
+      'These settings are read but have no row in docs/settings.md (add one to its table: name, meaning, default)',
+      read.filter((name) => !documented.has(name)),
+    );
   });
 
   it('documents no setting that nothing reads', () => {
-    failWith('docs/settings.md has rows for settings nothing reads (remove them, or declare the setting in src/config.ts)', [...documented].filter((name) => !read.includes(name)));
+    failWith(
+      'docs/settings.md has rows for settings nothing reads (remove them, or declare the setting in src/config.ts)',
+      [...documented].filter((name) => !read.includes(name)),
+    );
   });
 
   it('is what local.settings.sample.json draws on', () => {
     const sample = parse(readFileSync(join(repositoryRoot, 'local.settings.sample.json'), 'utf8')) as { Values: Record<string, string> };
-    failWith('local.settings.sample.json sets settings docs/settings.md does not describe', Object.keys(sample.Values).filter((name) => !documented.has(name) && !platformSettings.has(name)));
+    failWith(
+      'local.settings.sample.json sets settings docs/settings.md does not describe',
+      Object.keys(sample.Values).filter((name) => !documented.has(name) && !platformSettings.has(name)),
+    );
   });
 });

@@ -14,7 +14,11 @@ describe('referenceIn', () => {
     ['a scheme-relative URL', `//management.azure.com/${prod}`, `/${prod}`],
     ['backslashes', `\\${prod.replaceAll('/', '\\')}`, `/${prod}`],
     ['percent-encoded', `%2F${prod.replaceAll('/', '%2F')}`, `/${prod}`],
-    ['another case, and a long s (ARM upper-cases it to S)', `/\u017FUBSCRIPTIONS/sub-1/resourceGroups/rg-prod`, '/\u017FUBSCRIPTIONS/sub-1/resourceGroups/rg-prod'],
+    [
+      'another case, and a long s (ARM upper-cases it to S)',
+      `/\u017FUBSCRIPTIONS/sub-1/resourceGroups/rg-prod`,
+      '/\u017FUBSCRIPTIONS/sub-1/resourceGroups/rg-prod',
+    ],
     ['under a management group', `/providers/Microsoft.Management/managementGroups/mg/${prod}`, `/${prod}`],
     ['text that names none', 'nginx:latest', undefined],
     ['the word alone', 'subscriptions', undefined],
@@ -22,7 +26,12 @@ describe('referenceIn', () => {
     expect(referenceIn(text)?.path).toBe(path);
   });
 
-  it.each(['/subscriptions/sub-1/resourceGroups/rg-own/../rg-prod', '/subscriptions/sub-1/./x', 'https://h/subscriptions/sub-1/%2e%2e/sub-2', '/subscriptions/sub-1/%252E/x'])('%s has dot segments', (text) => {
+  it.each([
+    '/subscriptions/sub-1/resourceGroups/rg-own/../rg-prod',
+    '/subscriptions/sub-1/./x',
+    'https://h/subscriptions/sub-1/%2e%2e/sub-2',
+    '/subscriptions/sub-1/%252E/x',
+  ])('%s has dot segments', (text) => {
     expect(referenceIn(text)?.dotSegments).toBe(true);
   });
 });
@@ -38,7 +47,11 @@ describe('assertBodyWithinScopes', () => {
   };
 
   it.each([`//${prod}`, prod, ` /${prod}`, `https://management.azure.com/${prod}`])('refuses %j outside the scopes, naming where it is', (reference) => {
-    expect(refusal({ properties: { subnetIds: [{ id: reference }] } })).toMatchObject({ code: 'ScopeNotAllowed', status: 403, target: 'properties.subnetIds[0].id' });
+    expect(refusal({ properties: { subnetIds: [{ id: reference }] } })).toMatchObject({
+      code: 'ScopeNotAllowed',
+      status: 403,
+      target: 'properties.subnetIds[0].id',
+    });
     expect(refusal({ identity: { userAssignedIdentities: { [reference]: {} } } })).toMatchObject({ code: 'ScopeNotAllowed' });
   });
 
@@ -46,7 +59,7 @@ describe('assertBodyWithinScopes', () => {
     expect(refusal({ id: `${own}/x/../y` })).toMatchObject({ code: 'InvalidRequestBody', status: 400, target: 'id' });
   });
 
-  it('takes the caller\'s own resources in any spelling', () => {
+  it("takes the caller's own resources in any spelling", () => {
     for (const reference of [`/${own}/x`, `${own.slice(1)}/x`, ` ${own}`, `https://management.azure.com${own}/x?api-version=1`]) {
       expect(refusal({ id: reference })).toBeUndefined();
     }

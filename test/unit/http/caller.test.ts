@@ -6,7 +6,8 @@ import { callerLogFields, callerOf, keyFingerprintOf } from '../../../src/http/c
 
 const headers = (values: Record<string, string>) => new Headers(values);
 const unsignedToken = (claims: Record<string, unknown>) => `eyJhbGciOiJub25lIn0.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
-const principalHeader = (claims: { typ: string; val: string }[], roleType = 'roles') => Buffer.from(JSON.stringify({ auth_typ: 'aad', claims, name_typ: 'name', role_typ: roleType })).toString('base64');
+const principalHeader = (claims: { typ: string; val: string }[], roleType = 'roles') =>
+  Buffer.from(JSON.stringify({ auth_typ: 'aad', claims, name_typ: 'name', role_typ: roleType })).toString('base64');
 const operator = {
   'x-ms-client-principal-id': '5F1A2B3C-1234-4ABC-9DEF-0123456789AB',
   'x-ms-client-principal-name': 'operator@contoso.com',
@@ -35,19 +36,34 @@ describe('callerOf', () => {
 
   it('reads roles under the role type the principal names, and the object id from its claims', () => {
     const identity = callerOf(
-      headers({ 'x-ms-client-principal': principalHeader([{ typ: 'http://schemas.microsoft.com/identity/claims/objectidentifier', val: 'abc-123' }, { typ: 'appRole', val: 'Gateway.Admin' }], 'appRole') }),
+      headers({
+        'x-ms-client-principal': principalHeader(
+          [
+            { typ: 'http://schemas.microsoft.com/identity/claims/objectidentifier', val: 'abc-123' },
+            { typ: 'appRole', val: 'Gateway.Admin' },
+          ],
+          'appRole',
+        ),
+      }),
       new URLSearchParams(),
       true,
     );
     expect(identity.selectors).toEqual(['principal:abc-123', 'role:Gateway.Admin']);
   });
 
-  it.each(['not base64 json', 'x'.repeat(20_000), Buffer.from('{"claims":"nope"}').toString('base64')])('reads nothing from a principal header it cannot use (%#)', (value) => {
-    expect(callerOf(headers({ 'x-ms-client-principal': value }), new URLSearchParams(), true)).toEqual({ primary: 'anonymous', selectors: [] });
-  });
+  it.each(['not base64 json', 'x'.repeat(20_000), Buffer.from('{"claims":"nope"}').toString('base64')])(
+    'reads nothing from a principal header it cannot use (%#)',
+    (value) => {
+      expect(callerOf(headers({ 'x-ms-client-principal': value }), new URLSearchParams(), true)).toEqual({ primary: 'anonymous', selectors: [] });
+    },
+  );
 
   it("logs a token's subject only apart from the caller, marked unverified", () => {
-    const identity = callerOf(headers({ authorization: `Bearer ${unsignedToken({ oid: 'chosen-by-caller' })}`, 'x-functions-key': 'the-key' }), new URLSearchParams(), false);
+    const identity = callerOf(
+      headers({ authorization: `Bearer ${unsignedToken({ oid: 'chosen-by-caller' })}`, 'x-functions-key': 'the-key' }),
+      new URLSearchParams(),
+      false,
+    );
     expect(callerLogFields(identity)).toEqual({ caller: keyFingerprintOf('the-key'), unverifiedTokenSubject: 'chosen-by-caller' });
   });
 
@@ -60,7 +76,10 @@ describe('callerOf', () => {
     twoLines.append('x-functions-key', 'the-key');
     twoLines.append('x-functions-key', 'chosen-by-caller');
     for (const given of [twoLines, headers({ 'x-functions-key': 'the-key,chosen-by-caller' })]) {
-      expect(callerOf(given, new URLSearchParams('code=another'), false)).toEqual({ primary: keyFingerprintOf('the-key'), selectors: [keyFingerprintOf('the-key')] });
+      expect(callerOf(given, new URLSearchParams('code=another'), false)).toEqual({
+        primary: keyFingerprintOf('the-key'),
+        selectors: [keyFingerprintOf('the-key')],
+      });
     }
     expect(callerOf(headers({}), new URLSearchParams('code=the-key&Code=chosen-by-caller'), false).primary).toBe(keyFingerprintOf('the-key'));
     // An empty first line authenticates nothing at the host, which then reads no ?code= either.

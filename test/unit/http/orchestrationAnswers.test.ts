@@ -19,7 +19,12 @@ describe('operationAnswer', () => {
   });
 
   it('answers 409 OrchestrationTerminated for a terminated one, even if a racing poll left an output', () => {
-    const answer = operationAnswer({ ...base, runtimeStatus: 'Terminated', output: { status: 200, body: { name: 'g' } }, failure: { code: 'Terminated', message: 'stop' } }, 'http://app/api', 'c', Date.now());
+    const answer = operationAnswer(
+      { ...base, runtimeStatus: 'Terminated', output: { status: 200, body: { name: 'g' } }, failure: { code: 'Terminated', message: 'stop' } },
+      'http://app/api',
+      'c',
+      Date.now(),
+    );
     expect(answer.status).toBe(409);
     expect(JSON.parse(answer.body as string)).toMatchObject({ error: { code: 'OrchestrationTerminated' } });
   });
@@ -41,7 +46,12 @@ describe('startAnswer', () => {
     const answer = startAnswer({ kind: 'final', state: base, response }, 'https://app/api', 'c', Date.now());
     expect(answer.status).toBe(200);
     expect(answer.body).toBe(response.bodyText);
-    expect(answer.headers).toEqual({ 'content-type': 'application/json', 'x-ms-request-id': 'upstream-1', 'x-correlation-id': 'c', 'x-orchestration-id': base.id });
+    expect(answer.headers).toEqual({
+      'content-type': 'application/json',
+      'x-ms-request-id': 'upstream-1',
+      'x-correlation-id': 'c',
+      'x-orchestration-id': base.id,
+    });
   });
 
   it('points a running answer at the app only', () => {

@@ -17,11 +17,19 @@ const refusal = (run: () => unknown) => {
 };
 
 describe('listRequestOf', () => {
-  it('reads Durable Functions\' names', () => {
-    const query = new URLSearchParams('runtimeStatus=running,FAILED&name=ContainerGroups_CreateOrUpdate&createdTimeFrom=2026-01-01&createdTimeTo=2026-02-01T10:00:00%2B01:00&instanceIdPrefix=6F1A&top=5&showInput=true');
+  it("reads Durable Functions' names", () => {
+    const query = new URLSearchParams(
+      'runtimeStatus=running,FAILED&name=ContainerGroups_CreateOrUpdate&createdTimeFrom=2026-01-01&createdTimeTo=2026-02-01T10:00:00%2B01:00&instanceIdPrefix=6F1A&top=5&showInput=true',
+    );
     const token = encodeCursor({ marker: 'm1' });
     expect(listRequestOf(query, headers({ 'x-ms-continuation-token': token }))).toEqual({
-      filter: { statuses: ['Running', 'Failed'], names: ['ContainerGroups_CreateOrUpdate'], createdFrom: '2026-01-01T00:00:00.000Z', createdTo: '2026-02-01T09:00:00.000Z', idPrefix: '6f1a' },
+      filter: {
+        statuses: ['Running', 'Failed'],
+        names: ['ContainerGroups_CreateOrUpdate'],
+        createdFrom: '2026-01-01T00:00:00.000Z',
+        createdTo: '2026-02-01T09:00:00.000Z',
+        idPrefix: '6f1a',
+      },
       top: 5,
       showInput: true,
       continuationToken: token,
@@ -30,7 +38,9 @@ describe('listRequestOf', () => {
   });
 
   it('names every bad parameter at once', () => {
-    const error = refusal(() => listRequestOf(new URLSearchParams('runtimeStatus=Sleeping&name=a b&createdTimeFrom=yesterday&instanceIdPrefix=../x&top=0&showInput=maybe'), headers()));
+    const error = refusal(() =>
+      listRequestOf(new URLSearchParams('runtimeStatus=Sleeping&name=a b&createdTimeFrom=yesterday&instanceIdPrefix=../x&top=0&showInput=maybe'), headers()),
+    );
     expect(error.status).toBe(400);
     expect(error.details!.map((detail) => detail.target).sort()).toEqual(['createdTimeFrom', 'instanceIdPrefix', 'name', 'runtimeStatus', 'showInput', 'top']);
   });
@@ -45,7 +55,10 @@ describe('purgeRequestOf', () => {
   });
 
   it('takes ended statuses and times', () => {
-    expect(purgeRequestOf(new URLSearchParams('runtimeStatus=Completed,Terminated&createdTimeTo=2026-01-01'), headers()).filter).toMatchObject({ statuses: ['Completed', 'Terminated'], createdTo: '2026-01-01T00:00:00.000Z' });
+    expect(purgeRequestOf(new URLSearchParams('runtimeStatus=Completed,Terminated&createdTimeTo=2026-01-01'), headers()).filter).toMatchObject({
+      statuses: ['Completed', 'Terminated'],
+      createdTo: '2026-01-01T00:00:00.000Z',
+    });
   });
 });
 
@@ -63,21 +76,27 @@ describe('bulkRequestOf', () => {
   });
 
   it('holds the statuses to those the action takes, all of them when none is named, and reads dryRun', () => {
-    expect(bulkRequestOf('terminate', new URLSearchParams('runtimeStatus=Running,Failed&dryRun=TRUE'), headers())).toMatchObject({ filter: { statuses: ['Running'] }, dryRun: true });
-    expect(bulkRequestOf('restart', new URLSearchParams('instanceIdPrefix=ab'), headers())).toMatchObject({ filter: { statuses: ['Completed', 'Failed', 'Terminated'], idPrefix: 'ab' }, dryRun: false });
+    expect(bulkRequestOf('terminate', new URLSearchParams('runtimeStatus=Running,Failed&dryRun=TRUE'), headers())).toMatchObject({
+      filter: { statuses: ['Running'] },
+      dryRun: true,
+    });
+    expect(bulkRequestOf('restart', new URLSearchParams('instanceIdPrefix=ab'), headers())).toMatchObject({
+      filter: { statuses: ['Completed', 'Failed', 'Terminated'], idPrefix: 'ab' },
+      dryRun: false,
+    });
     expect(bulkRequestOf('terminate', new URLSearchParams('name=ContainerGroups_CreateOrUpdate'), headers()).filter.statuses).toEqual(['Pending', 'Running']);
   });
 });
 
 describe('countsRequestOf', () => {
-  it('takes the list\'s filters, none required, and refuses a forged token', () => {
+  it("takes the list's filters, none required, and refuses a forged token", () => {
     expect(countsRequestOf(new URLSearchParams(''), headers())).toEqual({ filter: expect.objectContaining({ statuses: undefined }) });
     expect(refusal(() => countsRequestOf(new URLSearchParams('runtimeStatus=Sleeping'), headers())).status).toBe(400);
     expect(refusal(() => countsRequestOf(new URLSearchParams(''), headers({ 'x-ms-continuation-token': 'not*a*token' }))).status).toBe(400);
   });
 });
 
-describe('a bulk action\'s continuation token', () => {
+describe("a bulk action's continuation token", () => {
   it('keeps when the action began, and nothing but a time as toISOString writes it', () => {
     const asOf = '2026-03-01T10:00:00.000Z';
     expect(decodeCursor(encodeCursor({ marker: 'm', after: 'instances/a.json', asOf }))).toEqual({ marker: 'm', after: 'instances/a.json', asOf });
@@ -138,9 +157,14 @@ describe('notifyTargetsOf', () => {
 
 describe('continuation tokens', () => {
   it('are refused with the other problems, before the store is asked, when their texts hold what no listing gives', () => {
-    const forged = [{ marker: '\ud800' }, { marker: '1!\u0000\u0001\u001f' }, { after: 'instances/\udfff.json' }, { marker: 'm', after: 'line\nbreak' }].map((cursor) => encodeCursor(cursor));
+    const forged = [{ marker: '\ud800' }, { marker: '1!\u0000\u0001\u001f' }, { after: 'instances/\udfff.json' }, { marker: 'm', after: 'line\nbreak' }].map(
+      (cursor) => encodeCursor(cursor),
+    );
     for (const token of forged) {
-      for (const parse of [() => listRequestOf(new URLSearchParams('top=0'), headers({ 'x-ms-continuation-token': token })), () => purgeRequestOf(new URLSearchParams(), headers({ 'x-ms-continuation-token': token }))]) {
+      for (const parse of [
+        () => listRequestOf(new URLSearchParams('top=0'), headers({ 'x-ms-continuation-token': token })),
+        () => purgeRequestOf(new URLSearchParams(), headers({ 'x-ms-continuation-token': token })),
+      ]) {
         const error = refusal(parse);
         expect(error.status).toBe(400);
         expect(error.details!.map((detail) => detail.target)).toContain('x-ms-continuation-token');

@@ -63,7 +63,9 @@ describe('generatedCertificate', () => {
 
 describe('the generated certificate', () => {
   it('says until when it is valid and when a new one is made', () => {
-    expect(generatedCertificate(folder).description).toMatch(/valid until \d{4}-\d\d-\d\d; a start within a day of that makes a new one, which clients must then trust again\)$/);
+    expect(generatedCertificate(folder).description).toMatch(
+      /valid until \d{4}-\d\d-\d\d; a start within a day of that makes a new one, which clients must then trust again\)$/,
+    );
   });
 });
 

@@ -56,7 +56,8 @@ describe('routesOverlap', () => {
       'health',
     ].map(parseRouteTemplate);
     for (const [index, first] of templates.entries()) {
-      for (const second of templates.slice(index + 1)) expect([first.template, second.template, routesOverlap(first, second)]).toEqual([first.template, second.template, false]);
+      for (const second of templates.slice(index + 1))
+        expect([first.template, second.template, routesOverlap(first, second)]).toEqual([first.template, second.template, false]);
     }
   });
 });
@@ -65,8 +66,12 @@ describe('route precedence', () => {
   const precedence = (a: string, b: string) => Math.sign(comparePrecedence(parseRouteTemplate(a), parseRouteTemplate(b)));
   /** A registration as the programming model hands it to the host. */
   const registered = (name: string, route: string, methods = ['GET']): RegisteredFunction =>
-    ({ metadata: { name, bindings: { request: { type: 'httpTrigger', direction: 'in', route, methods } } }, callback: () => undefined }) as unknown as RegisteredFunction;
-  const firstMatch = (functions: RegisteredFunction[], path: string) => collectHttpRoutes(functions).find((route) => matchRoute(route.template, path))?.fn.metadata.name;
+    ({
+      metadata: { name, bindings: { request: { type: 'httpTrigger', direction: 'in', route, methods } } },
+      callback: () => undefined,
+    }) as unknown as RegisteredFunction;
+  const firstMatch = (functions: RegisteredFunction[], path: string) =>
+    collectHttpRoutes(functions).find((route) => matchRoute(route.template, path))?.fn.metadata.name;
 
   it.each<[string, string, number]>([
     ['orchestrations/counts', 'orchestrations/{id}', -1],

@@ -10,7 +10,11 @@ const timer = (name: string, schedule: string) =>
   registerFunction({ name, bindings: { tick: { type: 'timerTrigger', direction: 'in', schedule } } }, () => undefined);
 
 it.each([
-  ['L, a day NCRONTAB lacks', '0 0 12 L * *', /Timer function "lastDay" has a schedule the host refuses: it must be an NCRONTAB expression .*"L" is not a value of the day field/],
+  [
+    'L, a day NCRONTAB lacks',
+    '0 0 12 L * *',
+    /Timer function "lastDay" has a schedule the host refuses: it must be an NCRONTAB expression .*"L" is not a value of the day field/,
+  ],
   ['five fields', '0 */5 * * *', /Timer function "lastDay" has a schedule the host refuses: it must be an NCRONTAB expression of six fields/],
   ['a schedule that never fires', '0 0 0 31 4 *', /Timer function "lastDay" has a schedule the host refuses: it never fires/],
 ])('refuses to start with a timer on %s', async (_name, schedule, problem) => {

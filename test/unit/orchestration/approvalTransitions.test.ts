@@ -28,12 +28,27 @@ const waiting: OrchestrationState = {
   customStatus: waitingStatus(waitingApproval(2, ['role:Approver'], now + 60 * minute, { primary: 'key:starter00001', selectors: ['key:starter00001'] })),
   heldStart: { url: 'https://m/p', headers: {} },
 };
-const decision = (by: string, approved: boolean, reason?: string) => ({ by, approved, route: 'api' as const, at: new Date(now).toISOString(), ...(reason ? { reason } : {}) });
-const decisionAs = (identities: string[], at = now) => ({ by: identities[0]!, identities, approved: true, route: 'api' as const, at: new Date(at).toISOString() });
+const decision = (by: string, approved: boolean, reason?: string) => ({
+  by,
+  approved,
+  route: 'api' as const,
+  at: new Date(now).toISOString(),
+  ...(reason ? { reason } : {}),
+});
+const decisionAs = (identities: string[], at = now) => ({
+  by: identities[0]!,
+  identities,
+  approved: true,
+  route: 'api' as const,
+  at: new Date(at).toISOString(),
+});
 
 describe('who a caller is, for an approval', () => {
   it('keeps every key and principal of the starter, never its roles', () => {
-    const approval = waitingApproval(1, ['role:Approver'], now + minute, { primary: 'principal:AAAA-1111', selectors: ['principal:AAAA-1111', 'key:0123456789AB', 'role:Approver'] });
+    const approval = waitingApproval(1, ['role:Approver'], now + minute, {
+      primary: 'principal:AAAA-1111',
+      selectors: ['principal:AAAA-1111', 'key:0123456789AB', 'role:Approver'],
+    });
     expect(approval.starter).toEqual(['principal:aaaa-1111', 'key:0123456789ab']);
     expect(identitiesOf({ primary: 'anonymous', selectors: [] })).toEqual(['anonymous']);
   });
@@ -68,7 +83,11 @@ it('is never sent when its last approval came at or after its expiry: it ends ex
   expect(awaitsSend(late)).toBe(true);
   expect(approvalStepOf(late, expiry)).toMatchObject({
     kind: 'end',
-    ending: { runtimeStatus: 'Failed', failure: { code: 'NotApproved', message: expect.stringMatching(/not before the request expired at 2026-06-01T01:00:00.000Z.*Start it again/) }, customStatus: { approval: { state: 'expired' } } },
+    ending: {
+      runtimeStatus: 'Failed',
+      failure: { code: 'NotApproved', message: expect.stringMatching(/not before the request expired at 2026-06-01T01:00:00.000Z.*Start it again/) },
+      customStatus: { approval: { state: 'expired' } },
+    },
   });
   const inTime = withDecision(withDecision(waiting, decisionAs(['key:a00000000001']), now), decisionAs(['key:a00000000002'], expiry - 1), expiry - 1);
   expect(approvalStepOf(inTime, expiry + minute)).toEqual({ kind: 'send' });
@@ -91,12 +110,18 @@ it('waits until the approvals needed come from distinct callers, then awaits its
 
 it('ends at the first rejection, naming who and why', () => {
   const rejected = withDecision(waiting, decision('key:a00000000001', false, 'freeze'), now);
-  expect(notApprovedEnding(rejected)).toMatchObject({ runtimeStatus: 'Failed', failure: { code: 'NotApproved', message: expect.stringMatching(/key:a00000000001.*freeze/) } });
+  expect(notApprovedEnding(rejected)).toMatchObject({
+    runtimeStatus: 'Failed',
+    failure: { code: 'NotApproved', message: expect.stringMatching(/key:a00000000001.*freeze/) },
+  });
 });
 
 it('expires at its expiry, not before', () => {
   expect(approvalStepOf(waiting, now + 59 * minute)).toEqual({ kind: 'wait' });
-  expect(approvalStepOf(waiting, now + 60 * minute)).toMatchObject({ kind: 'end', ending: { failure: { code: 'NotApproved' }, customStatus: { approval: { state: 'expired' } } } });
+  expect(approvalStepOf(waiting, now + 60 * minute)).toMatchObject({
+    kind: 'end',
+    ending: { failure: { code: 'NotApproved' }, customStatus: { approval: { state: 'expired' } } },
+  });
 });
 
 it('is left alone by the stale-start rule while it waits or awaits its send, and counts from its send claim', () => {
@@ -119,5 +144,8 @@ it('keeps the approval and its decisions once sent, polled and ended', () => {
   const sent = running(approved, { mode: 'location', url: 'https://m/op', resourceUrl: 'https://m/p', deadlineMs: 3600_000 }, { status: 202 }, now, policy);
   const polled = afterRead(sent, { kind: 'running', state: 'InProgress' }, now + minute, policy);
   const done = ended(polled, { runtimeStatus: 'Completed', customStatus: { upstreamState: 'Succeeded' } }, now + 2 * minute, { newId: () => 'e1' });
-  expect(done.customStatus).toMatchObject({ upstreamState: 'Succeeded', approval: { state: 'approved', decisions: [{ by: 'key:a00000000001' }, { by: 'key:a00000000002' }] } });
+  expect(done.customStatus).toMatchObject({
+    upstreamState: 'Succeeded',
+    approval: { state: 'approved', decisions: [{ by: 'key:a00000000001' }, { by: 'key:a00000000002' }] },
+  });
 });

@@ -1,5 +1,17 @@
 /** The ARM polling rules, as scenario tables named like core-lro's (put201Creating, post202Location…). */
-import { finalReadOf, isUnfollowableAccept, movedPollUrlOf, pollIntervalMs, pollingModeOf, provisioningStateOf, readPoll, readsResultOf, resultUrlOf, terminalStateOf, type UpstreamAnswer } from '../../../src/orchestration/lroRules';
+import {
+  finalReadOf,
+  isUnfollowableAccept,
+  movedPollUrlOf,
+  pollIntervalMs,
+  pollingModeOf,
+  provisioningStateOf,
+  readPoll,
+  readsResultOf,
+  resultUrlOf,
+  terminalStateOf,
+  type UpstreamAnswer,
+} from '../../../src/orchestration/lroRules';
 
 const answer = (status: number, headers: Record<string, string> = {}, body?: unknown): UpstreamAnswer => ({ status, headers, body });
 const resource = (provisioningState?: string) => ({ properties: provisioningState === undefined ? {} : { provisioningState } });
@@ -29,11 +41,21 @@ describe('pollingModeOf', () => {
     ['put200NoState: final', 'PUT', answer(200, {}, resource()), undefined],
     ['put201Creating: poll the resource', 'PUT', answer(201, {}, resource('Creating')), 'resource'],
     ['put201CreatingLocation: follow Location', 'PUT', answer(201, { location: 'https://m/op' }, resource('Pending')), 'location'],
-    ['put201BothHeaders: prefer Azure-AsyncOperation', 'PUT', answer(201, { location: 'https://m/op', 'azure-asyncoperation': 'https://m/st' }, resource('Pending')), 'azure-async-operation'],
+    [
+      'put201BothHeaders: prefer Azure-AsyncOperation',
+      'PUT',
+      answer(201, { location: 'https://m/op', 'azure-asyncoperation': 'https://m/st' }, resource('Pending')),
+      'azure-async-operation',
+    ],
     ['put202Accepted: poll', 'PUT', answer(202, {}, resource('Succeeded')), 'resource'],
     ['put400: final', 'PUT', answer(400, {}, { error: {} }), undefined],
     ['post202Location: follow Location', 'POST', answer(202, { location: 'https://m/op' }), 'location'],
-    ['post202AsyncAndLocation: prefer Azure-AsyncOperation', 'POST', answer(202, { location: 'https://m/op', 'azure-asyncoperation': 'https://m/st' }), 'azure-async-operation'],
+    [
+      'post202AsyncAndLocation: prefer Azure-AsyncOperation',
+      'POST',
+      answer(202, { location: 'https://m/op', 'azure-asyncoperation': 'https://m/st' }),
+      'azure-async-operation',
+    ],
     ['post200: final', 'POST', answer(200, {}, { ok: true }), undefined],
     ['post202NoHeaders: nothing to follow', 'POST', answer(202), undefined],
   ])('%s', (_title, method, initial, expected) => expect(pollingModeOf(method, initial)).toBe(expected));
@@ -58,9 +80,17 @@ describe('resultUrlOf and finalReadOf', () => {
     ['delete202BothHeaders: no result', 'DELETE', 'azure-async-operation', both, undefined],
   ])('%s', (_title, method, mode, initial, expected) => expect(resultUrlOf(method, mode, initial)).toBe(expected));
 
-  it('reads a PUT\'s resource, else a POST\'s result as a Location status, else nothing', () => {
-    expect(finalReadOf({ needsFinalGet: true }, { mode: 'azure-async-operation', resourceUrl: 'https://m/r' })).toEqual({ mode: 'resource', url: 'https://m/r', method: 'GET' });
-    expect(finalReadOf({ needsFinalGet: false }, { mode: 'azure-async-operation', resourceUrl: 'https://m/r', resultUrl: 'https://m/result' })).toEqual({ mode: 'location', url: 'https://m/result', method: 'POST' });
+  it("reads a PUT's resource, else a POST's result as a Location status, else nothing", () => {
+    expect(finalReadOf({ needsFinalGet: true }, { mode: 'azure-async-operation', resourceUrl: 'https://m/r' })).toEqual({
+      mode: 'resource',
+      url: 'https://m/r',
+      method: 'GET',
+    });
+    expect(finalReadOf({ needsFinalGet: false }, { mode: 'azure-async-operation', resourceUrl: 'https://m/r', resultUrl: 'https://m/result' })).toEqual({
+      mode: 'location',
+      url: 'https://m/result',
+      method: 'POST',
+    });
     expect(finalReadOf({ needsFinalGet: false }, { mode: 'azure-async-operation', resourceUrl: 'https://m/r' })).toBeUndefined();
   });
 
@@ -86,14 +116,32 @@ describe('movedPollUrlOf', () => {
 describe('readPoll', () => {
   it.each<[string, Parameters<typeof readPoll>[0], string, UpstreamAnswer, Record<string, unknown>]>([
     ['async InProgress', 'azure-async-operation', 'PUT', answer(200, {}, { status: 'InProgress' }), { kind: 'running', state: 'InProgress' }],
-    ['async Succeeded on a PUT: GET the resource', 'azure-async-operation', 'PUT', answer(200, {}, { status: 'Succeeded' }), { kind: 'succeeded', needsFinalGet: true }],
-    ['async Failed keeps the error', 'azure-async-operation', 'PUT', answer(200, {}, { status: 'Failed', error: { code: 'Boom' } }), { kind: 'failed', state: 'Failed', error: { status: 'Failed', error: { code: 'Boom' } } }],
+    [
+      'async Succeeded on a PUT: GET the resource',
+      'azure-async-operation',
+      'PUT',
+      answer(200, {}, { status: 'Succeeded' }),
+      { kind: 'succeeded', needsFinalGet: true },
+    ],
+    [
+      'async Failed keeps the error',
+      'azure-async-operation',
+      'PUT',
+      answer(200, {}, { status: 'Failed', error: { code: 'Boom' } }),
+      { kind: 'failed', state: 'Failed', error: { status: 'Failed', error: { code: 'Boom' } } },
+    ],
     ['async 404: the read failed, not the operation', 'azure-async-operation', 'PUT', answer(404), { kind: 'read-failed', status: 404 }],
     ['async 503: the read failed', 'azure-async-operation', 'PUT', answer(503), { kind: 'read-failed', status: 503 }],
     ['location 202: running', 'location', 'POST', answer(202), { kind: 'running' }],
     ['location 200 on a POST: this is the result', 'location', 'POST', answer(200, {}, { id: 'x' }), { kind: 'succeeded', needsFinalGet: false }],
     ['location 200 on a PUT: GET the resource', 'location', 'PUT', answer(200, {}, { id: 'x' }), { kind: 'succeeded', needsFinalGet: true }],
-    ['location 400: the operation failed, error kept', 'location', 'POST', answer(400, {}, { error: { code: 'Nope' } }), { kind: 'failed', status: 400, error: { error: { code: 'Nope' } } }],
+    [
+      'location 400: the operation failed, error kept',
+      'location',
+      'POST',
+      answer(400, {}, { error: { code: 'Nope' } }),
+      { kind: 'failed', status: 400, error: { error: { code: 'Nope' } } },
+    ],
     ['location 429: the read failed', 'location', 'POST', answer(429), { kind: 'read-failed', status: 429 }],
     ['resource Updating: running', 'resource', 'PUT', answer(200, {}, resource('Updating')), { kind: 'running', state: 'Updating' }],
     ['resource Succeeded', 'resource', 'PUT', answer(200, {}, resource('Succeeded')), { kind: 'succeeded', needsFinalGet: false }],
@@ -104,7 +152,13 @@ describe('readPoll', () => {
     ['location 403: the read failed, not the operation', 'location', 'PUT', answer(403), { kind: 'read-failed', status: 403 }],
     ['resource 403: the read failed', 'resource', 'PUT', answer(403), { kind: 'read-failed', status: 403 }],
     // No redirects in the protocol: a 3xx is the upstream's error, never the result.
-    ['location 302: the upstream broke the protocol', 'location', 'POST', answer(302, { location: 'https://m/x' }), { kind: 'failed', status: 502, error: { error: { code: 'UpstreamBadResponse' } } }],
+    [
+      'location 302: the upstream broke the protocol',
+      'location',
+      'POST',
+      answer(302, { location: 'https://m/x' }),
+      { kind: 'failed', status: 502, error: { error: { code: 'UpstreamBadResponse' } } },
+    ],
     ['location 304: the upstream broke the protocol', 'location', 'PUT', answer(304), { kind: 'failed', status: 502 }],
     ['async 301: the upstream broke the protocol', 'azure-async-operation', 'PUT', answer(301), { kind: 'failed', status: 502 }],
   ])('%s', (_title, mode, method, polled, expected) => expect(readPoll(mode, method, polled)).toMatchObject(expected));

@@ -25,7 +25,11 @@ it('hands the engine the allow-list, checked at every delivery, and the bounds p
       NOTIFY_RUN_WAIT_MS: '0',
     }),
   );
-  expect(settings).toMatchObject({ allowedOrigins: ['https://hooks.example.com'], originGate: { perOriginConcurrency: 3, failuresToOpen: 5, coolDownMs: 30_000 }, deliveryWaitMs: 0 });
+  expect(settings).toMatchObject({
+    allowedOrigins: ['https://hooks.example.com'],
+    originGate: { perOriginConcurrency: 3, failuresToOpen: 5, coolDownMs: 30_000 },
+    deliveryWaitMs: 0,
+  });
 });
 
 it.each([

@@ -47,7 +47,7 @@ it('counts an attempt never made neither way', () => {
   expect(origins.check(origin)).toEqual({ kind: 'go' });
 });
 
-it("says when an attempt opened the circuit, and follows the app-wide record: held open, a probe given, closed", () => {
+it('says when an attempt opened the circuit, and follows the app-wide record: held open, a probe given, closed', () => {
   const origins = gate();
   const results = [1, 2, 3, 4].map(() => {
     origins.enter(origin);

@@ -1,9 +1,27 @@
 /** The outbox rules as tables: what is due, and what one attempt leads to. */
-import { afterAttempt, deliveryView, droppedDelivery, dueDeliveries, isTargetAllowed, outboxHint, nextDeliveryAt, openOutbox, type Delivery, type DeliveryOutcome } from '../../../src/orchestration/outbox';
+import {
+  afterAttempt,
+  deliveryView,
+  droppedDelivery,
+  dueDeliveries,
+  isTargetAllowed,
+  outboxHint,
+  nextDeliveryAt,
+  openOutbox,
+  type Delivery,
+  type DeliveryOutcome,
+} from '../../../src/orchestration/outbox';
 
 const policy = { maxAttempts: 4, firstRetryMs: 1000, maxRetryMs: 3000, claimMs: 500 };
 const now = 1_000_000;
-const pending = (fields: Partial<Delivery> = {}): Delivery => ({ target: 'https://hooks.example.com/a/secret-path?key=k', eventId: 'e1', state: 'pending', attempts: 0, nextAttemptAt: now, ...fields });
+const pending = (fields: Partial<Delivery> = {}): Delivery => ({
+  target: 'https://hooks.example.com/a/secret-path?key=k',
+  eventId: 'e1',
+  state: 'pending',
+  attempts: 0,
+  nextAttemptAt: now,
+  ...fields,
+});
 
 describe('openOutbox', () => {
   it('opens one pending delivery per distinct target, each with its own event id', () => {
@@ -29,7 +47,9 @@ describe('dueDeliveries and nextDeliveryAt', () => {
   });
 
   it('is next due at the earliest pending time, claims included; never when none is pending', () => {
-    expect(nextDeliveryAt([pending({ nextAttemptAt: now + 5 }), pending({ nextAttemptAt: now + 2, claimedUntil: now + 9 }), pending({ state: 'delivered' })])).toBe(now + 5);
+    expect(
+      nextDeliveryAt([pending({ nextAttemptAt: now + 5 }), pending({ nextAttemptAt: now + 2, claimedUntil: now + 9 }), pending({ state: 'delivered' })]),
+    ).toBe(now + 5);
     expect(nextDeliveryAt([pending({ state: 'failed' })])).toBeUndefined();
     expect(nextDeliveryAt(undefined)).toBeUndefined();
   });
@@ -38,10 +58,25 @@ describe('dueDeliveries and nextDeliveryAt', () => {
 describe('afterAttempt', () => {
   it.each<[string, Delivery, DeliveryOutcome, Partial<Delivery>]>([
     ['delivered', pending({ claimedUntil: now + 500 }), { delivered: true }, { state: 'delivered', attempts: 1, nextAttemptAt: undefined }],
-    ['a first failure waits the first retry', pending(), { delivered: false, retriable: true, error: 'HTTP 503' }, { state: 'pending', attempts: 1, nextAttemptAt: now + 1000, lastError: 'HTTP 503' }],
-    ['then twice as long', pending({ attempts: 1 }), { delivered: false, retriable: true, error: 'timeout' }, { state: 'pending', attempts: 2, nextAttemptAt: now + 2000 }],
+    [
+      'a first failure waits the first retry',
+      pending(),
+      { delivered: false, retriable: true, error: 'HTTP 503' },
+      { state: 'pending', attempts: 1, nextAttemptAt: now + 1000, lastError: 'HTTP 503' },
+    ],
+    [
+      'then twice as long',
+      pending({ attempts: 1 }),
+      { delivered: false, retriable: true, error: 'timeout' },
+      { state: 'pending', attempts: 2, nextAttemptAt: now + 2000 },
+    ],
     ['capped', pending({ attempts: 2 }), { delivered: false, retriable: true, error: 'timeout' }, { state: 'pending', attempts: 3, nextAttemptAt: now + 3000 }],
-    ['until the last attempt', pending({ attempts: 3 }), { delivered: false, retriable: true, error: 'timeout' }, { state: 'failed', attempts: 4, nextAttemptAt: undefined }],
+    [
+      'until the last attempt',
+      pending({ attempts: 3 }),
+      { delivered: false, retriable: true, error: 'timeout' },
+      { state: 'failed', attempts: 4, nextAttemptAt: undefined },
+    ],
     ['a refusal is final', pending(), { delivered: false, retriable: false, error: 'HTTP 400' }, { state: 'failed', attempts: 1, lastError: 'HTTP 400' }],
   ])('%s', (_title, delivery, outcome, expected) => {
     const after = afterAttempt(delivery, outcome, now, policy);
@@ -79,7 +114,14 @@ describe('isTargetAllowed and droppedDelivery', () => {
 
   it('drops without an attempt, final, saying why', () => {
     const dropped = droppedDelivery(pending({ attempts: 1, claimedUntil: now + 500 }), 'origin no longer allowed');
-    expect(dropped).toEqual({ target: pending().target, eventId: 'e1', state: 'dropped', attempts: 1, nextAttemptAt: undefined, lastError: 'origin no longer allowed' });
+    expect(dropped).toEqual({
+      target: pending().target,
+      eventId: 'e1',
+      state: 'dropped',
+      attempts: 1,
+      nextAttemptAt: undefined,
+      lastError: 'origin no longer allowed',
+    });
     expect(nextDeliveryAt([dropped])).toBeUndefined();
     expect(deliveryView(dropped)).toMatchObject({ state: 'dropped', nextAttemptTime: null, lastError: 'origin no longer allowed' });
   });
@@ -93,6 +135,9 @@ describe('outboxHint', () => {
       pending({ attempts: 1, target: 'https://a.example.com/z' }),
     ];
     expect(outboxHint(deliveries)).toEqual({ fresh: false, origins: ['https://a.example.com'] });
-    expect(outboxHint([...deliveries, pending({ target: 'https://xn--fsq.example/h' })])).toEqual({ fresh: true, origins: ['https://a.example.com', 'https://xn--fsq.example'] });
+    expect(outboxHint([...deliveries, pending({ target: 'https://xn--fsq.example/h' })])).toEqual({
+      fresh: true,
+      origins: ['https://a.example.com', 'https://xn--fsq.example'],
+    });
   });
 });

@@ -37,7 +37,7 @@ describe('StateCache', () => {
     expect(new StateCache(0).size).toBe(0);
   });
 
-  it('takes a document\'s size as the store measured it when writing, never serialising it again (it may be megabytes)', () => {
+  it("takes a document's size as the store measured it when writing, never serialising it again (it may be megabytes)", () => {
     const serialise = jest.spyOn(JSON, 'stringify');
     try {
       const cache = new StateCache(64 * 1024 * 1024);

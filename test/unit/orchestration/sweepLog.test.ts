@@ -20,11 +20,21 @@ describe('sweepLogLine', () => {
   });
 
   it('always logs a run that overran the period, saying so', () => {
-    expect(JSON.parse(sweepLogLine({ ...idle, durationMs: 12_000 }, { periodMs: 10_000, level: 'information' })!)).toEqual({ event: 'sweep', ...idle, durationMs: 12_000, overran: true, periodMs: 10_000 });
+    expect(JSON.parse(sweepLogLine({ ...idle, durationMs: 12_000 }, { periodMs: 10_000, level: 'information' })!)).toEqual({
+      event: 'sweep',
+      ...idle,
+      durationMs: 12_000,
+      overran: true,
+      periodMs: 10_000,
+    });
   });
 
   it('logs a run that left due work to the next as overrun, however short it was', () => {
-    expect(JSON.parse(sweepLogLine({ ...idle, due: 40, polled: 30, deferred: 10 }, { periodMs: 10_000, level: 'information' })!)).toMatchObject({ deferred: 10, overran: true, periodMs: 10_000 });
+    expect(JSON.parse(sweepLogLine({ ...idle, due: 40, polled: 30, deferred: 10 }, { periodMs: 10_000, level: 'information' })!)).toMatchObject({
+      deferred: 10,
+      overran: true,
+      periodMs: 10_000,
+    });
   });
 
   it('logs every run at debug', () => {

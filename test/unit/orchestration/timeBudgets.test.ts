@@ -20,7 +20,7 @@ it('a start is judged interrupted only after its writes and its upstream call co
   expect(orchestrationSettingsOf(retrying).startRecordAttempts).toBe(10);
 });
 
-it('a wait leaves room for two storage reads before the front end\'s 230 s', () => {
+it("a wait leaves room for two storage reads before the front end's 230 s", () => {
   expect(longestWaitSeconds(parseConfig(minimal))).toBe(200);
   expect(longestWaitSeconds(parseConfig({ ...minimal, GATEWAY_WAIT_MAX_SECONDS: '220' }))).toBe(210);
   expect(longestWaitSeconds(parseConfig({ ...minimal, GATEWAY_WAIT_MAX_SECONDS: '220', STORAGE_TIMEOUT_MS: '60000' }))).toBe(110);

@@ -39,11 +39,34 @@ describe('afterRead', () => {
     expect(state.poll).toMatchObject({ url: 'https://m/op2', nextPollAt: now + 7000, pollCount: 1, failedReads: 0 });
   });
 
-  it('a POST\'s result not ready yet: a running read of the result URL, which the poll reads from now on, the operation Succeeded', () => {
-    const following = running(pending, { ...plan, mode: 'azure-async-operation', url: 'https://m/st', resultUrl: 'https://m/result' }, { status: 202 }, now, policy);
-    const state = afterRead(following, { kind: 'running', state: 'InProgress', retryAfter: '7', movedTo: 'https://m/result', answerStatus: 202, readsResult: true }, now, policy);
-    expect(state.poll).toMatchObject({ mode: 'location', url: 'https://m/result', resultUrl: 'https://m/result', nextPollAt: now + 7000, pollCount: 1, failedReads: 0 });
-    expect(state.customStatus).toEqual({ upstreamState: 'Succeeded', lastReadStatus: 202, lastPolledTime: new Date(now).toISOString(), message: 'The operation succeeded upstream; its result is not ready yet (202); reading it again.' });
+  it("a POST's result not ready yet: a running read of the result URL, which the poll reads from now on, the operation Succeeded", () => {
+    const following = running(
+      pending,
+      { ...plan, mode: 'azure-async-operation', url: 'https://m/st', resultUrl: 'https://m/result' },
+      { status: 202 },
+      now,
+      policy,
+    );
+    const state = afterRead(
+      following,
+      { kind: 'running', state: 'InProgress', retryAfter: '7', movedTo: 'https://m/result', answerStatus: 202, readsResult: true },
+      now,
+      policy,
+    );
+    expect(state.poll).toMatchObject({
+      mode: 'location',
+      url: 'https://m/result',
+      resultUrl: 'https://m/result',
+      nextPollAt: now + 7000,
+      pollCount: 1,
+      failedReads: 0,
+    });
+    expect(state.customStatus).toEqual({
+      upstreamState: 'Succeeded',
+      lastReadStatus: 202,
+      lastPolledTime: new Date(now).toISOString(),
+      message: 'The operation succeeded upstream; its result is not ready yet (202); reading it again.',
+    });
     const failed = afterRead(state, { kind: 'read-failed', status: 503, movedTo: 'https://m/result', readsResult: true }, now, policy);
     expect(failed.customStatus).toMatchObject({ upstreamState: 'Succeeded', lastReadStatus: 503, message: 'The result read failed (503); retrying.' });
     expect(failed.poll).toMatchObject({ mode: 'location', url: 'https://m/result', failedReads: 1 });
@@ -54,7 +77,7 @@ describe('afterRead', () => {
     expect(state.poll).toMatchObject({ nextPollAt: now + 60_000, pollCount: 1, failedReads: 1 });
   });
 
-  it.each([401, 403])('passthrough: moves nothing after a read refused with the reader\'s token (%i)', (status) => {
+  it.each([401, 403])("passthrough: moves nothing after a read refused with the reader's token (%i)", (status) => {
     const started = { ...runningState, actor: 'actor-a' };
     const claimed = { ...started, poll: { ...started.poll!, claimedUntil: now + 60_000 } };
     const state = afterRead(claimed, { kind: 'read-failed', status }, now, policy);
@@ -62,8 +85,11 @@ describe('afterRead', () => {
     expect(state.customStatus).toMatchObject({ lastReadStatus: status });
   });
 
-  it.each([401, 403])('the app\'s own token refused (%i): backs off as after any failed read, or as long as asked', (status) => {
+  it.each([401, 403])("the app's own token refused (%i): backs off as after any failed read, or as long as asked", (status) => {
     expect(afterRead(runningState, { kind: 'read-failed', status }, now, policy).poll).toMatchObject({ nextPollAt: now + 60_000, failedReads: 1 });
-    expect(afterRead(runningState, { kind: 'read-failed', status, retryAfter: '300' }, now, policy).poll).toMatchObject({ nextPollAt: now + 300_000, failedReads: 1 });
+    expect(afterRead(runningState, { kind: 'read-failed', status, retryAfter: '300' }, now, policy).poll).toMatchObject({
+      nextPollAt: now + 300_000,
+      failedReads: 1,
+    });
   });
 });

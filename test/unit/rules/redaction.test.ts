@@ -19,7 +19,6 @@ describe('redactSecrets', () => {
     for (const kept of ['visible', 'share', 'r.example', 'KeptAsIs', 'ABC', 'workspaceId']) expect(redacted).toContain(kept);
   });
 
-
   it('leaves empty secret fields as they are: there is nothing to hide', () => {
     expect(redactSecrets({ volumes: [{ name: 'v', secret: {} }], password: '' })).toEqual({ volumes: [{ name: 'v', secret: {} }], password: '' });
   });

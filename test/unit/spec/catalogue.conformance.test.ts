@@ -21,7 +21,9 @@ describe('conformance examples against the catalogue', () => {
     it('has valid path parameters and query', () => {
       const params = Object.fromEntries(Object.keys(operation.pathParams.shape).map((name) => [name, String(example.parameters[name])]));
       expect(operation.pathParams.safeParse(params).error?.issues).toBeUndefined();
-      const query = Object.fromEntries(['api-version', '$filter'].filter((name) => name in example.parameters).map((name) => [name, String(example.parameters[name])]));
+      const query = Object.fromEntries(
+        ['api-version', '$filter'].filter((name) => name in example.parameters).map((name) => [name, String(example.parameters[name])]),
+      );
       expect(operation.query.safeParse(query).error?.issues).toBeUndefined();
       expect(example.parameters['api-version']).toBe(operation.apiVersion);
     });

@@ -59,13 +59,17 @@ it('lets the context go once the last work within it settles, and takes it again
 it('counts work that returns at once, throws or rejects, and leaves the failure to the caller', async () => {
   const { counted, disabled } = manager();
   expect(counted.with(contextOf('sync'), () => counted.active().getValue(key))).toBe('sync');
-  expect(() => counted.with(contextOf('throws'), () => {
-    throw new Error('thrown');
-  })).toThrow('thrown');
-  await expect(counted.with(contextOf('rejects'), async () => {
-    await tick();
-    throw new Error('rejected');
-  })).rejects.toThrow('rejected');
+  expect(() =>
+    counted.with(contextOf('throws'), () => {
+      throw new Error('thrown');
+    }),
+  ).toThrow('thrown');
+  await expect(
+    counted.with(contextOf('rejects'), async () => {
+      await tick();
+      throw new Error('rejected');
+    }),
+  ).rejects.toThrow('rejected');
   await tick();
   expect(counted.open).toBe(0);
   expect(disabled()).toBe(3);
@@ -73,7 +77,13 @@ it('counts work that returns at once, throws or rejects, and leaves the failure 
 
 it('leaves a rejection nobody awaits reported as unhandled', async () => {
   // In a process of its own: jest takes unhandled rejections for itself.
-  const { outputFiles } = await build({ entryPoints: [resolve(__dirname, '../../../src/telemetry/countedContext.ts')], bundle: true, platform: 'node', format: 'cjs', write: false });
+  const { outputFiles } = await build({
+    entryPoints: [resolve(__dirname, '../../../src/telemetry/countedContext.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    write: false,
+  });
   const program = `${outputFiles[0]!.text}
 const counted = new module.exports.CountedContextManager(true);
 counted.enable();

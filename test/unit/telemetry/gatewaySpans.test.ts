@@ -12,7 +12,13 @@ const resource = resourceFromAttributes({ 'service.name': 'spans-test' });
 
 function tracerWith(sampler: Sampler = new AlwaysOnSampler()) {
   const exporter = new InMemorySpanExporter();
-  const tracer = new GatewayTracer({ resource, scope: { name: 'management-gateway', version: '1.2.3' }, sampler, ids: new PooledRandomIds(), processors: [new SimpleSpanProcessor(exporter)] });
+  const tracer = new GatewayTracer({
+    resource,
+    scope: { name: 'management-gateway', version: '1.2.3' },
+    sampler,
+    ids: new PooledRandomIds(),
+    processors: [new SimpleSpanProcessor(exporter)],
+  });
   return { tracer, exported: () => exporter.getFinishedSpans() as ReadableSpan[] };
 }
 
@@ -29,7 +35,15 @@ it('hands the processor a finished span with its parent, attributes, scope, reso
   expect(childSpan!.spanContext().traceId).toBe(parentSpan!.spanContext().traceId);
   expect(childSpan!.parentSpanContext?.spanId).toBe(parentSpan!.spanContext().spanId);
   expect(parentSpan!.parentSpanContext).toBeUndefined();
-  expect(childSpan).toMatchObject({ name: 'GET', kind: SpanKind.CLIENT, attributes: { 'http.request.method': 'GET', 'http.response.status_code': 200 }, instrumentationScope: { name: 'management-gateway', version: '1.2.3' }, ended: true, links: [], events: [] });
+  expect(childSpan).toMatchObject({
+    name: 'GET',
+    kind: SpanKind.CLIENT,
+    attributes: { 'http.request.method': 'GET', 'http.response.status_code': 200 },
+    instrumentationScope: { name: 'management-gateway', version: '1.2.3' },
+    ended: true,
+    links: [],
+    events: [],
+  });
   expect(childSpan!.resource.attributes['service.name']).toBe('spans-test');
   expect(childSpan!.spanContext().traceFlags & TraceFlags.SAMPLED).toBe(TraceFlags.SAMPLED);
   const startMs = parentSpan!.startTime[0] * 1000 + parentSpan!.startTime[1] / 1e6;

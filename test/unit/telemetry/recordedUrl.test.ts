@@ -6,9 +6,9 @@ import { recordedUrlOf } from '../../../src/telemetry/spans';
 
 describe('recordedUrlOf', () => {
   it('keeps the path and api-version, and replaces every other value', () => {
-    expect(recordedUrlOf('https://management.azure.com', '/subscriptions/s/providers/P/x?api-version=2025-09-01&$skiptoken=CANARY-SECRET-a&sig=CANARY-SECRET-b')).toBe(
-      'https://management.azure.com/subscriptions/s/providers/P/x?api-version=2025-09-01&$skiptoken=REDACTED&sig=REDACTED',
-    );
+    expect(
+      recordedUrlOf('https://management.azure.com', '/subscriptions/s/providers/P/x?api-version=2025-09-01&$skiptoken=CANARY-SECRET-a&sig=CANARY-SECRET-b'),
+    ).toBe('https://management.azure.com/subscriptions/s/providers/P/x?api-version=2025-09-01&$skiptoken=REDACTED&sig=REDACTED');
   });
 
   it('replaces a value whatever the case of its name, and keeps API-Version in any case', () => {

@@ -51,9 +51,19 @@ it('reads the exporter settings, with their defaults', () => {
     metricIntervalMs: 60_000,
   });
   const both = exportSettingsOf(
-    parseConfig({ ...required, OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', APPLICATIONINSIGHTS_CONNECTION_STRING: 'InstrumentationKey=k;IngestionEndpoint=https://i.example.com/', TELEMETRY_SAMPLING_RATIO: '0.25' }),
+    parseConfig({
+      ...required,
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      APPLICATIONINSIGHTS_CONNECTION_STRING: 'InstrumentationKey=k;IngestionEndpoint=https://i.example.com/',
+      TELEMETRY_SAMPLING_RATIO: '0.25',
+    }),
   );
-  expect(both).toMatchObject({ otlp: { protocol: 'http/json' }, applicationInsights: { connectionString: 'InstrumentationKey=k;IngestionEndpoint=https://i.example.com/' }, samplingRatio: 0.25 });
+  expect(both).toMatchObject({
+    otlp: { protocol: 'http/json' },
+    applicationInsights: { connectionString: 'InstrumentationKey=k;IngestionEndpoint=https://i.example.com/' },
+    samplingRatio: 0.25,
+  });
 });
 
 it('refuses an exporter setting it cannot use, naming what it takes', () => {

@@ -56,19 +56,84 @@ describe('broken gallery image versions', () => {
     ['no name', (d) => delete d.name, 'name', 'Required'],
     ['no location', (d) => delete d.location, 'location', 'Required'],
     ['no storageProfile', (d) => delete d.properties.storageProfile, 'properties.storageProfile', 'Required'],
-    ['a host caching outside the spec', (d) => (d.properties.storageProfile.osDiskImage.hostCaching = 'WriteBack'), 'properties.storageProfile.osDiskImage.hostCaching', 'InvalidEnumValue'],
-    ['a replication mode outside the spec', (d) => (d.properties.publishingProfile.replicationMode = 'Deep'), 'properties.publishingProfile.replicationMode', 'InvalidEnumValue'],
-    ['StandardSSD_LRS on a target region (only extended locations take it)', (d) => (d.properties.publishingProfile.targetRegions[1].storageAccountType = 'StandardSSD_LRS'), 'properties.publishingProfile.targetRegions[1].storageAccountType', 'InvalidEnumValue'],
-    ['a fractional replica count', (d) => (d.properties.publishingProfile.targetRegions[0].regionalReplicaCount = 1.5), 'properties.publishingProfile.targetRegions[0].regionalReplicaCount', 'InvalidType'],
-    ['a data disk without a lun', (d) => delete d.properties.storageProfile.dataDiskImages[0].lun, 'properties.storageProfile.dataDiskImages[0].lun', 'Required'],
-    ['two data disks with one lun', (d) => d.properties.storageProfile.dataDiskImages.push({ lun: 1, hostCaching: 'None' }), 'properties.storageProfile.dataDiskImages[1].lun', 'DuplicateLun'],
-    ['an encryption lun naming no data disk', (d) => (d.properties.publishingProfile.targetRegions[0].encryption.dataDiskImages[0].lun = 7), 'properties.publishingProfile.targetRegions[0].encryption.dataDiskImages[0].lun', 'UnknownDataDiskLun'],
-    ['an encryption type outside the spec', (d) => (d.properties.publishingProfile.targetRegions[0].encryption.osDiskImage.securityProfile = { confidentialVMEncryptionType: 'Plaintext' }), 'properties.publishingProfile.targetRegions[0].encryption.osDiskImage.securityProfile.confidentialVMEncryptionType', 'InvalidEnumValue'],
-    ['a UEFI template outside the spec', (d) => d.properties.securityProfile.uefiSettings.signatureTemplateNames.push('MyTemplate'), 'properties.securityProfile.uefiSettings.signatureTemplateNames[1]', 'InvalidEnumValue'],
-    ['a UEFI key type outside the spec', (d) => (d.properties.securityProfile.uefiSettings.additionalSignatures.kek[0].type = 'md5'), 'properties.securityProfile.uefiSettings.additionalSignatures.kek[0].type', 'InvalidEnumValue'],
-    ['an extended location type outside the spec', (d) => (d.properties.publishingProfile.targetExtendedLocations = [{ name: 'westus', extendedLocation: { name: 'z', type: 'Cloud' } }]), 'properties.publishingProfile.targetExtendedLocations[0].extendedLocation.type', 'InvalidEnumValue'],
-    ['virtualMachineId beside an id', (d) => (d.properties.storageProfile.source = { id: '/images/x', virtualMachineId: '/vms/y' }), 'properties.storageProfile.source.virtualMachineId', 'ExclusiveSource'],
-    ['communityGalleryImageId beside an id', (d) => (d.properties.storageProfile.source = { id: '/images/x', communityGalleryImageId: '/community/y' }), 'properties.storageProfile.source.communityGalleryImageId', 'ExclusiveSource'],
+    [
+      'a host caching outside the spec',
+      (d) => (d.properties.storageProfile.osDiskImage.hostCaching = 'WriteBack'),
+      'properties.storageProfile.osDiskImage.hostCaching',
+      'InvalidEnumValue',
+    ],
+    [
+      'a replication mode outside the spec',
+      (d) => (d.properties.publishingProfile.replicationMode = 'Deep'),
+      'properties.publishingProfile.replicationMode',
+      'InvalidEnumValue',
+    ],
+    [
+      'StandardSSD_LRS on a target region (only extended locations take it)',
+      (d) => (d.properties.publishingProfile.targetRegions[1].storageAccountType = 'StandardSSD_LRS'),
+      'properties.publishingProfile.targetRegions[1].storageAccountType',
+      'InvalidEnumValue',
+    ],
+    [
+      'a fractional replica count',
+      (d) => (d.properties.publishingProfile.targetRegions[0].regionalReplicaCount = 1.5),
+      'properties.publishingProfile.targetRegions[0].regionalReplicaCount',
+      'InvalidType',
+    ],
+    [
+      'a data disk without a lun',
+      (d) => delete d.properties.storageProfile.dataDiskImages[0].lun,
+      'properties.storageProfile.dataDiskImages[0].lun',
+      'Required',
+    ],
+    [
+      'two data disks with one lun',
+      (d) => d.properties.storageProfile.dataDiskImages.push({ lun: 1, hostCaching: 'None' }),
+      'properties.storageProfile.dataDiskImages[1].lun',
+      'DuplicateLun',
+    ],
+    [
+      'an encryption lun naming no data disk',
+      (d) => (d.properties.publishingProfile.targetRegions[0].encryption.dataDiskImages[0].lun = 7),
+      'properties.publishingProfile.targetRegions[0].encryption.dataDiskImages[0].lun',
+      'UnknownDataDiskLun',
+    ],
+    [
+      'an encryption type outside the spec',
+      (d) => (d.properties.publishingProfile.targetRegions[0].encryption.osDiskImage.securityProfile = { confidentialVMEncryptionType: 'Plaintext' }),
+      'properties.publishingProfile.targetRegions[0].encryption.osDiskImage.securityProfile.confidentialVMEncryptionType',
+      'InvalidEnumValue',
+    ],
+    [
+      'a UEFI template outside the spec',
+      (d) => d.properties.securityProfile.uefiSettings.signatureTemplateNames.push('MyTemplate'),
+      'properties.securityProfile.uefiSettings.signatureTemplateNames[1]',
+      'InvalidEnumValue',
+    ],
+    [
+      'a UEFI key type outside the spec',
+      (d) => (d.properties.securityProfile.uefiSettings.additionalSignatures.kek[0].type = 'md5'),
+      'properties.securityProfile.uefiSettings.additionalSignatures.kek[0].type',
+      'InvalidEnumValue',
+    ],
+    [
+      'an extended location type outside the spec',
+      (d) => (d.properties.publishingProfile.targetExtendedLocations = [{ name: 'westus', extendedLocation: { name: 'z', type: 'Cloud' } }]),
+      'properties.publishingProfile.targetExtendedLocations[0].extendedLocation.type',
+      'InvalidEnumValue',
+    ],
+    [
+      'virtualMachineId beside an id',
+      (d) => (d.properties.storageProfile.source = { id: '/images/x', virtualMachineId: '/vms/y' }),
+      'properties.storageProfile.source.virtualMachineId',
+      'ExclusiveSource',
+    ],
+    [
+      'communityGalleryImageId beside an id',
+      (d) => (d.properties.storageProfile.source = { id: '/images/x', communityGalleryImageId: '/community/y' }),
+      'properties.storageProfile.source.communityGalleryImageId',
+      'ExclusiveSource',
+    ],
   ])('%s', (_title, mutate, path, code) => {
     const result = validateDeclarations(broken(vhdExample, mutate), galleryImageVersionKind);
     expect(result.valid).toBe(false);
@@ -111,7 +176,12 @@ describe('templates', () => {
       resources: [
         { type: 'Vendor.Storage/storageAccounts', name: 'ignored' },
         { type: 'Vendor.ApiManagement/service/apis', apiVersion: '2016-10-10', ...legacyApi() },
-        { type: 'Vendor.ApiManagement/service/apis', apiVersion: '2016-10-10', name: 'bad', properties: { path: 'x', protocols: ['Gopher'], serviceUrl: 'https://b.example' } },
+        {
+          type: 'Vendor.ApiManagement/service/apis',
+          apiVersion: '2016-10-10',
+          name: 'bad',
+          properties: { path: 'x', protocols: ['Gopher'], serviceUrl: 'https://b.example' },
+        },
       ],
     };
     expect(validateDeclarations(template, apiDefinitionKind)).toEqual({
@@ -123,17 +193,27 @@ describe('templates', () => {
   });
 
   it('does not judge template expressions, which only deployment resolves', () => {
-    const declaration = { name: "[concat(parameters('service'), '/echo')]", apiVersion: '2016-10-10', properties: { path: "[parameters('path')]", protocols: "[variables('protocols')]", serviceUrl: "[parameters('backend')]" } };
+    const declaration = {
+      name: "[concat(parameters('service'), '/echo')]",
+      apiVersion: '2016-10-10',
+      properties: { path: "[parameters('path')]", protocols: "[variables('protocols')]", serviceUrl: "[parameters('backend')]" },
+    };
     expect(validateDeclarations(declaration, apiDefinitionKind).errors).toEqual([]);
   });
 
   it('says when a template has no resource of the type', () => {
-    expect(validateDeclarations({ resources: [] }, galleryImageVersionKind).errors).toEqual([expect.objectContaining({ path: 'resources', code: 'NoMatchingResource' })]);
+    expect(validateDeclarations({ resources: [] }, galleryImageVersionKind).errors).toEqual([
+      expect.objectContaining({ path: 'resources', code: 'NoMatchingResource' }),
+    ]);
   });
 });
 
 describe('bounds', () => {
-  const brokenApi = (index: number) => ({ type: 'Vendor.ApiManagement/service/apis', name: `a${index}`, properties: { path: 'x', protocols: ['Gopher'], serviceUrl: 'https://b.example' } });
+  const brokenApi = (index: number) => ({
+    type: 'Vendor.ApiManagement/service/apis',
+    name: `a${index}`,
+    properties: { path: 'x', protocols: ['Gopher'], serviceUrl: 'https://b.example' },
+  });
 
   it('lists at most 100 errors and counts them all', () => {
     const result = validateDeclarations({ resources: Array.from({ length: 250 }, (_, index) => brokenApi(index)) }, apiDefinitionKind);

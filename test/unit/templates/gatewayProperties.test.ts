@@ -50,7 +50,14 @@ describe('validateCustomProperties', () => {
 
   it('reports unknown keys, bad values and disabled required ciphers', () => {
     const result = validateCustomProperties(
-      { customProperties: { [`${prefix}.Security.Protocols.Tls13`]: 'True', [`${prefix}.Security.Protocols.Tls10`]: 'maybe', [`${prefix}.Security.Ciphers.TLS_AES_128_GCM_SHA256`]: 'false', 'Other.Setting': 'x' } },
+      {
+        customProperties: {
+          [`${prefix}.Security.Protocols.Tls13`]: 'True',
+          [`${prefix}.Security.Protocols.Tls10`]: 'maybe',
+          [`${prefix}.Security.Ciphers.TLS_AES_128_GCM_SHA256`]: 'false',
+          'Other.Setting': 'x',
+        },
+      },
       prefix,
     );
     expect(result.errors.listed.map((error) => [error.path, error.code])).toEqual([

@@ -8,9 +8,19 @@ import { localChat, slackCommandRequest, teamsCommandRequest } from '../../../to
 
 it("signs a Slack command as Slack does: the app's check accepts it, with another secret it does not", () => {
   const [team, user] = localChat.slackUser.split('/') as [string, string];
-  const { route, headers, body } = slackCommandRequest(localChat.slackSigningSecret, { team, user, text: 'help', responseUrl: `${localChat.standIn}/commands/x` });
+  const { route, headers, body } = slackCommandRequest(localChat.slackSigningSecret, {
+    team,
+    user,
+    text: 'help',
+    responseUrl: `${localChat.standIn}/commands/x`,
+  });
   expect(route).toBe('chatops/slack');
-  expect(Object.fromEntries(new URLSearchParams(body))).toMatchObject({ team_id: team, user_id: user, text: 'help', response_url: `${localChat.standIn}/commands/x` });
+  expect(Object.fromEntries(new URLSearchParams(body))).toMatchObject({
+    team_id: team,
+    user_id: user,
+    text: 'help',
+    response_url: `${localChat.standIn}/commands/x`,
+  });
   const signed = { timestamp: headers['x-slack-request-timestamp']!, signature: headers['x-slack-signature']! };
   expect(verifySlackRequest(localChat.slackSigningSecret, signed, Buffer.from(body), Date.now(), 300)).toMatchObject({ ok: true });
   expect(verifySlackRequest('another-secret-0123456789', signed, Buffer.from(body), Date.now(), 300)).toEqual({ ok: false, reason: 'mismatch' });

@@ -22,7 +22,11 @@ function post(url: string, body: string): Promise<number | string> {
 
 /** An OTLP/JSON export of one client span (not where work begins, so its trace is held). */
 const exportOf = (traceId: string, name: string) =>
-  JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId, spanId: traceId.slice(0, 16), name, kind: 3, startTimeUnixNano: '1000000000', endTimeUnixNano: '2000000000' }] }] }] });
+  JSON.stringify({
+    resourceSpans: [
+      { scopeSpans: [{ spans: [{ traceId, spanId: traceId.slice(0, 16), name, kind: 3, startTimeUnixNano: '1000000000', endTimeUnixNano: '2000000000' }] }] },
+    ],
+  });
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -37,7 +41,8 @@ describe('the trace viewer', () => {
     const printed: string[] = [];
     const viewer = await startTraceViewer((text) => printed.push(text), { holdMs: 60_000, maxTraces: 2 });
     try {
-      for (const [index, name] of ['first-span', 'second-span'].entries()) expect(await post(`${viewer.url}/v1/traces`, exportOf(`${index}`.repeat(32), name))).toBe(200);
+      for (const [index, name] of ['first-span', 'second-span'].entries())
+        expect(await post(`${viewer.url}/v1/traces`, exportOf(`${index}`.repeat(32), name))).toBe(200);
       expect(printed).toEqual([]);
       expect(await post(`${viewer.url}/v1/traces`, exportOf('2'.repeat(32), 'third-span'))).toBe(200);
       expect(printed).toEqual([expect.stringContaining('first-span')]);

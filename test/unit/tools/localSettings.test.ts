@@ -23,7 +23,14 @@ function errorOf(action: () => unknown): Error {
 
 describe('applyLocalSettings', () => {
   it('sets the Values the environment lacks and keeps the ones it has', () => {
-    writeFileSync(file, JSON.stringify({ IsEncrypted: false, Values: { PROVIDER_NAMESPACE: 'Microsoft', PORT: 7075, WEBSITE_AUTH_ENABLED: false, UPSTREAM_AUTH: 'static' }, Host: { LocalHttpPort: 7080 } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        IsEncrypted: false,
+        Values: { PROVIDER_NAMESPACE: 'Microsoft', PORT: 7075, WEBSITE_AUTH_ENABLED: false, UPSTREAM_AUTH: 'static' },
+        Host: { LocalHttpPort: 7080 },
+      }),
+    );
     const env: NodeJS.ProcessEnv = { UPSTREAM_AUTH: 'passthrough' };
     const result = applyLocalSettings(file, env);
     expect(env).toEqual({ PROVIDER_NAMESPACE: 'Microsoft', PORT: '7075', WEBSITE_AUTH_ENABLED: 'false', UPSTREAM_AUTH: 'passthrough' });

@@ -22,9 +22,27 @@ it('prints a call as a tree: the call first, its storage calls and upstream atte
   const lines = traceLines(
     'aaaaaaaa000000000000000000000001',
     [
-      span({ spanId: 's2', parentSpanId: 's1', name: 'PUT', kind: 3, startMs: origin + 20, attributes: { 'url.full': `http://127.0.0.1:7072/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/web?api-version=2025-09-01`, 'http.response.status_code': 201, 'http.request.resend_count': 0 } }),
+      span({
+        spanId: 's2',
+        parentSpanId: 's1',
+        name: 'PUT',
+        kind: 3,
+        startMs: origin + 20,
+        attributes: {
+          'url.full': `http://127.0.0.1:7072/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/web?api-version=2025-09-01`,
+          'http.response.status_code': 201,
+          'http.request.resend_count': 0,
+        },
+      }),
       span({ spanId: 's3', parentSpanId: 's1', name: 'storage create an orchestration', kind: 3, startMs: origin + 5 }),
-      span({ spanId: 's1', parentSpanId: 'caller-span', name: 'PUT ContainerGroups_CreateOrUpdate', kind: 2, durationMs: 140.4, attributes: { 'http.response.status_code': 201, 'gateway.correlation_id': 'c1' } }),
+      span({
+        spanId: 's1',
+        parentSpanId: 'caller-span',
+        name: 'PUT ContainerGroups_CreateOrUpdate',
+        kind: 2,
+        durationMs: 140.4,
+        attributes: { 'http.response.status_code': 201, 'gateway.correlation_id': 'c1' },
+      }),
     ],
     names,
   );

@@ -53,7 +53,9 @@ it('answers settings the credential refuses with InternalError, and logs why wit
     LIFECYCLE_USERNAME: 'user@contoso.example',
     LIFECYCLE_PASSWORD: 'the-password-itself',
   });
-  const refusal = await createTokenSource(config).getToken({ upstream: 'lifecycle' }).catch((error: unknown) => error);
+  const refusal = await createTokenSource(config)
+    .getToken({ upstream: 'lifecycle' })
+    .catch((error: unknown) => error);
   expect(refusal).toBeInstanceOf(GatewayError);
   expect(refusal).toMatchObject({ code: 'InternalError', status: 500 });
   const logged = failureForLog(refusal);

@@ -10,7 +10,10 @@ describe('listPageText', () => {
   it.each<[string, ListPage]>([
     ['value first, nextLink last', { value: [], nextLink: 'https://m/next' }],
     ['value after other fields', { count: 3, value: [], '@odata.context': 'x' }],
-    ['keys that look like numbers, __proto__, quotes and non-ASCII', JSON.parse('{"b":1,"10":2,"2":3,"__proto__":{"a":1},"q\\"uote":"é\\u2028","value":[]}') as ListPage],
+    [
+      'keys that look like numbers, __proto__, quotes and non-ASCII',
+      JSON.parse('{"b":1,"10":2,"2":3,"__proto__":{"a":1},"q\\"uote":"é\\u2028","value":[]}') as ListPage,
+    ],
   ])('writes what JSON.stringify writes: %s', (_name, page) => {
     const items = [{ id: 1, name: 'a' }, 'text', null, [1, 2]];
     expect(listPageText(page, JSON.stringify(items).slice(1, -1))).toBe(JSON.stringify({ ...page, value: items }));
@@ -31,7 +34,11 @@ describe('collectPagesText', () => {
   it('answers what collectPages answers, for any pages and bounds, reading the same pages', async () => {
     await fc.assert(
       fc.asyncProperty(pages, limits, fields, async (items, bounds, extra) => {
-        const asPage = (index: number): ListPage => ({ ...extra, value: items[index]!, ...(index + 1 < items.length ? { nextLink: `page-${index + 1}` } : {}) });
+        const asPage = (index: number): ListPage => ({
+          ...extra,
+          value: items[index]!,
+          ...(index + 1 < items.length ? { nextLink: `page-${index + 1}` } : {}),
+        });
         const read: string[] = [];
         const fetchPage = async (link: string) => {
           read.push(link);
@@ -56,7 +63,12 @@ describe('collectPagesText', () => {
       events.push(`fetch ${link}`);
       return { page: { value: [item(1)] }, bytes: 1 };
     };
-    await collectPagesText({ page: { value: [item(0)], nextLink: 'page-1' }, bytes: 1 }, fetchPage, { maxPages: 10, maxItems: 10, maxBytes: 10, deadlineAt: Infinity });
+    await collectPagesText({ page: { value: [item(0)], nextLink: 'page-1' }, bytes: 1 }, fetchPage, {
+      maxPages: 10,
+      maxItems: 10,
+      maxBytes: 10,
+      deadlineAt: Infinity,
+    });
     expect(events).toEqual(['fetch page-1', 'write page 0', 'write page 1']);
   });
 });

@@ -22,7 +22,11 @@ describe('credentialTokenSource', () => {
   it('asks each upstream’s scope once, reuses the token, and renews it five minutes before expiry', async () => {
     let clock = 0;
     const { credential, calls } = fakeCredential(60 * 60_000, () => clock);
-    const source = credentialTokenSource({ management: credential, lifecycle: credential }, { management: 'https://m/.default', lifecycle: 'https://l//.default' }, () => clock);
+    const source = credentialTokenSource(
+      { management: credential, lifecycle: credential },
+      { management: 'https://m/.default', lifecycle: 'https://l//.default' },
+      () => clock,
+    );
     const [first, second] = await Promise.all([source.getToken({ upstream: 'management' }), source.getToken({ upstream: 'management' })]);
     expect([first, second]).toEqual(['token-1', 'token-1']);
     expect(await source.getToken({ upstream: 'lifecycle' })).toBe('token-2');
@@ -60,7 +64,8 @@ describe('passthrough and static', () => {
 });
 
 describe('actorOf', () => {
-  const jwt = (claims: Record<string, unknown>) => ['{"alg":"none"}', JSON.stringify(claims)].map((part) => Buffer.from(part).toString('base64url')).join('.') + '.sig';
+  const jwt = (claims: Record<string, unknown>) =>
+    ['{"alg":"none"}', JSON.stringify(claims)].map((part) => Buffer.from(part).toString('base64url')).join('.') + '.sig';
   const principal = { tid: '33333333-3333-3333-3333-333333333333', oid: '44444444-4444-4444-4444-444444444444' };
 
   it('is the principal: a refreshed token of the same tenant and object id is the same actor', () => {

@@ -85,10 +85,15 @@ describe('collectPages', () => {
     const timingOut = async () => {
       throw new GatewayError('UpstreamTimeout', 'slow');
     };
-    expect(await collectPages({ page: { value: [1], nextLink: 'one' }, bytes: 10 }, timingOut, unbounded)).toEqual({ page: { value: [1], nextLink: 'one' }, stoppedBy: 'time' });
+    expect(await collectPages({ page: { value: [1], nextLink: 'one' }, bytes: 10 }, timingOut, unbounded)).toEqual({
+      page: { value: [1], nextLink: 'one' },
+      stoppedBy: 'time',
+    });
   });
 
   it('refuses a page without a value array', async () => {
-    await expect(collectPages({ page: { value: [], nextLink: 'x' }, bytes: 1 }, async () => ({ page: {}, bytes: 1 }), unbounded)).rejects.toMatchObject({ code: 'UpstreamBadResponse' });
+    await expect(collectPages({ page: { value: [], nextLink: 'x' }, bytes: 1 }, async () => ({ page: {}, bytes: 1 }), unbounded)).rejects.toMatchObject({
+      code: 'UpstreamBadResponse',
+    });
   });
 });
