@@ -1,6 +1,6 @@
 /** The telemetry section: what exporting traces and metrics costs a call's handler. */
 import { Agent, request } from 'undici';
-import { resetConfigForTests } from '../src/config';
+import { resetConfigForTests } from '../src/settings/config';
 import { flushSpans, pauseTelemetry, startTelemetry, stopTelemetry } from '../src/telemetry/telemetry';
 import type { RunningAzurite } from '../tools/embeddedAzurite';
 import { installFunctionsCore } from '../tools/localHost/installCore';

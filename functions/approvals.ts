@@ -15,7 +15,7 @@ import { GatewayError } from '../src/errors';
 import { appHandler } from '../src/http/appHandler';
 import { parseJsonBody } from '../src/http/jsonBody';
 import { jsonResponse } from '../src/http/responses';
-import { invalidRequest, ProblemList } from '../src/http/validationDetails';
+import { invalidRequest, ProblemList } from '../src/rules/validationDetails';
 import { statusDocument } from '../src/orchestration/statusDocument';
 
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

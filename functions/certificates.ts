@@ -7,12 +7,12 @@ import { z } from 'zod';
 import type { CertificateEnvironment } from '../src/certificates/certificateRefresher';
 import { appRoutes, registrationOf } from '../src/appRoutes';
 import { fetchedCertificate } from '../src/certificates/fetchedCertificate';
-import { getConfig } from '../src/config';
+import { getConfig } from '../src/settings/config';
 import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { parseJsonBody } from '../src/http/jsonBody';
 import { jsonResponse } from '../src/http/responses';
-import { detailsFromParameterIssues, invalidRequest, ProblemList } from '../src/http/validationDetails';
+import { detailsFromParameterIssues, invalidRequest, ProblemList } from '../src/rules/validationDetails';
 import { getServices } from '../src/services';
 import { environmentId, projectId } from '../src/spec/lifecycle';
 

@@ -3,7 +3,7 @@
  * Registration only: the work is in src/http.
  */
 import { app } from '@azure/functions';
-import { getConfig } from '../src/config';
+import { getConfig } from '../src/settings/config';
 import { createOperationHandler, type OperationHandler } from '../src/http/operationHandler';
 import { getServices } from '../src/services';
 import { operations, resolvePathTemplate } from '../src/spec/catalogue';

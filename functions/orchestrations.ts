@@ -7,7 +7,7 @@
  */
 import { app, type InvocationContext } from '@azure/functions';
 import { appRoutes, registrationOf } from '../src/appRoutes';
-import { getConfig } from '../src/config';
+import { getConfig } from '../src/settings/config';
 import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { operationAnswer, statusDocumentResponse } from '../src/http/orchestrationAnswers';
@@ -21,12 +21,12 @@ import { callerGoneSignalOf, longestWaitSeconds, takeWaitSlot, waitForEnd } from
 import { callerReaderOf } from '../src/http/pollReader';
 import { rawQueryOf } from '../src/http/requestQuery';
 import { jsonResponse } from '../src/http/responses';
-import { invalidRequest, ProblemList } from '../src/http/validationDetails';
+import { invalidRequest, ProblemList } from '../src/rules/validationDetails';
 import type { OrchestrationState } from '../src/orchestration/orchestrationState';
 import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
 import { sweepLogLine } from '../src/orchestration/sweepLog';
 import { getServices } from '../src/services';
-import { runTimesOf } from '../src/timerSchedule';
+import { runTimesOf } from '../src/settings/timerSchedule';
 import { tokenFailureMessage } from '../src/upstream/tokenFailure';
 
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -5,7 +5,7 @@ import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { parseJsonBody } from '../src/http/jsonBody';
 import { jsonResponse } from '../src/http/responses';
-import { invalidRequest, ProblemList } from '../src/http/validationDetails';
+import { invalidRequest, ProblemList } from '../src/rules/validationDetails';
 import { apiDefinitionKind } from '../src/templates/apiDefinition';
 import { validateDeclarations, type DeclarationKind } from '../src/templates/declarationValidation';
 import { galleryImageVersionKind } from '../src/templates/galleryImageVersion';

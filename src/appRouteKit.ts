@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { HttpMethod } from './spec/catalogue';
-import { withFieldsOnFirstRead } from './fieldsOnFirstRead';
+import { withFieldsOnFirstRead } from './loading/fieldsOnFirstRead';
 
 export interface AppRoute {
   name: string;

@@ -10,7 +10,7 @@ import { CertificateStore } from './certificates/certificateStore';
 import { CertificateWatch, type WatchPolicy } from './certificates/certificateWatch';
 import { DownloadGuard } from './certificates/downloadGuard';
 import { DistributedRateLimiter } from './certificates/rateLimiter';
-import { getConfig, type Config } from './config';
+import { getConfig, type Config } from './settings/config';
 import { deliveryPool, NotificationSender } from './orchestration/notificationSender';
 import { chatEndOrigins, chatNotifierOf } from './chatops/chatSettings';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
@@ -30,7 +30,7 @@ import { StorageBudget } from './storage/storageBudget';
 import { blobServiceOf } from './storage/storageTarget';
 import { appVersion } from './version';
 import { defaultRetryPolicy } from './upstream/retryStrategy';
-import { credentialOnFirstUse } from './upstream/credentialOnFirstUse';
+import { credentialOnFirstUse } from './identity/credentialOnFirstUse';
 import { credentialTokenSource, passthroughTokenSource, staticTokenSource, type TokenSource, type UpstreamName } from './upstream/tokenSource';
 import { createUpstreamAgent, UpstreamClient, type UpstreamClientOptions } from './upstream/upstreamClient';
 
@@ -289,7 +289,7 @@ export function createServices(config: Config): Services {
   const dispatcher = createUpstreamAgent();
   const retryPolicy = { ...defaultRetryPolicy, maxRetries: config.UPSTREAM_MAX_RETRIES };
   const upstreamBudget = new UpstreamBudget();
-  watchUpstreamBudget(() => upstreamBudget.snapshot());
+  watchUpstreamBudget(() => upstreamBudget.byHeader());
   const client = (baseUrl: string, maxRetries: number, options: Pick<UpstreamClientOptions, 'maxResponseBytes' | 'observe' | 'clientRequestIds'> = {}) =>
     new UpstreamClient({
       baseUrl,

@@ -7,8 +7,8 @@
  */
 import { appRoutes } from './appRoutes';
 import { chatEnabled, chatSummary } from './chatops/chatSettings';
-import { getConfig, type Config } from './config';
-import { describeIdentityStorage, developmentStorage } from './storage/storageTarget';
+import { getConfig, type Config } from './settings/config';
+import { describeIdentityStorage, developmentStorage } from './settings/storageSettings';
 
 /** What `npm start` started itself in place of a setting left unset. */
 export interface EmbeddedServices {

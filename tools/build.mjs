@@ -22,7 +22,7 @@ const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs'
 const appOutput = { ...common, minifyWhitespace: true, charset: 'ascii' };
 
 /**
- * Packages the app requires on first use (src/lazyPackages.ts) are not bundled into index.js:
+ * Packages the app requires on first use (src/loading/lazyPackages.ts) are not bundled into index.js:
  * each becomes a file of its own beside it, built after it, and the app's `require.resolve` of
  * the package resolves that file. A package both imported and required would be loaded
  * with index.js anyway, which the build refuses.
@@ -51,7 +51,7 @@ const lazyPackagesPlugin = {
     });
     pluginBuild.onEnd((result) => {
       for (const name of lazyPackages.keys()) {
-        if (imported.has(name)) result.errors.push({ text: `${name} is loaded on first use (src/lazyPackages.ts) and must not be imported as well` });
+        if (imported.has(name)) result.errors.push({ text: `${name} is loaded on first use (src/loading/lazyPackages.ts) and must not be imported as well` });
       }
     });
   },
@@ -82,7 +82,7 @@ const zodEnglishOnlyPlugin = {
 };
 
 rmSync('dist/functions', { recursive: true, force: true });
-await build({ ...common, entryPoints: ['src/codeCache.ts'], outfile: 'dist/tools/codeCache.js' });
+await build({ ...common, entryPoints: ['src/loading/codeCache.ts'], outfile: 'dist/tools/codeCache.js' });
 await build({
   ...appOutput,
   entryPoints: ['functions/index.ts'],
@@ -96,7 +96,7 @@ await build({
  * (`api.context`, `core.hrTime`, the app's own `trace.getSpan`) is a getter call of the bundle's,
  * and a span makes dozens of them; from ES modules they are plain references.
  */
-const lazyBuildOptions = { './telemetry/exportSdk': { mainFields: ['module', 'main'] } };
+const lazyBuildOptions = { './exportSdk': { mainFields: ['module', 'main'] } };
 for (const [name, required] of lazyPackages) {
   await build({
     ...appOutput,
@@ -118,8 +118,8 @@ await build({
 });
 await build({ ...consoleOutput, entryPoints: ['console/console.css'], outfile: 'dist/functions/console.css' });
 copyFileSync('console/console.html', 'dist/functions/console.html');
-// What the host loads: app.js, compiled with the code cache made below (src/codeCache.ts).
-await build({ ...appOutput, entryPoints: ['src/appLoader.ts'], outfile: 'dist/functions/index.js' });
+// What the host loads: app.js, compiled with the code cache made below (src/loading/codeCache.ts).
+await build({ ...appOutput, entryPoints: ['src/loading/appLoader.ts'], outfile: 'dist/functions/index.js' });
 // With the build's own Node, which `npm start` runs; `npm run package` makes the deployment's.
 writeAppCodeCache('dist/functions');
 for (const file of readdirSync('dist/functions').filter((name) => name.endsWith('.js'))) {

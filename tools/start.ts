@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Emulator } from '../test/emulator/emulatorServer';
 import type { EmbeddedServices } from '../src/settingsSummary';
-import { azureMarkerOf } from '../src/storage/azureMarkers';
+import { azureMarkerOf } from '../src/settings/azureMarkers';
 import { startAzurite, type RunningAzurite } from './embeddedAzurite';
 import type { HttpsCertificate } from './localHost/httpsCertificate';
 import { installFunctionsCore } from './localHost/installCore';

@@ -17,9 +17,9 @@
  * approval is needed: the stricter wins.
  */
 import { isScopeAllowed } from '../rules/scopeGuard';
+import type { AccessClass } from '../settings/settingValues';
 
-export const accessClasses = ['read', 'write', 'secrets', 'admin'] as const;
-export type AccessClass = (typeof accessClasses)[number];
+export { accessClasses, type AccessClass } from '../settings/settingValues';
 
 export interface CallerRate {
   readsPerMinute?: number;

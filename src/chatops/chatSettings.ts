@@ -3,7 +3,7 @@
  * route answers only once its secret is set and ACCESS_POLICY names at least one of its users
  * (no rule, no rights: a `*` rule alone never opens a chat route, nor grants a chat user).
  */
-import type { Config } from '../config';
+import type { Config } from '../settings/config';
 import { accessPolicyOf } from '../access/accessPolicy';
 import type { Dispatcher } from 'undici';
 import type { NotificationSender } from '../orchestration/notificationSender';

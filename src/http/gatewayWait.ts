@@ -6,7 +6,7 @@
 import type { HttpRequest } from '@azure/functions';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
 import type { StoredStatus } from '../orchestration/orchestrationStore';
-import type { Config } from '../config';
+import type { Config } from '../settings/config';
 import type { Services } from '../services';
 import type { CallerIdentity } from './caller';
 import { waitReaderOf } from './pollReader';

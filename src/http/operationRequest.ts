@@ -7,7 +7,7 @@ import type { OperationSpec } from '../spec/catalogue';
 import { parseJsonBody, type ParsedBody } from './jsonBody';
 import { waitSecondsOf } from './orchestrationQueries';
 import { appParameterOf } from './requestQuery';
-import { detailsFromParameterIssues, invalidRequest, ProblemList } from './validationDetails';
+import { detailsFromParameterIssues, invalidRequest, ProblemList } from '../rules/validationDetails';
 
 /**
  * Query parameters that belong to the app or the Functions host and are never forwarded,

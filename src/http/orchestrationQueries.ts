@@ -8,7 +8,7 @@ import type { ErrorDetail } from '../errors';
 import type { RuntimeStatus } from '../orchestration/orchestrationState';
 import { cursorOf, invalidContinuationMessage, type SummaryFilter } from '../orchestration/summaryQuery';
 import { appParameterOf } from './requestQuery';
-import { invalidRequest, ProblemList } from './validationDetails';
+import { invalidRequest, ProblemList } from '../rules/validationDetails';
 
 export const runtimeStatuses: readonly RuntimeStatus[] = ['Pending', 'Running', 'Completed', 'Failed', 'Terminated'];
 export const continuationHeader = 'x-ms-continuation-token';

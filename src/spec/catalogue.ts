@@ -7,8 +7,7 @@
  * reads names, methods and paths only, so a cold start builds none.
  */
 import { z } from 'zod';
-import { withFieldsOnFirstRead } from '../fieldsOnFirstRead';
-import type { UpstreamName } from '../upstream/tokenSource';
+import { withFieldsOnFirstRead } from '../loading/fieldsOnFirstRead';
 import { specDocuments, type SpecDocuments } from './schemas';
 
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
@@ -25,6 +24,9 @@ export type LongRunningKind = 'put' | 'post';
  * whose answer holds the secret).
  */
 export type OperationAccess = 'read' | 'write' | 'secrets';
+
+/** The services the app calls: the management service (ARM's protocol) and the lifecycle service (certificates). */
+export type UpstreamName = 'management' | 'lifecycle';
 
 export interface OperationSpec {
   /** Function name, unique in the app. */

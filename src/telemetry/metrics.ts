@@ -6,7 +6,6 @@
 import type { HttpResponseInit } from '@azure/functions';
 import { metrics, ValueType, type Attributes, type Counter, type Histogram } from '@opentelemetry/api';
 import { errorCodeOf, ownErrorCode, type WithOwnErrorCode } from '../rules/errorCodes';
-import { budgetHeaders, type BudgetName } from '../upstream/upstreamBudget';
 
 interface Instruments {
   upstreamThrottled: Counter;
@@ -19,9 +18,9 @@ interface Instruments {
   notificationFailures: Counter;
 }
 
-/** The management service's remaining budgets as the app last saw them (src/upstream/upstreamBudget.ts). */
-export type UpstreamBudgetReader = () => Partial<Record<BudgetName, { remaining: number }>>;
-let readUpstreamBudget: UpstreamBudgetReader = () => ({});
+/** The management service's remaining budgets as the app last saw them, each named by the header that told it (src/upstream/upstreamBudget.ts). */
+export type UpstreamBudgetReader = () => { header: string; remaining: number }[];
+let readUpstreamBudget: UpstreamBudgetReader = () => [];
 
 /**
  * Makes the instruments, once the SDK's meter provider is registered; `reader` is where the
@@ -98,8 +97,7 @@ function instruments(): Instruments {
       valueType: ValueType.INT,
     })
     .addCallback((result) => {
-      for (const [name, seen] of Object.entries(readUpstreamBudget()) as [BudgetName, { remaining: number }][])
-        result.observe(seen.remaining, { 'gateway.ratelimit.budget': budgetHeaders[name] });
+      for (const { header, remaining } of readUpstreamBudget()) result.observe(remaining, { 'gateway.ratelimit.budget': header });
     });
   meter
     .createObservableGauge('gateway.certificate.days_to_expiry', { description: 'Days until the stored certificate of an environment expires', unit: 'd' })

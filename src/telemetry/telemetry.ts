@@ -5,16 +5,16 @@
  * (src/telemetry/exportSdk.ts); every hook (src/telemetry/hooks.ts) returns at once when neither
  * is, so a process without an exporter neither loads nor runs any of it.
  */
-import { ConfigError, getConfig, type Config } from '../config';
-import { managedIdentityOnFirstUse } from '../upstream/credentialOnFirstUse';
-import { telemetrySdkPackage } from '../lazyPackages';
+import { ConfigError, getConfig, type Config } from '../settings/config';
+import { managedIdentityOnFirstUse } from '../identity/credentialOnFirstUse';
+import { telemetrySdkPackage } from './sdkOnFirstUse';
 import { appVersion } from '../version';
 import type { Instrumentation, RunningExport } from './exportSdk';
 import type { UpstreamBudgetReader } from './metrics';
 
 let running: RunningExport | undefined;
 let paused = false;
-let upstreamBudget: UpstreamBudgetReader = () => ({});
+let upstreamBudget: UpstreamBudgetReader = () => [];
 
 /** Where the remaining-budget gauge reads (the app's own record of the management service's answers). */
 export function watchUpstreamBudget(reader: UpstreamBudgetReader): void {

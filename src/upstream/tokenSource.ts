@@ -6,9 +6,10 @@
 import { createHash } from 'node:crypto';
 import type { AccessToken, TokenCredential } from '@azure/identity';
 import { GatewayError } from '../errors';
+import type { UpstreamName } from '../spec/catalogue';
 import { identifierClaim, unverifiedClaimsOf } from './tokenClaims';
 
-export type UpstreamName = 'management' | 'lifecycle';
+export type { UpstreamName } from '../spec/catalogue';
 
 export interface TokenRequest {
   upstream: UpstreamName;

@@ -47,4 +47,12 @@ export class UpstreamBudget {
   snapshot(): Partial<Record<BudgetName, { remaining: number; seenAt: string }>> {
     return { ...this.#last };
   }
+
+  /** The last counts, each named by the header that told it (what the remaining-budget gauge reports). */
+  byHeader(): { header: string; remaining: number }[] {
+    return (Object.entries(this.#last) as [BudgetName, { remaining: number }][]).map(([name, seen]) => ({
+      header: budgetHeaders[name],
+      remaining: seen.remaining,
+    }));
+  }
 }

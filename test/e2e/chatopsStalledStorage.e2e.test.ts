@@ -8,7 +8,7 @@
  * real one in process, its storage behind a proxy that stalls as a hung account does.
  */
 import { randomUUID } from 'node:crypto';
-import { parseConfig } from '../../src/config';
+import { parseConfig } from '../../src/settings/config';
 import { chatIdentities, sendSlackCommand, sendTeamsCommand } from '../helpers/chatSigning';
 import { startInProcessGateway, storageBehind, type InProcessGateway } from '../helpers/inProcessGateway';
 import { startStallingProxy, type StallingProxy } from '../helpers/stallingProxy';

@@ -4,7 +4,7 @@
  * abuse tables), where a child process per file would only add start-up time. Once per test
  * file: the registrations are loaded into that file's module registry.
  */
-import { resetConfigForTests } from '../../src/config';
+import { resetConfigForTests } from '../../src/settings/config';
 import { azuriteConnectionString, type RunningAzurite } from '../../tools/embeddedAzurite';
 import { setLogSink } from '../../tools/localHost/coreApi';
 import { startLocalHost, type RunningHost } from '../../tools/localHost/localHost';

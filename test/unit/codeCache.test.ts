@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { codeCacheFileOf, codeCacheLine } from '../../src/codeCache';
+import { codeCacheFileOf, codeCacheLine } from '../../src/loading/codeCache';
 
 const builtLoader = resolve(__dirname, '..', '..', 'dist', 'tools', 'codeCache.js');
 

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse } from 'jsonc-parser';
-import { ConfigError, parseConfig } from '../../src/config';
+import { ConfigError, parseConfig } from '../../src/settings/config';
 
 function problemsOf(settings: Record<string, string>): string[] {
   try {

@@ -3,8 +3,8 @@
  * first call that needs them (src/lazyPackages.ts), so a call passed straight upstream never
  * loads them.
  */
-import { parseConfig } from '../../src/config';
-import * as lazyPackages from '../../src/lazyPackages';
+import { parseConfig } from '../../src/settings/config';
+import * as lazyPackages from '../../src/loading/lazyPackages';
 import { createServices } from '../../src/services';
 
 afterEach(() => jest.restoreAllMocks());

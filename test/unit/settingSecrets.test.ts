@@ -3,7 +3,7 @@
  * secrets, and JSON.parse's and zod's own messages quote the text. Every setting the app reads,
  * and the local host's LOCAL_HOST_KEYS, is given each malformed value below.
  */
-import { ConfigError, parseConfig, settingNames } from '../../src/config';
+import { ConfigError, parseConfig, settingNames } from '../../src/settings/config';
 import { parseLocalHostKeys } from '../../tools/localHostKeys';
 
 const secret = 'h2zqxv-v7q';

@@ -3,7 +3,7 @@
  * seconds, or a TimeSpan), when each next fires, and what is refused with the reason. Times are
  * local (the process's time zone), as the schedule reads them.
  */
-import { nextRunOf, parseTimerSchedule } from '../../src/timerSchedule';
+import { nextRunOf, parseTimerSchedule } from '../../src/settings/timerSchedule';
 
 /** 2026-01-01 is a Thursday. */
 const at = (month: number, day: number, hour = 0, minute = 0, second = 0, year = 2026) => new Date(year, month - 1, day, hour, minute, second);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 import forge from 'node-forge';
 import { readPkcs12 } from '../../src/certificates/pkcs12Reader';
-import { writeWhole } from '../../src/files/writeWhole';
+import { writeWhole } from '../../src/loading/writeWhole';
 
 export interface HttpsCertificate {
   /** What node:https serves with. */

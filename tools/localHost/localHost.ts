@@ -16,7 +16,7 @@ import { allMethods, collectHttpRoutes, collectTimers, invoke, type HttpRoute, t
 import { namespaceHint, servedProviders } from './namespaceHint';
 import { decodeSegment, matchRoute } from './routeTemplate';
 import { runOnSchedule } from './scheduledRuns';
-import { nextRunOf } from '../../src/timerSchedule';
+import { nextRunOf } from '../../src/settings/timerSchedule';
 
 export interface LocalHostOptions {
   /** `extensions.http.routePrefix` of host.json. */

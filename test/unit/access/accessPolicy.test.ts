@@ -1,6 +1,6 @@
 /** ACCESS_POLICY as tables: callers × operations × scopes, the union of rules, admin, and parsing. */
 import { AccessPolicy, accessPolicyOf, type AccessRule, type Action, type Caller } from '../../../src/access/accessPolicy';
-import { ConfigError, parseConfig } from '../../../src/config';
+import { ConfigError, parseConfig } from '../../../src/settings/config';
 
 const bot: Caller = { primary: 'key:0123456789ab', selectors: ['key:0123456789ab'] };
 const automation: Caller = { primary: 'principal:aaaa-1111', selectors: ['principal:aaaa-1111', 'key:feedfacecafe'] };

@@ -1,6 +1,6 @@
 /** The approval part of ACCESS_POLICY: which starts wait (the stricter rule wins), who approves, and the start-up checks. */
 import { AccessPolicy, matchesAny, type AccessRule, type Action, type Caller } from '../../../src/access/accessPolicy';
-import { ConfigError, parseConfig } from '../../../src/config';
+import { ConfigError, parseConfig } from '../../../src/settings/config';
 
 const starter: Caller = { primary: 'key:0123456789ab', selectors: ['key:0123456789ab'] };
 const approver: Caller = { primary: 'principal:aaaa-1111', selectors: ['principal:aaaa-1111', 'key:feedfacecafe', 'role:Gateway.Approver'] };

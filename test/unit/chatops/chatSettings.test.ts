@@ -1,7 +1,7 @@
 /** When a chat route is on, who a rule names, and the settings' checks. */
 import { accessPolicyOf } from '../../../src/access/accessPolicy';
 import { chatEnabled, chatSummary } from '../../../src/chatops/chatSettings';
-import { ConfigError, parseConfig } from '../../../src/config';
+import { ConfigError, parseConfig } from '../../../src/settings/config';
 
 const minimal = { MANAGEMENT_BASE_URL: 'https://management.example.com', LIFECYCLE_BASE_URL: 'https://lcs.example.com' };
 const tenant = 'AAAAAAAA-0000-4000-8000-000000000001';

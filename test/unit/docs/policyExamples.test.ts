@@ -3,7 +3,7 @@
  * `callers`) starts as written: the settings' own check, the one start-up runs, takes it as
  * ACCESS_POLICY. A reader pastes an example first and edits it after.
  */
-import { parseConfig } from '../../../src/config';
+import { parseConfig } from '../../../src/settings/config';
 import { documentPaths, fencedBlocks } from '../../helpers/markdownDocs';
 
 const minimal = { MANAGEMENT_BASE_URL: 'https://management.example.com', LIFECYCLE_BASE_URL: 'https://lcs.example.com' };

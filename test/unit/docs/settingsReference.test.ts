@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'jsonc-parser';
-import { settingNames } from '../../../src/config';
+import { settingNames } from '../../../src/settings/config';
 import { readDocument, repositoryRoot } from '../../helpers/markdownDocs';
 
 /** Settings of the platform the app never reads itself, named in the sample as Core Tools expects. */

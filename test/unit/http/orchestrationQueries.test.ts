@@ -2,7 +2,7 @@
 import { GatewayError } from '../../../src/errors';
 import { notifyTargetsOf } from '../../../src/http/notifyTarget';
 import { bulkRequestOf, countsRequestOf, listRequestOf, purgeRequestOf, scanBoundsOf, waitSecondsOf } from '../../../src/http/orchestrationQueries';
-import { ConfigError, parseConfig } from '../../../src/config';
+import { ConfigError, parseConfig } from '../../../src/settings/config';
 import { WaitSlots } from '../../../src/access/waitSlots';
 import { cursorOf, decodeCursor, encodeCursor } from '../../../src/orchestration/summaryQuery';
 

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseConfig } from '../../../src/config';
+import { parseConfig } from '../../../src/settings/config';
 import { appSettingsOf, type DeployedResource, type Deployment, deploy, type JsonObject, mainTemplate, repositoryRoot, requiredParameters, secrets, strings, type Template, testScope } from './armTemplate';
 
 /** A value no other part of the template could make, to find everywhere a secret goes. */

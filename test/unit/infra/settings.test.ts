@@ -3,7 +3,7 @@
  * src/config.ts) or one the Functions host or @azure/identity reads itself, and the app starts on
  * them in Azure (src/config.ts parses them, with the values only the deployment knows filled in).
  */
-import { parseConfig, settingNames } from '../../../src/config';
+import { parseConfig, settingNames } from '../../../src/settings/config';
 import { appSettingsOf, deploy, type JsonObject, mainTemplate, requiredParameters, secrets } from './armTemplate';
 
 /** Read by the platform, not (only) by the app's own settings schema. */

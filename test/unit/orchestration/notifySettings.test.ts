@@ -1,5 +1,5 @@
 /** The notification settings as the engine gets them: the allow-list and the bounds per receiver. */
-import { ConfigError, parseConfig } from '../../../src/config';
+import { ConfigError, parseConfig } from '../../../src/settings/config';
 import { defaultOrchestrationSettings } from '../../../src/orchestration/orchestrationEngine';
 import { orchestrationSettingsOf } from '../../../src/services';
 

@@ -3,7 +3,7 @@
  * interrupted only once it cannot still be waiting for its upstream, and a wait ends early
  * enough for its last storage reads to finish before the Azure front end cuts the request.
  */
-import { parseConfig } from '../../../src/config';
+import { parseConfig } from '../../../src/settings/config';
 import { longestWaitSeconds } from '../../../src/http/gatewayWait';
 import { defaultOrchestrationSettings } from '../../../src/orchestration/orchestrationEngine';
 import { orchestrationSettingsOf } from '../../../src/services';

@@ -2,8 +2,8 @@
  * Without an exporter setting nothing of the SDK is loaded and every hook passes its work
  * through untouched; the exporter settings read as documented.
  */
-import { parseConfig, resetConfigForTests } from '../../../src/config';
-import * as lazyPackages from '../../../src/lazyPackages';
+import { parseConfig, resetConfigForTests } from '../../../src/settings/config';
+import * as sdkOnFirstUse from '../../../src/telemetry/sdkOnFirstUse';
 import { currentTraceCarrier, traceStorage, traceUpstreamAttempt } from '../../../src/telemetry/hooks';
 import { exportSettingsOf, instrumentation, startTelemetry } from '../../../src/telemetry/telemetry';
 
@@ -17,7 +17,7 @@ afterEach(() => {
 });
 
 it('loads nothing and passes work through untouched when no exporter is set', async () => {
-  const sdk = jest.spyOn(lazyPackages, 'telemetrySdkPackage');
+  const sdk = jest.spyOn(sdkOnFirstUse, 'telemetrySdkPackage');
   startTelemetry({ ...required, OTEL_SERVICE_NAME: 'named-but-not-exported', OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=k' });
   expect(sdk).not.toHaveBeenCalled();
   expect(instrumentation()).toBeUndefined();
@@ -33,7 +33,7 @@ it('loads nothing and passes work through untouched when no exporter is set', as
 });
 
 it('starts nothing when an exporter is set beside an invalid setting (the first call reports the setting)', () => {
-  const sdk = jest.spyOn(lazyPackages, 'telemetrySdkPackage');
+  const sdk = jest.spyOn(sdkOnFirstUse, 'telemetrySdkPackage');
   process.env = { ...saved, ...required, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' };
   resetConfigForTests();
   startTelemetry();

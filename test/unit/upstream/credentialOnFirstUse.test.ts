@@ -4,11 +4,11 @@
  */
 import type { TokenCredential } from '@azure/identity';
 import { GatewayError } from '../../../src/errors';
-import * as lazyPackages from '../../../src/lazyPackages';
-import { parseConfig } from '../../../src/config';
+import * as lazyPackages from '../../../src/loading/lazyPackages';
+import { parseConfig } from '../../../src/settings/config';
 import { failureForLog } from '../../../src/rules/redaction';
 import { createTokenSource } from '../../../src/services';
-import { credentialOnFirstUse } from '../../../src/upstream/credentialOnFirstUse';
+import { credentialOnFirstUse } from '../../../src/identity/credentialOnFirstUse';
 import { credentialTokenSource } from '../../../src/upstream/tokenSource';
 
 afterEach(() => jest.restoreAllMocks());

@@ -5,9 +5,8 @@
  * in its message what it accepts, and none repeats a secret it refuses.
  */
 import { z } from 'zod';
-import { accessClasses } from './access/accessPolicy';
-import { appRoutes } from './appRoutes';
-import { operations } from './spec/catalogue';
+import { appRoutes } from '../appRoutes';
+import { operations } from '../spec/catalogue';
 import { parseTimerSchedule } from './timerSchedule';
 
 /** Why `text` is not a plain absolute http(s) base URL, or undefined when it is one. */
@@ -139,6 +138,10 @@ export const signingSecret = z.string().refine((value) => {
   const bytes = match ? Buffer.from(match[1]!, 'base64').length : 0;
   return bytes >= 24 && bytes <= 64;
 }, 'must be whsec_ followed by the base64 of 24 to 64 random bytes');
+
+/** The classes of calls a rule may allow by name (src/access/accessPolicy.ts says what each holds). */
+export const accessClasses = ['read', 'write', 'secrets', 'admin'] as const;
+export type AccessClass = (typeof accessClasses)[number];
 
 /** What a rule may allow: an operation id or function name, an app route's name, or a class. */
 const allowable = new Set<string>([

@@ -25,7 +25,7 @@ import {
   storageConnectionString,
   timerSchedule,
 } from './settingValues';
-import { storageTargetOf, type StorageTarget } from './storage/storageTarget';
+import { storageTargetOf, type StorageTarget } from './storageSettings';
 
 const maxDeadlineMinutes = 30 * 24 * 60;
 

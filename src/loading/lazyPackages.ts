@@ -3,8 +3,9 @@
  * pays to read, compile and run every file it loads. The app's identity (`managed`
  * mode, the lifecycle user credential), blob storage (long-running operations, certificates,
  * health, the poller), the certificate check's zip and PKCS#12 readers, and the OpenTelemetry
- * SDK with its exporters (only when an exporter is configured: src/telemetry/exportSdk.ts, a
- * module of the app's own, which the build turns into a file of its own like a package).
+ * SDK with its exporters (only when an exporter is configured: src/telemetry/sdkOnFirstUse.ts loads
+ * src/telemetry/exportSdk.ts, a module of the app's own, which the build turns into a file of its
+ * own like a package).
  *
  * In the bundle each is a file of its own beside index.js (tools/build.mjs turns these requires
  * into requires of it, and refuses a plain import of the same package); run from source, it is
@@ -15,13 +16,12 @@ import type * as Identity from '@azure/identity';
 import type * as StorageBlob from '@azure/storage-blob';
 import type * as Forge from 'node-forge';
 import type * as Yauzl from 'yauzl';
-import type * as TelemetrySdk from './telemetry/exportSdk';
 
 /**
  * A loader of the file at `path` (from require.resolve, which runs at start and throws when the
  * file is missing), which loads it on its first call.
  */
-function onFirstUse<Package>(path: string): () => Package {
+export function onFirstUse<Package>(path: string): () => Package {
   let loaded: Package | undefined;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return () => (loaded ??= require(path) as Package);
@@ -31,4 +31,3 @@ export const identityPackage = onFirstUse<typeof Identity>(require.resolve('@azu
 export const storageBlobPackage = onFirstUse<typeof StorageBlob>(require.resolve('@azure/storage-blob'));
 export const forgePackage = onFirstUse<typeof Forge>(require.resolve('node-forge'));
 export const yauzlPackage = onFirstUse<typeof Yauzl>(require.resolve('yauzl'));
-export const telemetrySdkPackage = onFirstUse<typeof TelemetrySdk>(require.resolve('./telemetry/exportSdk'));

@@ -28,7 +28,7 @@ import { readFileSync } from 'node:fs';
 import Module from 'node:module';
 import { dirname } from 'node:path';
 import { constants as vmConstants, Script } from 'node:vm';
-import { writeWhole } from './files/writeWhole';
+import { writeWhole } from './writeWhole';
 
 /**
  * What became of the cache: used, refused by V8 (another Node version or V8 flags), not made for

@@ -7,7 +7,7 @@
 import type * as Identity from '@azure/identity';
 import type { TokenCredential } from '@azure/identity';
 import { GatewayError } from '../errors';
-import { identityPackage } from '../lazyPackages';
+import { identityPackage } from '../loading/lazyPackages';
 
 export function credentialOnFirstUse(create: (identity: typeof Identity) => TokenCredential): TokenCredential {
   let credential: TokenCredential | undefined;

@@ -5,8 +5,8 @@
  * per setting and across settings, instead of showing the second kind only once the first is fixed.
  */
 import type { z } from 'zod';
-import { azureMarkers } from './storage/azureMarkers';
-import { storageProblems, type StorageSettings } from './storage/storageTarget';
+import { azureMarkers } from './azureMarkers';
+import { storageProblems, type StorageSettings } from './storageSettings';
 
 /** A rule over some settings; `check` sees them parsed, and runs only when each of them parsed. */
 export interface CrossSettingRule<S> {
