@@ -6,15 +6,15 @@
  */
 import { app } from '@azure/functions';
 import { matchesAny } from '../src/access/accessPolicy';
-import { appRoutes, registrationOf } from '../src/appRoutes';
+import { appRoutes, registrationOf } from '../src/routes/appRoutes';
 import { decideApproval } from '../src/approvals/approvalDecisions';
 import { announceApprovalRequest } from '../src/chatops/approvalAnnouncements';
-import { onHeldStart } from '../src/http/approvalStart';
-import { approvalDecisionBody } from '../src/approvals/approvalRoutes';
+import { onHeldStart } from '../src/calls/startOrHold';
+import { approvalDecisionBody } from '../src/routes/approvalRoutes';
 import { GatewayError } from '../src/errors';
 import { appHandler } from '../src/http/appHandler';
 import { parseJsonBody } from '../src/http/jsonBody';
-import { jsonResponse } from '../src/http/responses';
+import { jsonResponse } from '../src/calls/answers';
 import { invalidRequest, ProblemList } from '../src/rules/validationDetails';
 import { statusDocument } from '../src/orchestration/statusDocument';
 
@@ -43,7 +43,7 @@ export const decideApprovalRoute = appHandler(appRoutes.approvalsDecide, async (
 
 export const listApprovalsRoute = appHandler(appRoutes.approvalsList, async (call) => {
   const { services, caller } = call;
-  const waiting = await services.orchestrations.waitingForApproval(services.config.APPROVAL_MAX_PENDING);
+  const waiting = await services.approvals.waiting(services.config.APPROVAL_MAX_PENDING);
   const value = waiting
     .filter((entry) => matchesAny(caller, entry.approvers) && !caller.selectors.includes(entry.startedBy))
     .sort((a, b) => a.expiresAt - b.expiresAt)

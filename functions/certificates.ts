@@ -5,13 +5,13 @@
 import { app } from '@azure/functions';
 import { z } from 'zod';
 import type { CertificateEnvironment } from '../src/certificates/certificateRefresher';
-import { appRoutes, registrationOf } from '../src/appRoutes';
+import { appRoutes, registrationOf } from '../src/routes/appRoutes';
 import { fetchedCertificate } from '../src/certificates/fetchedCertificate';
 import { getConfig } from '../src/settings/config';
 import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { parseJsonBody } from '../src/http/jsonBody';
-import { jsonResponse } from '../src/http/responses';
+import { jsonResponse } from '../src/calls/answers';
 import { detailsFromParameterIssues, invalidRequest, ProblemList } from '../src/rules/validationDetails';
 import { getServices } from '../src/services';
 import { environmentId, projectId } from '../src/spec/lifecycle';

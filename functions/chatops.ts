@@ -3,7 +3,7 @@
  * Registration only: the work is in src/chatops.
  */
 import { app } from '@azure/functions';
-import { appRoutes, registrationOf } from '../src/appRoutes';
+import { appRoutes, registrationOf } from '../src/routes/appRoutes';
 import { chatRoute } from '../src/chatops/chatEndpoint';
 import { slackClickHandler } from '../src/chatops/slackClicks';
 import { slackCommands } from '../src/chatops/slackCommand';

@@ -4,11 +4,11 @@
  * own code is built to files beside the bundle (tools/build.mjs) and read when asked for.
  */
 import { app } from '@azure/functions';
-import { appRoutes, registrationOf } from '../src/appRoutes';
+import { appRoutes, registrationOf } from '../src/routes/appRoutes';
 import { consoleAssetResponse, consolePageResponse, withConsoleHeaders } from '../src/console/consoleFiles';
 import { consoleSession } from '../src/console/consoleSession';
 import { appHandler } from '../src/http/appHandler';
-import { jsonResponse } from '../src/http/responses';
+import { jsonResponse } from '../src/calls/answers';
 
 export const getConsolePage = withConsoleHeaders(appHandler(appRoutes.consolePage, (call) => consolePageResponse(call.request.url)));
 

@@ -1,8 +1,8 @@
 /** `GET health` (anonymous, as only the console's page and files are besides) and `GET openapi.json`. */
 import { app } from '@azure/functions';
-import { appRoutes, registrationOf } from '../src/appRoutes';
+import { appRoutes, registrationOf } from '../src/routes/appRoutes';
 import { appHandler } from '../src/http/appHandler';
-import { jsonResponse } from '../src/http/responses';
+import { jsonResponse } from '../src/calls/answers';
 import { buildOpenApiDocument } from '../src/openapi/openApiDocument';
 import { appVersion } from '../src/version';
 

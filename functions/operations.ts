@@ -4,7 +4,7 @@
  */
 import { app } from '@azure/functions';
 import { getConfig } from '../src/settings/config';
-import { createOperationHandler, type OperationHandler } from '../src/http/operationHandler';
+import { createOperationHandler, type OperationHandler } from '../src/calls/operationCall';
 import { getServices } from '../src/services';
 import { operations, resolvePathTemplate } from '../src/spec/catalogue';
 import { createScopeDispatcher, scopeRouteTemplate } from '../src/http/scopeRoute';

@@ -6,21 +6,21 @@
  * counts in src/http.
  */
 import { app, type InvocationContext } from '@azure/functions';
-import { appRoutes, registrationOf } from '../src/appRoutes';
+import { appRoutes, registrationOf } from '../src/routes/appRoutes';
 import { getConfig } from '../src/settings/config';
 import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
-import { operationAnswer, statusDocumentResponse } from '../src/http/orchestrationAnswers';
-import { continuationHeader, listRequestOf, purgeRequestOf, scanBoundsOf, waitSecondsOf } from '../src/http/orchestrationQueries';
-import { restartOrchestration } from '../src/http/orchestrationRestart';
-import { bulkAction } from '../src/http/bulkActions';
-import { orchestrationCounts } from '../src/http/orchestrationCounts';
-import { visibleFilter } from '../src/http/authorization';
-import { visibleOrchestration, visibleStatus, type Viewer } from '../src/http/orchestrationVisibility';
-import { callerGoneSignalOf, longestWaitSeconds, takeWaitSlot, waitForEnd } from '../src/http/gatewayWait';
-import { callerReaderOf } from '../src/http/pollReader';
+import { operationAnswer, statusDocumentResponse } from '../src/calls/orchestrationAnswers';
+import { continuationHeader, listRequestOf, purgeRequestOf, scanBoundsOf, waitSecondsOf } from '../src/calls/orchestrationQueries';
+import { restartOrchestration } from '../src/calls/restart';
+import { bulkAction } from '../src/calls/bulkActions';
+import { orchestrationCounts } from '../src/calls/orchestrationCounts';
+import { visibleFilter } from '../src/calls/authorization';
+import { visibleOrchestration, visibleStatus, type Viewer } from '../src/calls/orchestrationVisibility';
+import { callerGoneSignalOf, longestWaitSeconds, takeWaitSlot, waitForEnd } from '../src/calls/gatewayWait';
+import { callerReaderOf } from '../src/calls/pollReader';
 import { rawQueryOf } from '../src/http/requestQuery';
-import { jsonResponse } from '../src/http/responses';
+import { jsonResponse } from '../src/calls/answers';
 import { invalidRequest, ProblemList } from '../src/rules/validationDetails';
 import type { OrchestrationState } from '../src/orchestration/orchestrationState';
 import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';

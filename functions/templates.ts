@@ -1,10 +1,10 @@
 /** Validation of gallery image version and API definition declarations and the gateway custom properties. Glue only: the rules are in src/templates. */
 import { app } from '@azure/functions';
-import { appRoutes, registrationOf, type AppRoute } from '../src/appRoutes';
+import { appRoutes, registrationOf, type AppRoute } from '../src/routes/appRoutes';
 import { GatewayError } from '../src/errors';
 import { appHandler, type AppCall } from '../src/http/appHandler';
 import { parseJsonBody } from '../src/http/jsonBody';
-import { jsonResponse } from '../src/http/responses';
+import { jsonResponse } from '../src/calls/answers';
 import { invalidRequest, ProblemList } from '../src/rules/validationDetails';
 import { apiDefinitionKind } from '../src/templates/apiDefinition';
 import { validateDeclarations, type DeclarationKind } from '../src/templates/declarationValidation';

@@ -11,7 +11,7 @@ import { CertificateWatch, type WatchPolicy } from './certificates/certificateWa
 import { DownloadGuard } from './certificates/downloadGuard';
 import { DistributedRateLimiter } from './certificates/rateLimiter';
 import { getConfig, type Config } from './settings/config';
-import { deliveryPool, NotificationSender } from './orchestration/notificationSender';
+import { deliveryPool, NotificationSender } from './notifications/notificationSender';
 import { chatEndOrigins, chatNotifierOf } from './chatops/chatSettings';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type OrchestrationSettings } from './orchestration/orchestrationEngine';
 import { OrchestrationWatches } from './orchestration/orchestrationWaiter';
@@ -25,7 +25,11 @@ import { UpstreamBudget } from './upstream/upstreamBudget';
 import { watchUpstreamBudget } from './telemetry/telemetry';
 import { allExpiring, OnceMarkers } from './storage/onceMarkers';
 import { UseCounters } from './storage/useCounters';
-import { CircuitRecords } from './orchestration/circuitRecords';
+import { CircuitRecords } from './notifications/circuitRecords';
+import { deliveriesOf } from './notifications/notificationDispatcher';
+import { Approvals } from './approvals/approvals';
+import { approvalHolds } from './approvals/approvalTransitions';
+import { ApprovalWaits } from './approvals/approvalWaits';
 import { StorageBudget } from './storage/storageBudget';
 import { blobServiceOf } from './storage/storageTarget';
 import { appVersion } from './version';
@@ -41,6 +45,8 @@ export interface Services {
   /** Tokens for work no caller is waiting on (timers); none where only callers hold them. */
   backgroundToken(upstream: UpstreamName): Promise<string | undefined>;
   orchestrations: OrchestrationEngine;
+  /** The starts that wait for approval, on the engine's held starts (src/approvals). */
+  approvals: Approvals;
   /** The chat routes' replay records, shared by every instance (chatops/chatReplays.ts). */
   chatReplays: Pick<OnceMarkers, 'take'>;
   /** `gateway-wait`: the watches shared by the waiters on one orchestration, and the bounds on held waits. */
@@ -196,6 +202,8 @@ function certificateWatchOf(config: Config, store: () => CertificateStore, polic
 interface StoredServices {
   blobService: BlobServiceClient;
   orchestrations: OrchestrationEngine;
+  /** The starts that wait for approval, on the engine's held starts (src/approvals). */
+  approvals: Approvals;
   chatReplays: OnceMarkers;
   watches: OrchestrationWatches;
   certificates: Services['certificates'];
@@ -239,6 +247,8 @@ function createStoredServices(config: Config, upstreams: Services['upstreams']):
     new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Receiver circuits'),
     settings.outbox.maxRetryMs + 300_000,
   );
+  // One place each for the starts waiting for approval, in the same container (approvalWaits.ts).
+  const approvalWaits = new ApprovalWaits(orchestrationContainer, new StorageBudget(config.STORAGE_TIMEOUT_MS, 'Orchestration storage'));
   const orchestrations = engineOnContainer(orchestrationContainer, {
     storageTimeoutMs: config.STORAGE_TIMEOUT_MS,
     expiringMarkers: allExpiring([
@@ -250,9 +260,10 @@ function createStoredServices(config: Config, upstreams: Services['upstreams']):
         config.CALLER_SHARE_LEASE_SECONDS * 1000,
       ),
     ]),
-    circuits,
+    staleRecords: circuits,
+    deliveries: deliveriesOf({ notifier: chatNotifierOf(config, events, deliveries, postCounts), circuits }),
+    holds: approvalHolds(approvalWaits),
     upstream: upstreams.management,
-    notifier: chatNotifierOf(config, events, deliveries, postCounts),
     settings,
     now: Date.now,
     // The engine outlives any one invocation (a start settles in a later poll), so its lines
@@ -280,6 +291,7 @@ function createStoredServices(config: Config, upstreams: Services['upstreams']):
       }),
     },
     orchestrations,
+    approvals: new Approvals(orchestrations, approvalWaits, Date.now),
     chatReplays,
     watches: new OrchestrationWatches(orchestrations),
   };
@@ -324,6 +336,9 @@ export function createServices(config: Config): Services {
     },
     get orchestrations() {
       return storage().orchestrations;
+    },
+    get approvals() {
+      return storage().approvals;
     },
     get chatReplays() {
       return storage().chatReplays;

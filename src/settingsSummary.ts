@@ -5,7 +5,7 @@
  * says what runs rather than what was typed, and it holds no secret: a storage account is
  * named by its account name or endpoint, never its key or signature.
  */
-import { appRoutes } from './appRoutes';
+import { appRoutes } from './routes/appRoutes';
 import { chatEnabled, chatSummary } from './chatops/chatSettings';
 import { getConfig, type Config } from './settings/config';
 import { describeIdentityStorage, developmentStorage } from './settings/storageSettings';

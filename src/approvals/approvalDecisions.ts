@@ -6,12 +6,12 @@
  */
 import { matchesAny } from '../access/accessPolicy';
 import { GatewayError } from '../errors';
-import { maySee } from '../http/authorization';
-import { approvalRecord } from '../http/callLog';
-import type { CallerIdentity } from '../http/caller';
-import { deciderOf, identitiesOf, sameCaller, starterOf } from '../orchestration/approvalIdentities';
+import { maySee } from '../calls/authorization';
+import { approvalRecord } from '../calls/callLog';
+import type { CallerIdentity } from '../callers/callerIdentity';
+import { deciderOf, identitiesOf, sameCaller, starterOf } from './approvalIdentities';
 import type { ApprovalRoute, ApprovalStatus } from '../orchestration/approvalStatus';
-import { awaitsSend } from '../orchestration/approvalTransitions';
+import { awaitsSend } from './approvalTransitions';
 import { isActive, type OrchestrationState } from '../orchestration/orchestrationState';
 import { sanitizeText } from '../rules/redaction';
 import type { Services } from '../services';
@@ -120,7 +120,7 @@ function reasonOf(reason: string | undefined): string | undefined {
 export async function decideApproval(services: Services, caller: CallerIdentity, id: string, decision: ApprovalDecisionRequest): Promise<OrchestrationState> {
   const reason = reasonOf(decision.reason);
   const made = { by: caller.primary, identities: identitiesOf(caller), approved: decision.approved, route: decision.route, ...(reason ? { reason } : {}) };
-  let state = await services.orchestrations.decide(id, made, (current) => judgeDecision(services, caller, current));
+  let state = await services.approvals.decide(id, made, (current) => judgeDecision(services, caller, current));
   // The log names who decided what, never the reason (free text, kept in the document).
   // eslint-disable-next-line no-console
   console.log(

@@ -12,7 +12,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { approvalOf } from '../approvals/approvalDecisions';
-import { deliveryPool, postDelivery } from '../orchestration/notificationSender';
+import { deliveryPool, postDelivery } from '../notifications/notificationSender';
 import type { DeliveryOutcome } from '../orchestration/outbox';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
 import type { Services } from '../services';

@@ -7,13 +7,13 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import { GatewayError, toGatewayError } from '../errors';
 import { appBaseOf } from '../http/appBase';
-import { refusalCodes } from '../http/authorization';
-import type { CallerIdentity } from '../http/caller';
+import { refusalCodes } from '../calls/authorization';
+import type { CallerIdentity } from '../callers/callerIdentity';
 import { inCallFrame, type FramedCall } from '../http/callFrame';
 import { correlationHeader } from '../http/correlation';
 import { bodyBytesOf } from '../http/requestBody';
 import { failureForLog } from '../rules/redaction';
-import { jsonResponse } from '../http/responses';
+import { jsonResponse } from '../calls/answers';
 import { getServices, type Services } from '../services';
 import { traceIncoming } from '../telemetry/hooks';
 import { after, type ChatCall } from './chatCall';

@@ -11,10 +11,10 @@
  * to more than CHATOPS_RESPONSE_URL_MAX_POSTS times by the whole app (responseUrlPosts.ts: a
  * count shared by the instances in storage).
  */
-import { notConfigured } from '../orchestration/notificationDispatcher';
+import { notConfigured } from '../notifications/notificationDispatcher';
 import type { Dispatcher } from 'undici';
 import { endEventData } from '../orchestration/statusDocument';
-import { postDelivery, type CloudEvent, type NotificationSender } from '../orchestration/notificationSender';
+import { postDelivery, type CloudEvent, type NotificationSender } from '../notifications/notificationSender';
 import type { DeliveryOutcome } from '../orchestration/outbox';
 import { traceNotification } from '../telemetry/hooks';
 import { operationFacts, slackMessage, teamsMessage, type ChatReply } from './chatMessages';

@@ -6,7 +6,7 @@
 import type { Config } from '../settings/config';
 import { accessPolicyOf } from '../access/accessPolicy';
 import type { Dispatcher } from 'undici';
-import type { NotificationSender } from '../orchestration/notificationSender';
+import type { NotificationSender } from '../notifications/notificationSender';
 import { ChatNotifier, type ChatNotifierOptions, type ChatPlatform } from './chatNotifier';
 
 type ChatConfig = Pick<Config, 'ACCESS_POLICY' | 'SLACK_SIGNING_SECRET' | 'TEAMS_WEBHOOK_SECRET'>;

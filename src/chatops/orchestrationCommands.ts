@@ -4,11 +4,11 @@
  * in its scopes), lists with the list route's rule and terminates with the terminate route's.
  * Another caller's orchestration answers as one that does not exist.
  */
-import { actionOf, appRoutes, type AppRoute } from '../appRoutes';
+import { actionOf, appRoutes, type AppRoute } from '../routes/appRoutes';
 import { GatewayError } from '../errors';
-import { grantFor, visibleFilter } from '../http/authorization';
-import { visibleOrchestration, visibleStatus, type Viewer } from '../http/orchestrationVisibility';
-import { waitForEnd } from '../http/gatewayWait';
+import { grantFor, visibleFilter } from '../calls/authorization';
+import { visibleOrchestration, visibleStatus, type Viewer } from '../calls/orchestrationVisibility';
+import { waitForEnd } from '../calls/gatewayWait';
 import { isActive, type OrchestrationState } from '../orchestration/orchestrationState';
 import { operationFacts, type ChatReply } from './chatMessages';
 import type { ChatCall } from './chatCall';

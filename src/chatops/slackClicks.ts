@@ -15,19 +15,19 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import { appBaseOf } from '../http/appBase';
 import { inCallFrame } from '../http/callFrame';
-import { jsonResponse } from '../http/responses';
+import { jsonResponse } from '../calls/answers';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
 import { getServices, type Services } from '../services';
 import { traceIncoming } from '../telemetry/hooks';
 import { approvalMessage, postSlackMessage } from './approvalAnnouncements';
-import { approvalChatRoutes } from './approvalRoutes';
+import { approvalChatRoutes } from '../routes/chatRoutes';
 import { decideFromChat } from './approvalCommands';
 import { decisionReply } from './approvalReplies';
 import { after, type ChatCall } from './chatCall';
 import { admitChatRequest, answerChat, unknownChatUser, type SignedChatRequests } from './chatEndpoint';
 import { slackMessage } from './chatMessages';
 import { uncheckedReply } from './chatReplays';
-import type { CallerIdentity } from '../http/caller';
+import type { CallerIdentity } from '../callers/callerIdentity';
 import { readSlackClick, type SlackClick } from './slackClickPayload';
 import { responseUrlOf, slackFormOf, slackSignedAtMs, verifySlack } from './slackCommand';
 

@@ -9,12 +9,13 @@
  * start goes on, and its end reaches the chat through the orchestration's outbox.
  */
 import { HttpRequest } from '@azure/functions';
-import { actionOf, appRoutes } from '../appRoutes';
+import { actionOf, appRoutes } from '../routes/appRoutes';
 import { fetchedCertificate } from '../certificates/fetchedCertificate';
 import { GatewayError } from '../errors';
-import { grantFor } from '../http/authorization';
-import { startOrHold, type HeldOutcome } from '../http/approvalStart';
-import { prepareCall, refuseRedirect, sendUpstream, startRequestOf, type PreparedCall } from '../http/operationHandler';
+import { grantFor } from '../calls/authorization';
+import { startOrHold, type HeldOutcome } from '../calls/startOrHold';
+import { prepareCall, sendUpstream, startRequestOf, type PreparedCall } from '../calls/operationCall';
+import { refuseRedirect } from '../upstream/upstreamClient';
 import { failureForLog } from '../rules/redaction';
 import type { StartOutcome } from '../orchestration/orchestrationEngine';
 import { operations, type OperationSpec } from '../spec/catalogue';

@@ -4,11 +4,11 @@
  * anything thrown into the documented error answer.
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
-import { actionOf, type AppRoute } from '../appRoutes';
+import { actionOf, type AppRoute } from '../routes/appRoutes';
 import { getServices, type Services } from '../services';
-import { notAllowed } from './authorization';
+import { notAllowed } from '../calls/authorization';
 import { inCallFrame } from './callFrame';
-import { callerOf, type CallerIdentity } from './caller';
+import { callerOf, type CallerIdentity } from '../callers/callerIdentity';
 import { fillPath } from '../spec/catalogue';
 import { appBaseOf } from './appBase';
 import { rawQueryOf } from './requestQuery';

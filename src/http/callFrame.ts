@@ -5,12 +5,12 @@
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import { toGatewayError } from '../errors';
-import { refusalCodes } from './authorization';
-import { routeCallRecord } from './callLog';
-import { callerLogFields, type CallerIdentity } from './caller';
+import { refusalCodes } from '../calls/authorization';
+import { routeCallRecord } from '../calls/callLog';
+import { callerLogFields, type CallerIdentity } from '../callers/callerIdentity';
 import { correlationIdOf } from './correlation';
 import { failureForLog } from '../rules/redaction';
-import { errorResponse } from './responses';
+import { errorResponse } from '../calls/answers';
 
 export interface FramedCall {
   correlationId: string;

@@ -5,8 +5,8 @@
  */
 import { GatewayError } from '../errors';
 import { resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
-import type { OperationHandler } from './operationHandler';
-import { errorResponse } from './responses';
+import type { OperationHandler } from '../calls/operationCall';
+import { errorResponse } from '../calls/answers';
 import { correlationIdOf } from './correlation';
 
 export const scopeRouteParameter = 'scopePath';

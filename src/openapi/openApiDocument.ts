@@ -4,7 +4,7 @@
  * OpenAPI 3.1). Nothing in it is written by hand.
  */
 import { z } from 'zod';
-import { appRoutes, type AppRoute } from '../appRoutes';
+import { appRoutes, type AppRoute } from '../routes/appRoutes';
 import { renderErrorBody, GatewayError } from '../errors';
 import { operations, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
 

@@ -1,7 +1,8 @@
 /**
  * The approval a start waits for, kept in its status document as `customStatus.approval`: how
  * many approvals it needs, from whom, until when, and every decision made on it. Plain JSON, as
- * the rest of the document, so any instance can judge and continue it.
+ * the rest of the document, so any instance can judge and continue it. Declared with the
+ * document it is part of; what it means (who may decide, when it is sent or ends) is src/approvals'.
  */
 
 /** Where a decision was made: the API, the console (the API with `x-gateway-client: console`), a chat command, a Slack button. */

@@ -4,15 +4,13 @@
  */
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
 import type { PollIntervalPolicy } from './lroRules';
-import type { NotificationSender } from './notificationSender';
 import type { OrchestrationIndex } from './orchestrationIndex';
 import type { OrchestrationState } from './orchestrationState';
 import type { OrchestrationStore } from './orchestrationStore';
-import type { OriginGatePolicy } from './originGate';
 import type { OutboxPolicy } from './outbox';
 import type { Expiring } from '../storage/onceMarkers';
-import type { CircuitRecords } from './circuitRecords';
-import type { ApprovalWaits } from './approvalWaits';
+import type { HoldRules } from './heldStarts';
+import type { StoredState } from './orchestrationStore';
 
 export interface OrchestrationSettings {
   pollInterval: PollIntervalPolicy;
@@ -48,8 +46,8 @@ export interface OrchestrationSettings {
   /** Most targets one orchestration tells of its end (a duplicate start may add its own). */
   maxNotifyTargets: number;
   outbox: OutboxPolicy;
-  /** Per receiver's origin: attempts at once, and the circuit that skips one failing (originGate.ts). */
-  originGate: OriginGatePolicy;
+  /** Per receiver's origin: attempts at once, and the circuit that skips one failing (src/notifications/originGate.ts). */
+  originGate: { perOriginConcurrency: number; failuresToOpen: number; coolDownMs: number };
   /** How long a poller run waits for the deliveries it started; slower ones are recorded after it. */
   deliveryWaitMs: number;
   /** Told of every orchestration's end (`NOTIFY_URL`). */
@@ -93,18 +91,48 @@ export interface EngineDependencies {
   store: OrchestrationStore;
   index: OrchestrationIndex;
   upstream: UpstreamClient;
-  /** Absent when no signing secret is configured: no target can then be named. */
-  notifier?: Pick<NotificationSender, 'send'>;
-  /** Records that expire in the same storage (the chat routes' replay records): the janitor removes the expired ones. */
+  /**
+   * Who delivers the notifications of ended orchestrations (src/notifications: deliveriesOf),
+   * built on the engine's own parts; absent, the ends are recorded and nobody is told.
+   */
+  deliveries?: (parts: DeliveryParts) => EndDeliveries;
+  /** Records that expire in the same storage (chat replay records, post counts, share buckets): every run removes the expired ones. */
   expiringMarkers?: Expiring;
-  /** The receivers' circuits shared by the instances (sharedCircuit.ts); absent, each instance keeps its own. */
-  circuits?: CircuitRecords;
+  /** Records the janitor removes on its turn once they are stale (the receivers' circuits, src/notifications). */
+  staleRecords?: Expiring;
   settings: OrchestrationSettings;
   now: () => number;
   log: (line: string) => void;
   newId?: () => string;
-  /** The places of the starts waiting for approval (approvalWaits.ts); absent, none can wait. */
-  approvalWaits?: ApprovalWaits;
+  /** What decides the course of a held start (src/approvals: approvalHolds); absent, no start can be held. */
+  holds?: HoldRules;
+}
+
+/** What the engine hands the deliveries of its ends: its storage, its conditional write, its settings. */
+export interface DeliveryParts {
+  store: OrchestrationStore;
+  index: OrchestrationIndex;
+  settings: OrchestrationSettings;
+  now: () => number;
+  log: (line: string) => void;
+  /** The engine's conditional write: read, change and write again on a conflict. */
+  write: (stored: StoredState, change: (state: OrchestrationState) => OrchestrationState) => Promise<StoredState>;
+}
+
+/** The deliveries of ended orchestrations' notifications, as the engine drives them. */
+export interface EndDeliveries {
+  /** One poller run's share: starts the due deliveries, waits for them at most `deliveryWaitMs`; how many it started. */
+  run(housekeepingEndsAt: number): Promise<number>;
+  /** Makes the due deliveries of one ended orchestration and waits for them. */
+  deliver(id: string): Promise<number>;
+  /** Resolves once no delivery this instance started is in flight. */
+  idle(): Promise<void>;
+}
+
+/** A start held instead of sent (heldStarts.ts): nothing went upstream. */
+export interface HeldOutcome {
+  kind: 'waiting';
+  state: OrchestrationState;
 }
 
 export interface StartRequest {

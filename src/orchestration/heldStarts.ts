@@ -1,82 +1,110 @@
 /**
- * The engine's side of the starts that wait for approval (approvalTransitions.ts says how they
- * change): a decision recorded with a conditional write (retried on a conflict, each try judged
- * on the version it writes), and the step that ends one that expired or sends one approved. The
- * send is claimed first with a conditional write on the version read, so whoever else tries (a
- * second approval, the poller on another instance, the starter's read) finds it claimed and sends
- * nothing; what the upstream answers is recorded as a start's answer is (startAnswers.ts).
+ * Starts held instead of sent: stored Pending with a `heldStart` (what their send needs) and
+ * nothing sent upstream, until the rules that hold them (HoldRules; src/approvals gives the
+ * app's) say to send or to end them. The engine's part is the same whatever holds a start: a
+ * change recorded with a conditional write (retried on a conflict, each try judged on the
+ * version it writes), and the send claimed first with a conditional write on the version read,
+ * so whoever else tries (a second decision, the poller on another instance, the starter's read)
+ * finds it claimed and sends nothing; what the upstream answers is recorded as a start's answer
+ * is (startAnswers.ts).
  */
 import { GatewayError } from '../errors';
-import type { UpstreamResponse } from '../upstream/upstreamClient';
-import type { ApprovalDecisionRecord } from './approvalStatus';
-import { approvalScheduleOf, approvalStepOf, awaitsSend, isWaiting, notApprovedEnding, withDecision, withSendClaim } from './approvalTransitions';
+import { refuseRedirect, type UpstreamResponse } from '../upstream/upstreamClient';
 import type { EngineDependencies, PollReader } from './engineSettings';
+import type { KeySchedule } from './orchestrationIndex';
 import type { OrchestrationRecords } from './orchestrationRecords';
 import type { OrchestrationState } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';
 import type { StartRecorder } from './startAnswers';
+import type { Ending } from './transitions';
+
+/** What a step does with a held start: end it, send it, or nothing yet. */
+export type HeldStep = { kind: 'end'; ending: Ending } | { kind: 'send' } | { kind: 'wait' };
+
+/** A change to a held start: its next version, or its end. */
+export type HeldChange = { state: OrchestrationState } | { ending: Ending };
+
+/** What decides a held start's course; pure functions of its document and the time, but `release`. */
+export interface HoldRules {
+  /** What a step does with it at `now`. */
+  stepOf(state: OrchestrationState, now: number): HeldStep;
+  /** When the index brings it to the poller next, while it is held. */
+  scheduleOf(state: OrchestrationState): KeySchedule | undefined;
+  /** Whether it may be sent now and no instance claimed its send yet. */
+  isDue(state: OrchestrationState): boolean;
+  /** Gives back what it held (its place among the held starts) once it is due or ended. Idempotent. */
+  release(state: OrchestrationState): Promise<void>;
+}
+
+/** The document as one instance claims the send of a held start (a conditional write makes it the only one). */
+export function withSendClaim(state: OrchestrationState, now: number): OrchestrationState {
+  return { ...state, heldStart: state.heldStart && { ...state.heldStart, sendingSince: now }, lastUpdatedTime: new Date(now).toISOString() };
+}
 
 export class HeldStarts {
   constructor(
-    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'upstream' | 'now' | 'approvalWaits'>,
+    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'upstream' | 'now' | 'holds'>,
     private readonly records: OrchestrationRecords,
     private readonly recorder: StartRecorder,
   ) {}
 
+  get #rules(): HoldRules {
+    if (!this.deps.holds) throw new GatewayError('InternalError', 'Starts cannot be held here: the engine was built without hold rules.');
+    return this.deps.holds;
+  }
+
   /**
-   * Records one decision on a start waiting for approval. `judge` sees each version about to be
-   * changed and throws when the caller may not decide it (so a version another decision changed
-   * meanwhile is judged again). A rejection ends it at once; an approval that completes it gives
-   * its waiting place back and schedules its send for the next step.
+   * Changes a held start: `change` sees each version about to be written (and throws when the
+   * change is refused on it, so a version changed meanwhile is judged again). An ending ends it
+   * at once. A change that makes it due schedules its key at once, beside the write, so an
+   * instance that stops between the two still leaves the send due for the next poller run (a
+   * key due early for a start still held is set back by that run); and again after it, in case
+   * that run set it back while the write was on its way; what it held is then given back.
    */
-  async decide(id: string, decision: Omit<ApprovalDecisionRecord, 'at'>, judge: (state: OrchestrationState) => void): Promise<OrchestrationState> {
+  async change(id: string, change: (state: OrchestrationState, now: number) => HeldChange): Promise<OrchestrationState> {
+    const rules = this.#rules;
     const stored = await this.deps.store.read(id);
     if (!stored) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
-    judge(stored.state);
     const now = this.deps.now();
-    const made = { ...decision, at: new Date(now).toISOString() };
-    const decided = (state: OrchestrationState) => {
-      judge(state);
-      return withDecision(state, made, now);
+    const preview = change(stored.state, now);
+    if ('ending' in preview) {
+      return this.records.end(stored, (state) => {
+        const decided = change(state, now);
+        return 'ending' in decided ? decided.ending : undefined;
+      });
+    }
+    const changed = (state: OrchestrationState) => {
+      const decided = change(state, now);
+      if ('ending' in decided) throw new GatewayError('Conflict', `Orchestration ${id} changed meanwhile; try again.`, { target: 'id' });
+      return decided.state;
     };
-    // The decision and the end in one write: a rejected start never waits again.
-    if (!decision.approved) return this.records.end(stored, (state) => notApprovedEnding(decided(state)));
-    // An approval that completes it: the key is scheduled at once, beside the write, so an
-    // instance that stops between the two still leaves the send due for the next poller run (a
-    // key due early for a start still waiting is set back by that run); and again after it, in
-    // case that run set it back while the write was on its way.
-    const preview = withDecision(stored.state, made, now);
-    const early = awaitsSend(preview) ? this.deps.index.scheduleKey(preview.requestKey, id, approvalScheduleOf(preview)!) : undefined;
-    const [write] = await Promise.allSettled([this.records.write(stored, decided), early]);
+    const early = rules.isDue(preview.state) ? this.deps.index.scheduleKey(preview.state.requestKey, id, rules.scheduleOf(preview.state)!) : undefined;
+    const [write] = await Promise.allSettled([this.records.write(stored, changed), early]);
     if (write.status === 'rejected') throw write.reason;
     const { state } = write.value;
-    if (awaitsSend(state)) {
-      await Promise.all([
-        this.deps.index.scheduleKey(state.requestKey, id, approvalScheduleOf(state)!),
-        state.startedBy === undefined ? undefined : this.deps.approvalWaits?.release(state.startedBy, id),
-      ]);
-    }
+    if (rules.isDue(state)) await Promise.all([this.deps.index.scheduleKey(state.requestKey, id, rules.scheduleOf(state)!), rules.release(state)]);
     return state;
   }
 
   /**
-   * One step of a Pending start that needed approval: ended when it expired (or was approved
-   * and never sent in time); sent, with a reader, when approved; else, once its send was
-   * claimed and never recorded, failed by the stale-start rule. Whether it did something.
+   * One step of a held start: ended when its rules end it; sent, with a reader, when due; else,
+   * once its send was claimed and never recorded, failed by the stale-start rule. Whether it
+   * did something.
    */
   async step(stored: StoredState, reader: PollReader | undefined, keyEtag: string | undefined): Promise<boolean> {
+    const rules = this.#rules;
     const now = this.deps.now();
-    const next = approvalStepOf(stored.state, now);
-    // Expired (or approved and never sent in time): ended as the stale-start rule ends such a
-    // start, decided again on the version written, so an approval that came meanwhile stands.
+    const next = rules.stepOf(stored.state, now);
+    // Ended by its rules: as the stale-start rule ends such a start, decided again on the version
+    // written, so a change that came meanwhile stands.
     if (next.kind === 'end') return this.records.failStalePending(stored, now);
     if (next.kind === 'wait') {
       if (await this.records.failStalePending(stored, now)) return true;
-      // The poller found it due while it still waits (a decision half written when an instance
-      // stopped): its key is set back to its expiry. Only the poller (it holds the key's ETag)
-      // does this, not every read of a caller.
-      const schedule = approvalScheduleOf(stored.state);
-      if (keyEtag === undefined || !isWaiting(stored.state) || !schedule) return false;
+      // The poller found it due while it is still held (a change half written when an instance
+      // stopped): its key is set back to its own schedule. Only the poller (it holds the key's
+      // ETag) does this, not every read of a caller; never once its send is claimed.
+      const schedule = rules.scheduleOf(stored.state);
+      if (keyEtag === undefined || stored.state.heldStart?.sendingSince !== undefined || !schedule) return false;
       await this.deps.index.scheduleKey(stored.state.requestKey, stored.state.id, schedule, keyEtag);
       return true;
     }
@@ -86,7 +114,7 @@ export class HeldStarts {
     const claim = await this.records.replace({ state: withSendClaim(state, now), etag: stored.etag });
     if (!claim) return false;
     const held = claim.state.heldStart!;
-    this.records.log({ id: state.id, name: state.name, step: 'approved-send' });
+    this.records.log({ id: state.id, name: state.name, step: 'held-send' });
     try {
       await this.recorder.sendAndRecord(
         claim,
@@ -96,17 +124,13 @@ export class HeldStarts {
       );
     } catch (error) {
       // Recorded as the start's failure already: the document tells whoever follows it.
-      this.records.log({ id: state.id, step: 'approved-send-failed', code: (error as GatewayError).code ?? 'InternalError' });
+      this.records.log({ id: state.id, step: 'held-send-failed', code: (error as GatewayError).code ?? 'InternalError' });
     }
     return true;
   }
 
   async #send(state: OrchestrationState, held: NonNullable<OrchestrationState['heldStart']>, token: string): Promise<UpstreamResponse> {
-    const response = await this.deps.upstream.send({ method: state.input.method, url: held.url, headers: held.headers, body: held.bodyText, token });
-    // As a start sent at once: no documented operation redirects, and a redirect is never followed.
-    if (response.status >= 300 && response.status < 400) {
-      throw new GatewayError('UpstreamBadResponse', `The upstream answered ${response.status}, a redirect; the app neither follows nor passes on redirects.`);
-    }
-    return response;
+    // As a start sent at once (src/calls): the request as held, and never a redirect followed.
+    return refuseRedirect(await this.deps.upstream.send({ method: state.input.method, url: held.url, headers: held.headers, body: held.bodyText, token }));
   }
 }

@@ -18,8 +18,7 @@ import { GatewayError } from '../errors';
 import { StorageBudget } from '../storage/storageBudget';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
 import { mapConcurrently } from '../concurrency';
-import type { EngineDependencies, PollReader, StartOutcome, StartRequest, SweepResult } from './engineSettings';
-import { NotificationDispatcher } from './notificationDispatcher';
+import type { EndDeliveries, EngineDependencies, HeldOutcome, PollReader, StartOutcome, StartRequest, SweepResult } from './engineSettings';
 import { OrchestrationIndex } from './orchestrationIndex';
 import { OrchestrationJanitor } from './orchestrationJanitor';
 import { OrchestrationRecords } from './orchestrationRecords';
@@ -29,15 +28,26 @@ import { OrchestrationStepper } from './orchestrationStepper';
 import { OrchestrationStore } from './orchestrationStore';
 import type { SummaryFilter, SummaryPage, SummaryQuery } from './summaryQuery';
 import { OrchestrationSweeper } from './orchestrationSweeper';
-import type { ApprovalDecisionRecord, ApprovalStatus } from './approvalStatus';
-import { ApprovalWaits, type WaitingMarker } from './approvalWaits';
-import { HeldStarts } from './heldStarts';
+import { HeldStarts, type HeldChange } from './heldStarts';
 import { StartRecorder } from './startAnswers';
 import { nextDeliveryAt } from './outbox';
 
 export { defaultOrchestrationSettings } from './engineSettings';
-export type { EngineDependencies, OrchestrationSettings, PollReader, StartOutcome, StartRequest, SweepResult } from './engineSettings';
+export type {
+  DeliveryParts,
+  EndDeliveries,
+  EngineDependencies,
+  HeldOutcome,
+  OrchestrationSettings,
+  PollReader,
+  StartOutcome,
+  StartRequest,
+  SweepResult,
+} from './engineSettings';
 export { requestKeyOf } from './orchestrationStarter';
+
+/** Where nobody is told of ends (no `deliveries`): nothing to run or wait for. */
+const noDeliveries: EndDeliveries = { run: async () => 0, deliver: async () => 0, idle: async () => undefined };
 
 /** Durable Functions' answer to terminating an instance that already ended: 410 Gone. */
 function alreadyEnded(state: OrchestrationState): GatewayError {
@@ -55,7 +65,7 @@ export class OrchestrationEngine {
   readonly #held: HeldStarts;
   readonly #stepper: OrchestrationStepper;
   readonly #sweeper: OrchestrationSweeper;
-  readonly #notifications: NotificationDispatcher;
+  readonly #notifications: EndDeliveries;
 
   constructor(deps: EngineDependencies) {
     this.#deps = deps;
@@ -65,7 +75,7 @@ export class OrchestrationEngine {
     this.#starter = new OrchestrationStarter({ ...deps, newId }, this.#records, recorder);
     this.#held = new HeldStarts(deps, this.#records, recorder);
     this.#stepper = new OrchestrationStepper(deps, this.#records, this.#held);
-    this.#notifications = new NotificationDispatcher({ ...deps, write: (stored, change) => this.#records.write(stored, change) });
+    this.#notifications = deps.deliveries?.({ ...deps, write: (stored, change) => this.#records.write(stored, change) }) ?? noDeliveries;
     const janitor = new OrchestrationJanitor(deps, this.#records);
     this.#sweeper = new OrchestrationSweeper(deps, { records: this.#records, stepper: this.#stepper, notifications: this.#notifications, janitor });
   }
@@ -79,64 +89,31 @@ export class OrchestrationEngine {
     return this.#starter.start(request, send);
   }
 
-  /**
-   * Stores a start that waits for approval instead of sending it (see OrchestrationStarter.hold),
-   * within the bounds on waiting starts: past the starter's or the app's, 429 with Retry-After
-   * and nothing stored. A repeat of one waiting joins it (a duplicate).
-   */
-  async hold(
+  /** Stores a start held instead of sent (see OrchestrationStarter.hold); its rules (`holds`) say when it is sent or ended. */
+  hold(
     request: StartRequest,
     held: NonNullable<OrchestrationState['heldStart']>,
-    approval: ApprovalStatus,
-    bounds: { perCaller: number; total: number },
-  ): Promise<StartOutcome | { kind: 'waiting'; state: OrchestrationState }> {
-    const waits = this.#deps.approvalWaits;
-    if (!waits || !request.startedBy) throw new GatewayError('InternalError', 'Starts cannot wait for approval here.');
-    const id = request.id ?? (this.#deps.newId ?? randomUUID)();
-    const startedBy = request.startedBy;
-    await this.#deps.store.ensureReady();
-    const admitted = await waits.admit(
-      { id, name: request.name, startedBy, expiresAt: Date.parse(approval.expiresAt), approvers: approval.approvers },
-      bounds,
-      this.#deps.now(),
-    );
-    if (!admitted.admitted) {
-      // A repeat of a start that already waits (an SDK retrying its PUT) takes no new place: it joins it.
-      const repeated = await this.#waitingRepeatOf(request);
-      if (repeated) return { kind: 'duplicate', state: repeated };
-      const which =
-        admitted.bound === 'caller'
-          ? `the caller (${startedBy}) has ${bounds.perCaller} starts waiting for approval (APPROVAL_MAX_PENDING_PER_CALLER)`
-          : `${bounds.total} starts wait for approval (APPROVAL_MAX_PENDING)`;
-      throw new GatewayError('TooManyPendingApprovals', `Not stored: ${which}. Try again once one is decided or expires, or ask an approver to decide them.`, {
-        headers: { 'retry-after': String(admitted.retryAfterSeconds) },
-      });
-    }
-    try {
-      const outcome = await this.#starter.hold({ ...request, id }, held, approval);
-      if (outcome.kind !== 'waiting') await waits.release(startedBy, id);
-      return outcome;
-    } catch (error) {
-      await waits.release(startedBy, id).catch(() => undefined);
-      throw error;
-    }
+    customStatus: NonNullable<OrchestrationState['customStatus']>,
+    logged: Record<string, unknown> = {},
+  ): Promise<StartOutcome | HeldOutcome> {
+    return this.#starter.hold(request, held, customStatus, logged);
   }
 
-  /** The active start holding the same request key, started by the same caller, if there is one. */
-  async #waitingRepeatOf(request: StartRequest): Promise<OrchestrationState | undefined> {
+  /** Changes a held start (see HeldStarts.change): a decision on it, say. */
+  changeHeld(id: string, change: (state: OrchestrationState, now: number) => HeldChange): Promise<OrchestrationState> {
+    return this.#held.change(id, change);
+  }
+
+  /** The active start holding the same request key, started by the same caller, if there is one: what a repeat of a start joins. */
+  async activeRepeatOf(request: StartRequest): Promise<OrchestrationState | undefined> {
     const holder = await this.#deps.index.keyHolder(requestKeyOf(request));
     const state = holder && (await this.#deps.store.read(holder.id))?.state;
     return state && isActive(state) && state.startedBy === request.startedBy ? state : undefined;
   }
 
-  /** Records one decision on a start waiting for approval (see HeldStarts.decide). */
-  decide(id: string, decision: Omit<ApprovalDecisionRecord, 'at'>, judge: (state: OrchestrationState) => void): Promise<OrchestrationState> {
-    return this.#held.decide(id, decision, judge);
-  }
-
-  /** The starts waiting for approval, from their markers alone (see ApprovalWaits.waiting). */
-  waitingForApproval(limit: number): Promise<WaitingMarker[]> {
-    return this.#deps.approvalWaits?.waiting(this.#deps.now(), limit) ?? Promise.resolve([]);
+  /** A new orchestration id, as a start without one is given. */
+  newId(): string {
+    return (this.#deps.newId ?? randomUUID)();
   }
 
   /** See OrchestrationStepper.advance. */
@@ -226,6 +203,5 @@ export function engineOnContainer(
     settings,
     store: new OrchestrationStore(container, budget),
     index: new OrchestrationIndex(container, budget),
-    approvalWaits: new ApprovalWaits(container, budget),
   });
 }

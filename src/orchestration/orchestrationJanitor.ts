@@ -11,7 +11,7 @@ import { scheduleOf } from './transitions';
 
 export class OrchestrationJanitor {
   constructor(
-    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'settings' | 'now' | 'expiringMarkers' | 'circuits'>,
+    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'settings' | 'now' | 'expiringMarkers' | 'staleRecords'>,
     private readonly records: OrchestrationRecords,
   ) {}
 
@@ -52,7 +52,7 @@ export class OrchestrationJanitor {
         repaired += 1;
     });
     await index.saveJanitor(page.marker, page.marker ? now : now + settings.janitorIntervalMs, turn.etag);
-    await this.#removeStaleCircuits(now);
+    await this.#removeStaleRecords(now);
     return { scanned: page.summaries.length, repaired };
   }
 
@@ -74,11 +74,11 @@ export class OrchestrationJanitor {
     }
   }
 
-  /** A failure waits for the next turn: a stale record is read as what it is, a cool-down long over. */
-  async #removeStaleCircuits(now: number): Promise<void> {
-    const { circuits, settings } = this.deps;
+  /** A failure waits for the next turn: a stale record is read as what it is (a circuit's cool-down long over). */
+  async #removeStaleRecords(now: number): Promise<void> {
+    const { staleRecords, settings } = this.deps;
     try {
-      await circuits?.removeStale(now, settings.purgeBatch, settings.concurrency);
+      await staleRecords?.removeExpired(now, settings.purgeBatch, settings.concurrency);
     } catch (error) {
       this.records.log({ step: 'circuits-error', code: (error as { code?: string }).code ?? 'InternalError' });
     }

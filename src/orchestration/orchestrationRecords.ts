@@ -8,14 +8,13 @@ import { recordOrchestrationEnd } from '../telemetry/hooks';
 import { GatewayError } from '../errors';
 import type { EngineDependencies } from './engineSettings';
 import { expiryMarkerName } from './orchestrationIndex';
-import { approvalStepOf, pendingSinceOf } from './approvalTransitions';
 import { isActive, type OrchestrationState } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';
 import { StateCache } from './stateCache';
 import { nextDeliveryAt, outboxHint } from './outbox';
 import { ended, type Ending } from './transitions';
 
-export type RecordsDependencies = Pick<EngineDependencies, 'store' | 'index' | 'settings' | 'now' | 'log' | 'approvalWaits'> & { newId: () => string };
+export type RecordsDependencies = Pick<EngineDependencies, 'store' | 'index' | 'settings' | 'now' | 'log' | 'holds'> & { newId: () => string };
 
 export class OrchestrationRecords {
   /** What this instance last wrote of each active orchestration (see StateCache). */
@@ -101,25 +100,25 @@ export class OrchestrationRecords {
       index.releaseKey(state.requestKey, state.id, keyEtag),
       index.markExpiry(state.id, endedAt + settings.retentionMs),
       dueAt === undefined ? undefined : index.markOutbox(state.id, dueAt, outboxHint(state.deliveries)),
-      // A start that waited for approval gives its place back (nothing, if it was given back when approved).
-      state.customStatus?.approval && state.startedBy !== undefined ? this.deps.approvalWaits?.release(state.startedBy, state.id) : undefined,
+      // A held start gives back what it held (nothing, if it gave it back when it became due).
+      state.heldStart ? this.deps.holds?.release(state) : undefined,
     ]);
   }
 
   /**
    * Fails a start still Pending past `pendingTimeoutMs` (its instance died before the upstream
-   * answered). A start waiting for approval, or approved and not yet sent, is not stuck: its
-   * expiry ends it, or a later step sends it; one whose send was claimed counts from the claim.
+   * answered). A held start whose send nobody claimed is not stuck: its rules end it (an expiry,
+   * say), or a later step sends it; one whose send was claimed counts from the claim.
    */
   async failStalePending(stored: StoredState, now: number): Promise<boolean> {
     const pendingSince = pendingSinceOf(stored.state);
     if (stored.state.runtimeStatus === 'Pending' && pendingSince === undefined) {
-      // Waiting (or approved, unsent): its own expiry ends it, also for the janitor, which finds
-      // one whose key a stopped instance never wrote (so the poller never lists it).
-      const step = approvalStepOf(stored.state, now);
-      if (step.kind !== 'end') return false;
+      // Held, its send unclaimed: its own rules end it, also for the janitor, which finds one
+      // whose key a stopped instance never wrote (so the poller never lists it).
+      const holds = this.deps.holds;
+      if (!holds || holds.stepOf(stored.state, now).kind !== 'end') return false;
       await this.end(stored, (state) => {
-        const again = approvalStepOf(state, now);
+        const again = holds.stepOf(state, now);
         return again.kind === 'end' ? again.ending : undefined;
       });
       return true;
@@ -147,4 +146,12 @@ export class OrchestrationRecords {
       index.releaseKey(state.requestKey, state.id),
     ]);
   }
+}
+
+/**
+ * Since when a Pending start may be stuck, for the stale-start rule: one sent at once since it
+ * was created; a held one since its send was claimed, and never before (its rules end it).
+ */
+export function pendingSinceOf(state: OrchestrationState): number | undefined {
+  return state.heldStart ? state.heldStart.sendingSince : Date.parse(state.createdTime);
 }

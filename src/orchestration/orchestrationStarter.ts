@@ -9,9 +9,7 @@ import { GatewayError } from '../errors';
 import { redactSecrets } from '../rules/redaction';
 import { currentTraceCarrier } from '../telemetry/hooks';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
-import type { ApprovalStatus } from './approvalStatus';
-import { approvalScheduleOf, waitingStatus } from './approvalTransitions';
-import type { EngineDependencies, StartOutcome, StartRequest } from './engineSettings';
+import type { EngineDependencies, HeldOutcome, StartOutcome, StartRequest } from './engineSettings';
 import type { KeySchedule } from './orchestrationIndex';
 import type { OrchestrationRecords } from './orchestrationRecords';
 import { isActive, type OrchestrationState } from './orchestrationState';
@@ -31,7 +29,7 @@ const initialAnswerWaitMs = 5000;
 
 export class OrchestrationStarter {
   constructor(
-    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'upstream' | 'settings' | 'now'> & { newId: () => string },
+    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'upstream' | 'settings' | 'now' | 'holds'> & { newId: () => string },
     private readonly records: OrchestrationRecords,
     private readonly recorder: StartRecorder,
   ) {}
@@ -52,19 +50,23 @@ export class OrchestrationStarter {
   }
 
   /**
-   * Stores a start that waits for approval instead of sending it: the same two writes as a
-   * start's first (the request key, with the expiry as its schedule, and the document), so a
-   * repeat joins it as a duplicate; the upstream sees nothing. `held` is what its send needs later.
+   * Stores a start held instead of sent (heldStarts.ts): the same two writes as a start's first
+   * (the request key, with the schedule its rules give, and the document), so a repeat joins it
+   * as a duplicate; the upstream sees nothing. `held` is what its send needs later, `customStatus`
+   * what holds it; `logged`, what the log line says of why.
    */
   async hold(
     request: StartRequest,
     held: NonNullable<OrchestrationState['heldStart']>,
-    approval: ApprovalStatus,
-  ): Promise<StartOutcome | { kind: 'waiting'; state: OrchestrationState }> {
-    const pending: OrchestrationState = { ...this.#pendingOf(request), customStatus: waitingStatus(approval), heldStart: held };
-    const opened = await this.#open(pending, approvalScheduleOf(pending)!, request.notifyTargets);
+    customStatus: NonNullable<OrchestrationState['customStatus']>,
+    logged: Record<string, unknown>,
+  ): Promise<StartOutcome | HeldOutcome> {
+    const pending: OrchestrationState = { ...this.#pendingOf(request), customStatus, heldStart: held };
+    const schedule = this.deps.holds?.scheduleOf(pending);
+    if (!schedule) throw new GatewayError('InternalError', 'Starts cannot be held here: the engine was built without hold rules.');
+    const opened = await this.#open(pending, schedule, request.notifyTargets);
     if ('duplicate' in opened) return { kind: 'duplicate', state: opened.duplicate };
-    this.records.log({ id: pending.id, name: request.name, step: 'waiting-for-approval', required: approval.required, expiresAt: approval.expiresAt });
+    this.records.log({ id: pending.id, name: request.name, step: 'held', ...logged });
     return { kind: 'waiting', state: opened.stored.state };
   }
 

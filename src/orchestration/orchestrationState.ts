@@ -37,7 +37,10 @@ export interface OrchestrationState {
   initial?: { status: number; body?: unknown; upstreamIds?: UpstreamIds };
   /** The final answer: the resource, or the upstream's error. */
   output?: { status: number; body?: unknown };
-  /** `approval`: the approval a start needs (approvalStatus.ts); it waits, Pending, with no upstream call until approved. */
+  /**
+   * `approval`: the approval a held start needs (approvalStatus.ts: the record the document
+   * carries; src/approvals says what it means). It waits, Pending, with no upstream call until approved.
+   */
   customStatus?: { upstreamState: string; lastReadStatus?: number; lastPolledTime?: string; message?: string; approval?: ApprovalStatus };
   createdTime: string;
   lastUpdatedTime: string;

@@ -5,8 +5,7 @@
  */
 import type { GatewayError } from '../errors';
 import { mapConcurrently } from '../concurrency';
-import type { EngineDependencies, PollReader, SweepResult } from './engineSettings';
-import type { NotificationDispatcher } from './notificationDispatcher';
+import type { EndDeliveries, EngineDependencies, PollReader, SweepResult } from './engineSettings';
 import type { OrchestrationJanitor } from './orchestrationJanitor';
 import type { ActiveEntry } from './orchestrationIndex';
 import type { OrchestrationRecords } from './orchestrationRecords';
@@ -17,7 +16,7 @@ import { scheduleOf } from './transitions';
 export interface SweeperParts {
   records: OrchestrationRecords;
   stepper: OrchestrationStepper;
-  notifications: NotificationDispatcher;
+  notifications: EndDeliveries;
   janitor: OrchestrationJanitor;
 }
 

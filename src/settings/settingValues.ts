@@ -5,7 +5,7 @@
  * in its message what it accepts, and none repeats a secret it refuses.
  */
 import { z } from 'zod';
-import { appRoutes } from '../appRoutes';
+import { appRoutes } from '../routes/appRoutes';
 import { operations } from '../spec/catalogue';
 import { parseTimerSchedule } from './timerSchedule';
 

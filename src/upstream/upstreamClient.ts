@@ -251,3 +251,15 @@ function errorCodeOf(error: unknown): string | undefined {
 function timeoutError(cause?: unknown): GatewayError {
   return new GatewayError('UpstreamTimeout', 'The upstream did not answer within the time budget.', { cause });
 }
+
+/**
+ * No documented operation redirects. Passing a 3xx on would send the caller (and an SDK that
+ * follows it, its token) wherever the upstream points; recording it would make a long-running
+ * start look finished.
+ */
+export function refuseRedirect(response: UpstreamResponse): UpstreamResponse {
+  if (response.status >= 300 && response.status < 400) {
+    throw new GatewayError('UpstreamBadResponse', `The upstream answered ${response.status}, a redirect; the app neither follows nor passes on redirects.`);
+  }
+  return response;
+}

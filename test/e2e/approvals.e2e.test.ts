@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { request } from 'undici';
-import { keyFingerprintOf } from '../../src/http/caller';
+import { keyFingerprintOf } from '../../src/callers/callerIdentity';
 import { startApp, type AppProcess } from '../helpers/appProcess';
 import { emulatorToken, notifyingFastPolling, startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhookReceiver';

@@ -7,7 +7,7 @@
  * caller's share of upstream reads, and the management service's remaining budget.
  */
 import { request } from 'undici';
-import { keyFingerprintOf } from '../../src/http/caller';
+import { keyFingerprintOf } from '../../src/callers/callerIdentity';
 import { runAppExpectingFailure, startApp, type AppProcess } from '../helpers/appProcess';
 import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 

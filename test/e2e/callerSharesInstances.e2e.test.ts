@@ -5,7 +5,7 @@
  * all, and the minute's refill, not 60 on each instance (src/access/sharedCallerRates.ts).
  */
 import { request } from 'undici';
-import { keyFingerprintOf } from '../../src/http/caller';
+import { keyFingerprintOf } from '../../src/callers/callerIdentity';
 import { startApp, type AppProcess } from '../helpers/appProcess';
 import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 

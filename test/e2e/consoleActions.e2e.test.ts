@@ -7,7 +7,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { request } from 'undici';
-import { keyFingerprintOf } from '../../src/http/caller';
+import { keyFingerprintOf } from '../../src/callers/callerIdentity';
 import { launchChromium, newConsolePage, signIn } from '../helpers/consoleBrowser';
 import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 

@@ -5,7 +5,7 @@
  * real registrations in process, no browser.
  */
 import { request } from 'undici';
-import { keyFingerprintOf } from '../../src/http/caller';
+import { keyFingerprintOf } from '../../src/callers/callerIdentity';
 import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
 
 jest.setTimeout(60_000);

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { request } from 'undici';
-import { appRoutes } from '../../src/appRoutes';
+import { appRoutes } from '../../src/routes/appRoutes';
 import { operations, resolvePathTemplate, type OperationSpec } from '../../src/spec/catalogue';
 import { startInProcessGateway, type InProcessGateway } from '../helpers/inProcessGateway';
 

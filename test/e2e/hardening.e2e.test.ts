@@ -5,7 +5,7 @@
  * name nobody. Through the real registrations on the local host, against the emulator.
  */
 import { request } from 'undici';
-import { keyFingerprintOf } from '../../src/http/caller';
+import { keyFingerprintOf } from '../../src/callers/callerIdentity';
 import { startCountingStorageProxy, type CountingStorageProxy } from '../helpers/countingStorage';
 import { startInProcessGateway, storageBehind, type InProcessGateway } from '../helpers/inProcessGateway';
 

@@ -8,7 +8,7 @@
  * for the app after its settings changed (a rule taken away, a small scan bound).
  */
 import { request } from 'undici';
-import { keyFingerprintOf } from '../../src/http/caller';
+import { keyFingerprintOf } from '../../src/callers/callerIdentity';
 import { startApp, type AppProcess } from '../helpers/appProcess';
 import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
 

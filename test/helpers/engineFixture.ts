@@ -7,10 +7,16 @@ import { randomUUID } from 'node:crypto';
 import {
   defaultOrchestrationSettings,
   engineOnContainer,
+  type EngineDependencies,
   type OrchestrationEngine,
   type OrchestrationSettings,
   type StartRequest,
 } from '../../src/orchestration/orchestrationEngine';
+import { Approvals } from '../../src/approvals/approvals';
+import { approvalHolds } from '../../src/approvals/approvalTransitions';
+import { ApprovalWaits } from '../../src/approvals/approvalWaits';
+import { deliveriesOf } from '../../src/notifications/notificationDispatcher';
+import { StorageBudget } from '../../src/storage/storageBudget';
 import type { UpstreamResponse } from '../../src/upstream/upstreamClient';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
@@ -55,8 +61,12 @@ export function makeEngine(
   fixture: EngineFixture,
   now: () => number = () => fixture.clock,
   settings: Partial<OrchestrationSettings> = {},
+  parts: Pick<EngineDependencies, 'holds' | 'deliveries'> = {},
 ): OrchestrationEngine {
   return engineOnContainer(fixture.storage.service.getContainerClient(fixture.container), {
+    // As the app's: deliveries made, each given up with no signing secret to sign it.
+    deliveries: deliveriesOf({}),
+    ...parts,
     storageTimeoutMs: 5000,
     upstream: upstreamOf(fixture),
     settings: {
@@ -71,6 +81,15 @@ export function makeEngine(
     log: () => undefined,
   });
 }
+
+/** An engine that holds starts for approval as the app's does (src/approvals), with the approvals on it. */
+export function makeApprovalEngine(fixture: EngineFixture, now: () => number = () => fixture.clock): ApprovalEngine {
+  const waits = new ApprovalWaits(fixture.storage.service.getContainerClient(fixture.container), new StorageBudget(5000, 'Orchestration storage'));
+  const engine = makeEngine(fixture, now, {}, { holds: approvalHolds(waits) });
+  return Object.assign(engine, { approvals: new Approvals(engine, waits, now) });
+}
+
+export type ApprovalEngine = OrchestrationEngine & { approvals: Approvals };
 
 export function groupStart(fixture: EngineFixture, name: string): StartRequest {
   const path = `subscriptions/${subscription}/resourceGroups/rg/providers/Vendor.ContainerInstance/containerGroups/${name}`;

@@ -1,5 +1,5 @@
 /**
- * Runs calls through the built telemetry file (dist/functions/telemetry-exportSdk.js, as the
+ * Runs calls through the built telemetry file (dist/functions/exportSdk.js, as the
  * app loads it) in a process of its own: the exporters' HTTP transport imports node:http
  * dynamically, which jest's module sandbox refuses. `script` is the body of an async function
  * given `running` (what startExport answered, set up with `settings`) and `call(operation,
@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 
-const sdkFile = resolve(__dirname, '..', '..', 'dist', 'functions', 'telemetry-exportSdk.js');
+const sdkFile = resolve(__dirname, '..', '..', 'dist', 'functions', 'exportSdk.js');
 
 export async function runExportScenario(settings: Record<string, unknown>, script: string, env: Record<string, string> = {}): Promise<void> {
   const program = `

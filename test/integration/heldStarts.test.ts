@@ -11,11 +11,11 @@ import { AccessPolicy, type Caller } from '../../src/access/accessPolicy';
 import { decideApproval } from '../../src/approvals/approvalDecisions';
 import { GatewayError } from '../../src/errors';
 import type { ApprovalStatus } from '../../src/orchestration/approvalStatus';
-import { waitingApproval } from '../../src/orchestration/approvalTransitions';
-import type { OrchestrationEngine, StartRequest } from '../../src/orchestration/orchestrationEngine';
+import { waitingApproval } from '../../src/approvals/approvalTransitions';
+import type { StartRequest } from '../../src/orchestration/orchestrationEngine';
 import type { OrchestrationState } from '../../src/orchestration/orchestrationState';
 import type { Services } from '../../src/services';
-import { blobNames, groupStart, makeEngine, token, useEngineFixture, type EngineFixture } from '../helpers/engineFixture';
+import { blobNames, groupStart, makeApprovalEngine, token, useEngineFixture, type ApprovalEngine, type EngineFixture } from '../helpers/engineFixture';
 
 const fixture = useEngineFixture();
 const minute = 60_000;
@@ -28,7 +28,7 @@ function heldOf(start: StartRequest): NonNullable<OrchestrationState['heldStart'
 const callerNamed = (primary: string): Caller => ({ primary, selectors: [primary] });
 
 async function hold(
-  engine: OrchestrationEngine,
+  engine: ApprovalEngine,
   options: { required?: number; startedBy?: string; starter?: Caller; approvers?: string[]; minutes?: number; name?: string } = {},
 ): Promise<OrchestrationState> {
   const starter = options.starter ?? callerNamed(options.startedBy ?? 'key:starter00001');
@@ -39,16 +39,16 @@ async function hold(
     fixture.clock + (options.minutes ?? 60) * minute,
     starter,
   );
-  const outcome = await engine.hold(start, heldOf(start), approval, bounds);
+  const outcome = await engine.approvals.hold(start, heldOf(start), approval, bounds);
   expect(outcome.kind).toBe('waiting');
   return outcome.state;
 }
 
 const putsUpstream = (f: EngineFixture) => f.emulator.upstreamRequests({ method: 'PUT' });
-const approve = (engine: OrchestrationEngine, id: string, by: string) => engine.decide(id, { by, approved: true, route: 'api' }, () => undefined);
+const approve = (engine: ApprovalEngine, id: string, by: string) => engine.approvals.decide(id, { by, approved: true, route: 'api' }, () => undefined);
 
 it('stores a waiting start with nothing sent, and sends it once when approved', async () => {
-  const engine = makeEngine(fixture);
+  const engine = makeApprovalEngine(fixture);
   const state = await hold(engine);
   expect(state.runtimeStatus).toBe('Pending');
   expect(state.customStatus?.approval).toMatchObject({ state: 'waiting', required: 1, approvers: ['role:Approver'], decisions: [] });
@@ -69,7 +69,7 @@ it('stores a waiting start with nothing sent, and sends it once when approved', 
 });
 
 it('sends exactly once when two engines race to send an approved start (two approvals, count 2)', async () => {
-  const [first, second] = [makeEngine(fixture), makeEngine(fixture)];
+  const [first, second] = [makeApprovalEngine(fixture), makeApprovalEngine(fixture)];
   const state = await hold(first, { required: 2 });
   await Promise.all([approve(first, state.id, 'key:approver0001'), approve(second, state.id, 'key:approver0002')]);
   expect((await first.get(state.id))?.customStatus?.approval?.decisions).toHaveLength(2);
@@ -78,14 +78,14 @@ it('sends exactly once when two engines race to send an approved start (two appr
 });
 
 it('records one of two racing approvals of count 1 and refuses the other as no longer waiting', async () => {
-  const [first, second] = [makeEngine(fixture), makeEngine(fixture)];
+  const [first, second] = [makeApprovalEngine(fixture), makeApprovalEngine(fixture)];
   const state = await hold(first);
   const judge = (current: OrchestrationState) => {
     if (current.customStatus?.approval?.state !== 'waiting') throw new GatewayError('Conflict', 'no longer waits');
   };
   const results = await Promise.allSettled([
-    first.decide(state.id, { by: 'key:approver0001', approved: true, route: 'api' }, judge),
-    second.decide(state.id, { by: 'key:approver0002', approved: true, route: 'api' }, judge),
+    first.approvals.decide(state.id, { by: 'key:approver0001', approved: true, route: 'api' }, judge),
+    second.approvals.decide(state.id, { by: 'key:approver0002', approved: true, route: 'api' }, judge),
   ]);
   expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
   expect(results.filter((result) => result.status === 'rejected').map((result) => ((result as PromiseRejectedResult).reason as GatewayError).code)).toEqual([
@@ -96,7 +96,7 @@ it('records one of two racing approvals of count 1 and refuses the other as no l
 });
 
 it('carries on an approved start whose instance stopped before sending: a later poller run sends it once', async () => {
-  const engine = makeEngine(fixture);
+  const engine = makeApprovalEngine(fixture);
   const state = await hold(engine);
   // What an instance that stopped right after recording the approval leaves: the document
   // approved and its key due, no send claimed, nothing upstream.
@@ -106,7 +106,7 @@ it('carries on an approved start whose instance stopped before sending: a later 
   expect(putsUpstream(fixture)).toHaveLength(0);
   // A new instance (no cache), well past the stale-start timeout: sent, not failed.
   fixture.clock += 30 * minute;
-  const later = makeEngine(fixture);
+  const later = makeApprovalEngine(fixture);
   await later.sweep(token);
   expect(putsUpstream(fixture)).toHaveLength(1);
   expect((await later.get(state.id))?.runtimeStatus).toBe('Running');
@@ -115,7 +115,7 @@ it('carries on an approved start whose instance stopped before sending: a later 
 });
 
 it('leaves waiting starts to their expiry, past the stale-start timeout, then ends them NotApproved with no upstream call', async () => {
-  const engine = makeEngine(fixture);
+  const engine = makeApprovalEngine(fixture);
   const state = await hold(engine, { minutes: 45 });
   fixture.clock += 30 * minute;
   await engine.sweep(undefined);
@@ -136,10 +136,14 @@ it('leaves waiting starts to their expiry, past the stale-start timeout, then en
 });
 
 it('ends a rejected start at once, naming who rejected it and why, with no upstream call', async () => {
-  const engine = makeEngine(fixture);
+  const engine = makeApprovalEngine(fixture);
   const state = await hold(engine, { required: 2 });
   await approve(engine, state.id, 'key:approver0001');
-  const rejected = await engine.decide(state.id, { by: 'key:approver0002', approved: false, reason: 'not this week', route: 'chat-command' }, () => undefined);
+  const rejected = await engine.approvals.decide(
+    state.id,
+    { by: 'key:approver0002', approved: false, reason: 'not this week', route: 'chat-command' },
+    () => undefined,
+  );
   expect(rejected).toMatchObject({ runtimeStatus: 'Failed', failure: { code: 'NotApproved' } });
   expect(rejected.failure?.message).toContain('key:approver0002');
   expect(rejected.failure?.message).toContain('not this week');
@@ -153,25 +157,25 @@ it('ends a rejected start at once, naming who rejected it and why, with no upstr
 });
 
 it('fails a start whose send was claimed but never recorded by the stale-start rule (the ambiguous case)', async () => {
-  const engine = makeEngine(fixture);
+  const engine = makeApprovalEngine(fixture);
   const state = await hold(engine);
   await approve(engine, state.id, 'key:approver0001');
   // A send claimed, then the instance stopped: whether the upstream got it is unknown.
   const stored = (await engine.store.read(state.id))!;
   await engine.store.replace({ ...stored.state, heldStart: { ...stored.state.heldStart!, sendingSince: fixture.clock } }, stored.etag);
-  await makeEngine(fixture).sweep(token);
+  await makeApprovalEngine(fixture).sweep(token);
   expect((await engine.get(state.id))?.runtimeStatus).toBe('Pending');
   fixture.clock += 11 * minute;
-  await makeEngine(fixture).sweep(token);
+  await makeApprovalEngine(fixture).sweep(token);
   expect(await engine.get(state.id)).toMatchObject({ runtimeStatus: 'Failed', failure: { code: 'StartInterrupted' } });
   expect(putsUpstream(fixture)).toHaveLength(0);
 });
 
 it('joins a repeat of a waiting start instead of storing a second one', async () => {
-  const engine = makeEngine(fixture);
+  const engine = makeApprovalEngine(fixture);
   const state = await hold(engine, { name: 'repeated' });
   const start = { ...groupStart(fixture, 'repeated'), startedBy: 'key:starter00001', duplicatesPerCaller: true };
-  const again = await engine.hold(
+  const again = await engine.approvals.hold(
     start,
     heldOf(start),
     waitingApproval(1, ['role:Approver'], fixture.clock + 60 * minute, callerNamed('key:starter00001')),
@@ -182,7 +186,7 @@ it('joins a repeat of a waiting start instead of storing a second one', async ()
 });
 
 it('refuses a start past the bounds on waiting starts with 429 and Retry-After, storing nothing', async () => {
-  const engine = makeEngine(fixture);
+  const engine = makeApprovalEngine(fixture);
   for (let index = 0; index < bounds.perCaller; index += 1) await hold(engine, { startedBy: 'key:busy00000001', minutes: 10 + index });
   const before = await blobNames(fixture);
   const refusal = await hold(engine, { startedBy: 'key:busy00000001' }).catch((error: unknown) => error as GatewayError);
@@ -199,7 +203,7 @@ it('refuses a start past the bounds on waiting starts with 429 and Retry-After, 
 });
 
 it('ends a waiting start on terminate, with no upstream call and its place given back', async () => {
-  const engine = makeEngine(fixture);
+  const engine = makeApprovalEngine(fixture);
   const state = await hold(engine);
   const terminated = await engine.terminate(state.id, 'not needed');
   expect(terminated.runtimeStatus).toBe('Terminated');
@@ -209,12 +213,12 @@ it('ends a waiting start on terminate, with no upstream call and its place given
 });
 
 it('ends a waiting start whose request key a stopped instance never wrote once it expired (the janitor finds it)', async () => {
-  const engine = makeEngine(fixture);
+  const engine = makeApprovalEngine(fixture);
   const state = await hold(engine, { minutes: 5 });
   const container = fixture.storage.service.getContainerClient(fixture.container);
   for (const name of await blobNames(fixture, 'keys/')) await container.deleteBlob(name);
   fixture.clock += 6 * minute;
-  await makeEngine(fixture).sweep(token);
+  await makeApprovalEngine(fixture).sweep(token);
   expect(await engine.get(state.id)).toMatchObject({ runtimeStatus: 'Failed', failure: { code: 'NotApproved' } });
   expect(putsUpstream(fixture)).toHaveLength(0);
 });
@@ -228,9 +232,15 @@ describe('decisions judged as the app judges them (every name of a caller, the c
   const approverByKeyAndPrincipal: Caller = { primary: `principal:${approverOid}`, selectors: [`principal:${approverOid}`, 'key:b0b0b0b0b0b0'] };
   const approvers = ['key:5a5a5a5a5a5a', 'key:b0b0b0b0b0b0', 'key:c0c0c0c0c0c0', `teams:${tenant}/${starterOid}`, `teams:${tenant}/${approverOid}`];
   // Judged with the test's clock and a real policy; the engine under it is the fixture's (passthrough: no send at once).
-  const servicesOf = (engine: OrchestrationEngine) =>
-    ({ orchestrations: engine, access: { policy: new AccessPolicy([]) }, tokens: { mode: 'passthrough' }, now: () => fixture.clock }) as unknown as Services;
-  const decideAs = (engine: OrchestrationEngine, caller: Caller, id: string) =>
+  const servicesOf = (engine: ApprovalEngine) =>
+    ({
+      orchestrations: engine,
+      approvals: engine.approvals,
+      access: { policy: new AccessPolicy([]) },
+      tokens: { mode: 'passthrough' },
+      now: () => fixture.clock,
+    }) as unknown as Services;
+  const decideAs = (engine: ApprovalEngine, caller: Caller, id: string) =>
     decideApproval(servicesOf(engine), caller, id, { approved: true, route: 'api' }).catch((error: unknown) => error as GatewayError);
   const teamsUser = (oid: string): Caller => callerNamed(`teams:${tenant}/${oid.toUpperCase()}`.toLowerCase());
 
@@ -238,7 +248,7 @@ describe('decisions judged as the app judges them (every name of a caller, the c
   afterEach(() => jest.restoreAllMocks());
 
   it('refuses the starter under any of its names: its key alone, or its object id in Teams', async () => {
-    const engine = makeEngine(fixture);
+    const engine = makeApprovalEngine(fixture);
     const state = await hold(engine, { starter, approvers });
     expect(state.customStatus?.approval?.starter).toEqual([`principal:${starterOid}`, 'key:5a5a5a5a5a5a']);
     for (const caller of [callerNamed('key:5A5A5A5A5A5A'), teamsUser(starterOid)]) {
@@ -254,7 +264,7 @@ describe('decisions judged as the app judges them (every name of a caller, the c
   });
 
   it('counts one caller once under two names, and records every name of each decision', async () => {
-    const engine = makeEngine(fixture);
+    const engine = makeApprovalEngine(fixture);
     const state = await hold(engine, { starter, approvers, required: 2 });
     const first = await decideAs(engine, approverByKeyAndPrincipal, state.id);
     expect((first as OrchestrationState).customStatus?.approval?.decisions[0]).toMatchObject({
@@ -274,7 +284,7 @@ describe('decisions judged as the app judges them (every name of a caller, the c
   });
 
   it('refuses an approval at or after the expiry with 410 ApprovalExpired, and sends nothing', async () => {
-    const engine = makeEngine(fixture);
+    const engine = makeApprovalEngine(fixture);
     const state = await hold(engine, { starter, approvers, minutes: 5 });
     fixture.clock += 5 * minute;
     const refusal = await decideAs(engine, approverByKeyAndPrincipal, state.id);
@@ -285,7 +295,7 @@ describe('decisions judged as the app judges them (every name of a caller, the c
   });
 
   it('never sends an approval recorded after the expiry (an instance whose clock lags): it ends NotApproved', async () => {
-    const engine = makeEngine(fixture);
+    const engine = makeApprovalEngine(fixture);
     const state = await hold(engine, { minutes: 5 });
     fixture.clock += 6 * minute;
     // Recorded by a judge that saw the request still waiting (its clock behind the store's).

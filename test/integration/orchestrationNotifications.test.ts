@@ -9,7 +9,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BlobServiceClient } from '@azure/storage-blob';
-import { NotificationSender } from '../../src/orchestration/notificationSender';
+import { deliveriesOf } from '../../src/notifications/notificationDispatcher';
+import { NotificationSender } from '../../src/notifications/notificationSender';
 import {
   defaultOrchestrationSettings,
   engineOnContainer,
@@ -46,7 +47,7 @@ function makeEngine(container: string, options: EngineOptions = {}): Orchestrati
   const made = engineOnContainer(BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient(container), {
     storageTimeoutMs: 5000,
     upstream: new UpstreamClient({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 1000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
-    notifier: new NotificationSender({ signingSecret: secret, timeoutMs: options.timeoutMs ?? 2000 }),
+    deliveries: deliveriesOf({ notifier: new NotificationSender({ signingSecret: secret, timeoutMs: options.timeoutMs ?? 2000 }) }),
     settings: {
       ...defaultOrchestrationSettings,
       notifyUrl: options.notifyUrl,
@@ -301,7 +302,7 @@ describe('bounds', () => {
     const slow = engineOnContainer(BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient(container), {
       storageTimeoutMs: 5000,
       upstream: new UpstreamClient({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 1000, retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } }),
-      notifier: new NotificationSender({ signingSecret: secret, timeoutMs: 800 }),
+      deliveries: deliveriesOf({ notifier: new NotificationSender({ signingSecret: secret, timeoutMs: 800 }) }),
       settings: { ...defaultOrchestrationSettings, allowedOrigins, concurrency: 4, housekeepingBudgetMs: 300 },
       // The budget is time: this engine reads the real clock.
       now: Date.now,

@@ -9,7 +9,7 @@
  */
 import { ChatNotifier, chatTargetUrl, responseUrlLifetimeMs } from '../../src/chatops/chatNotifier';
 import { countRetryAfterMs } from '../../src/chatops/responseUrlPosts';
-import { deliveryPool, type CloudEvent } from '../../src/orchestration/notificationSender';
+import { deliveryPool, type CloudEvent } from '../../src/notifications/notificationSender';
 import { defaultOrchestrationSettings, engineOnContainer } from '../../src/orchestration/orchestrationEngine';
 import { allExpiring, OnceMarkers } from '../../src/storage/onceMarkers';
 import { StorageBudget } from '../../src/storage/storageBudget';

@@ -8,8 +8,10 @@
  * the records' storage stalls.
  */
 import { randomBytes } from 'node:crypto';
-import { CircuitRecords } from '../../src/orchestration/circuitRecords';
-import { NotificationSender } from '../../src/orchestration/notificationSender';
+import { CircuitRecords } from '../../src/notifications/circuitRecords';
+import type { ContainerClient } from '@azure/storage-blob';
+import { deliveriesOf } from '../../src/notifications/notificationDispatcher';
+import { NotificationSender } from '../../src/notifications/notificationSender';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine } from '../../src/orchestration/orchestrationEngine';
 import { StorageBudget } from '../../src/storage/storageBudget';
 import { countingStorage, type Stall } from '../helpers/countingStorage';
@@ -41,20 +43,21 @@ beforeEach(() => {
   logs.splice(0);
 });
 
+const circuitsOf = (container: ContainerClient, storageTimeoutMs = 5000) =>
+  new CircuitRecords(container, new StorageBudget(storageTimeoutMs, 'Receiver circuits'), staleAfterMs);
+
 /** One instance: an engine on the test's container, sharing circuits unless `shared` is false. */
 function instance(
   options: { shared?: boolean; stall?: (line: string) => Stall | undefined; storageTimeoutMs?: number; deliveryWaitMs?: number } = {},
 ): OrchestrationEngine {
   const storage = options.stall ? countingStorage(fx.azurite.connectionString, () => 0, options.stall) : fx.storage;
   const container = storage.service.getContainerClient(fx.container);
+  const circuits = options.shared === false ? undefined : circuitsOf(container, options.storageTimeoutMs);
   const made = engineOnContainer(container, {
     storageTimeoutMs: 5000,
     upstream: upstreamOf(fx),
-    notifier: new NotificationSender({ signingSecret: secret, timeoutMs: 2000 }),
-    circuits:
-      options.shared === false
-        ? undefined
-        : new CircuitRecords(container, new StorageBudget(options.storageTimeoutMs ?? 5000, 'Receiver circuits'), staleAfterMs),
+    deliveries: deliveriesOf({ notifier: new NotificationSender({ signingSecret: secret, timeoutMs: 2000 }), circuits }),
+    staleRecords: circuits,
     settings: {
       ...defaultOrchestrationSettings,
       retentionMs,

@@ -6,7 +6,7 @@
 import { ChatNotifier, chatTargetOf, chatTargetUrl, responseUrlLifetimeMs } from '../../../src/chatops/chatNotifier';
 import { chatNotifierOf } from '../../../src/chatops/chatSettings';
 import { parseConfig } from '../../../src/settings/config';
-import { deliveryPool, type CloudEvent } from '../../../src/orchestration/notificationSender';
+import { deliveryPool, type CloudEvent } from '../../../src/notifications/notificationSender';
 import { startChatPostReceiver, type ChatPostReceiver } from '../../helpers/chatPostReceiver';
 
 let receiver: ChatPostReceiver;

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { appRoutes } from '../../../src/appRoutes';
+import { appRoutes } from '../../../src/routes/appRoutes';
 import { fencedBlocks, readDocument, repositoryRoot } from '../../helpers/markdownDocs';
 
 const routePrefix = (JSON.parse(readFileSync(join(repositoryRoot, 'host.json'), 'utf8')) as { extensions: { http: { routePrefix: string } } }).extensions.http

@@ -1,5 +1,5 @@
 /** Every spelling of a resource a request body may name is held to the caller's scopes; dot segments are refused. */
-import { assertBodyWithinScopes, referenceIn } from '../../../src/http/bodyReferences';
+import { assertBodyWithinScopes, referenceIn } from '../../../src/calls/bodyReferences';
 
 const own = '/subscriptions/sub-1/resourceGroups/rg-own';
 const prod = 'subscriptions/sub-1/resourceGroups/rg-prod/providers/Microsoft.ManagedIdentity/userAssignedIdentities/admin';

@@ -2,7 +2,7 @@
  * Who the caller is: never a name the caller chose. Principal headers count only with App
  * Service Authentication on; token claims are labels marked unverified.
  */
-import { callerLogFields, callerOf, keyFingerprintOf } from '../../../src/http/caller';
+import { callerLogFields, callerOf, keyFingerprintOf } from '../../../src/callers/callerIdentity';
 
 const headers = (values: Record<string, string>) => new Headers(values);
 const unsignedToken = (claims: Record<string, unknown>) => `eyJhbGciOiJub25lIn0.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;

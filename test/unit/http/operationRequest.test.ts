@@ -3,7 +3,7 @@
  * anything goes upstream (issue: "Send bad input and get a 400").
  */
 import { GatewayError } from '../../../src/errors';
-import { validateOperationCall, type IncomingCall } from '../../../src/http/operationRequest';
+import { validateOperationCall, type IncomingCall } from '../../../src/calls/operationRequest';
 import { operations, type OperationSpec } from '../../../src/spec/catalogue';
 
 const op = (name: string): OperationSpec => operations.find((operation) => operation.name === name)!;

@@ -1,5 +1,5 @@
 /** What callers see of an orchestration, from its stored document. */
-import { operationAnswer, startAnswer } from '../../../src/http/orchestrationAnswers';
+import { operationAnswer, startAnswer } from '../../../src/calls/orchestrationAnswers';
 import type { OrchestrationState } from '../../../src/orchestration/orchestrationState';
 
 const base: OrchestrationState = {

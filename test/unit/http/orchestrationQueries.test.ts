@@ -1,7 +1,7 @@
 /** The orchestration routes' parameters, the start's notify target, and the bounds on held waits. */
 import { GatewayError } from '../../../src/errors';
-import { notifyTargetsOf } from '../../../src/http/notifyTarget';
-import { bulkRequestOf, countsRequestOf, listRequestOf, purgeRequestOf, scanBoundsOf, waitSecondsOf } from '../../../src/http/orchestrationQueries';
+import { notifyTargetsOf } from '../../../src/calls/notifyTarget';
+import { bulkRequestOf, countsRequestOf, listRequestOf, purgeRequestOf, scanBoundsOf, waitSecondsOf } from '../../../src/calls/orchestrationQueries';
 import { ConfigError, parseConfig } from '../../../src/settings/config';
 import { WaitSlots } from '../../../src/access/waitSlots';
 import { cursorOf, decodeCursor, encodeCursor } from '../../../src/orchestration/summaryQuery';

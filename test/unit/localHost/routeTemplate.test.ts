@@ -2,7 +2,7 @@
 import type { RegisteredFunction } from '../../../tools/localHost/coreApi';
 import { collectHttpRoutes } from '../../../tools/localHost/functionRegistrations';
 import { comparePrecedence, matchRoute, parseRouteTemplate, routesOverlap } from '../../../tools/localHost/routeTemplate';
-import { appRoutes } from '../../../src/appRoutes';
+import { appRoutes } from '../../../src/routes/appRoutes';
 import { scopeRouteTemplate } from '../../../src/http/scopeRoute';
 import { operations, resolvePathTemplate } from '../../../src/spec/catalogue';
 

@@ -1,5 +1,5 @@
 /** The gate per receiver's origin: a few attempts at once, and a circuit that skips one failing. */
-import { OriginGate } from '../../../src/orchestration/originGate';
+import { OriginGate } from '../../../src/notifications/originGate';
 
 const origin = 'https://hooks.example.com';
 let now = 1_000_000;

@@ -4,7 +4,7 @@
  * enough for its last storage reads to finish before the Azure front end cuts the request.
  */
 import { parseConfig } from '../../../src/settings/config';
-import { longestWaitSeconds } from '../../../src/http/gatewayWait';
+import { longestWaitSeconds } from '../../../src/calls/gatewayWait';
 import { defaultOrchestrationSettings } from '../../../src/orchestration/orchestrationEngine';
 import { orchestrationSettingsOf } from '../../../src/services';
 

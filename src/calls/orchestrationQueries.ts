@@ -7,7 +7,7 @@
 import type { ErrorDetail } from '../errors';
 import type { RuntimeStatus } from '../orchestration/orchestrationState';
 import { cursorOf, invalidContinuationMessage, type SummaryFilter } from '../orchestration/summaryQuery';
-import { appParameterOf } from './requestQuery';
+import { appParameterOf } from '../http/requestQuery';
 import { invalidRequest, ProblemList } from '../rules/validationDetails';
 
 export const runtimeStatuses: readonly RuntimeStatus[] = ['Pending', 'Running', 'Completed', 'Failed', 'Terminated'];

@@ -13,9 +13,10 @@
  * as the stale-start rule ends any interrupted start.
  */
 import { distinctApprovals, identitiesOf } from './approvalIdentities';
-import type { ApprovalDecisionRecord, ApprovalStatus } from './approvalStatus';
-import type { OrchestrationState } from './orchestrationState';
-import type { Ending } from './transitions';
+import type { ApprovalDecisionRecord, ApprovalStatus } from '../orchestration/approvalStatus';
+import type { OrchestrationState } from '../orchestration/orchestrationState';
+import type { HoldRules } from '../orchestration/heldStarts';
+import type { Ending } from '../orchestration/transitions';
 
 export const notApprovedCode = 'NotApproved';
 
@@ -62,16 +63,6 @@ export function awaitsSend(state: OrchestrationState): boolean {
     state.heldStart !== undefined &&
     state.heldStart.sendingSince === undefined
   );
-}
-
-/**
- * Since when a Pending start may be stuck, for the stale-start rule: a start without approval
- * since it was created; one waiting or approved but unsent, never (its expiry and `sendBy` end
- * it); one whose send was claimed, since the claim.
- */
-export function pendingSinceOf(state: OrchestrationState): number | undefined {
-  if (!approvalOfState(state) || !state.heldStart) return Date.parse(state.createdTime);
-  return state.heldStart.sendingSince;
 }
 
 /**
@@ -149,11 +140,6 @@ export function approvalStepOf(state: OrchestrationState, now: number): { kind: 
   return { kind: 'send' };
 }
 
-/** The document as one instance claims the send of an approved start (a conditional write makes it the only one). */
-export function withSendClaim(state: OrchestrationState, now: number): OrchestrationState {
-  return { ...state, heldStart: state.heldStart && { ...state.heldStart, sendingSince: now }, lastUpdatedTime: iso(now) };
-}
-
 /** When the index should next bring a waiting or approved start to the poller: its expiry, or at once and until `sendBy`. */
 export function approvalScheduleOf(state: OrchestrationState): { startedAt: number; nextPollAt: number; deadlineAt: number } | undefined {
   const approval = approvalOfState(state);
@@ -170,4 +156,18 @@ export function waitingRetryAfterOf(state: OrchestrationState, now: number): num
   if (state.runtimeStatus !== 'Pending' || !approval) return undefined;
   if (approval.state !== 'waiting') return 1000;
   return Math.max(1000, Math.min(waitingRetryAfterMs, Date.parse(approval.expiresAt) - now));
+}
+
+/**
+ * The rules the engine holds starts by (its `holds`): a start waits for its approvals until its
+ * expiry, is sent once approved, and gives its place among the waiting (`release`) back once
+ * approved or ended.
+ */
+export function approvalHolds(places: { release(startedBy: string, id: string): Promise<void> }): HoldRules {
+  return {
+    stepOf: approvalStepOf,
+    scheduleOf: approvalScheduleOf,
+    isDue: awaitsSend,
+    release: async (state) => (state.startedBy === undefined ? undefined : places.release(state.startedBy, state.id)),
+  };
 }

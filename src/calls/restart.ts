@@ -16,12 +16,12 @@ import { linkRestart, unlinkRestart } from '../orchestration/restartLinks';
 import { redactedMarker } from '../rules/redaction';
 import type { Services } from '../services';
 import { operations, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
-import type { AppCall } from './appHandler';
-import { createOperationHandler, type OperationHandler } from './operationHandler';
+import type { AppCall } from '../http/appHandler';
+import { createOperationHandler, type OperationHandler } from './operationCall';
 import { orchestrationIdHeader } from './orchestrationAnswers';
 import { visibleOrchestration, type Viewer } from './orchestrationVisibility';
 import { markReplay } from './replayedStart';
-import { appParameterOf, rawQueryOf } from './requestQuery';
+import { appParameterOf, rawQueryOf } from '../http/requestQuery';
 
 /** Headers of the restart request that describe its own body or connection, not the caller. */
 const notReplayedHeaders = new Set(['content-length', 'content-type', 'transfer-encoding', 'connection', 'expect', 'host', 'x-ms-continuation-token']);

@@ -6,11 +6,11 @@
  */
 import type { HttpResponseInit } from '@azure/functions';
 import type { RuntimeStatus } from '../orchestration/orchestrationState';
-import type { AppCall } from './appHandler';
+import type { AppCall } from '../http/appHandler';
 import { visibleFilter } from './authorization';
 import { continuationHeader, countsRequestOf, runtimeStatuses, scanBoundsOf } from './orchestrationQueries';
-import { rawQueryOf } from './requestQuery';
-import { jsonResponse } from './responses';
+import { rawQueryOf } from '../http/requestQuery';
+import { jsonResponse } from './answers';
 
 export async function orchestrationCounts(call: AppCall): Promise<HttpResponseInit> {
   const { services } = call;

@@ -82,7 +82,7 @@ export class CircuitRecords {
    * instance had a delivery waiting on them since. At most `max` (one listing of `circuit/`, whose
    * records are about as many as the receivers that are down).
    */
-  async removeStale(nowMs: number, max: number, concurrency = 8): Promise<number> {
+  async removeExpired(nowMs: number, max: number, concurrency = 8): Promise<number> {
     const stale: { name: string; etag: string }[] = [];
     try {
       const pages = this.budget.pages('list receiver circuits', (abortSignal) =>

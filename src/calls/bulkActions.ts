@@ -10,14 +10,14 @@ import type { HttpResponseInit } from '@azure/functions';
 import { mapConcurrently } from '../concurrency';
 import { toGatewayError } from '../errors';
 import { decodeCursor, encodeCursor } from '../orchestration/summaryQuery';
-import type { AppCall } from './appHandler';
+import type { AppCall } from '../http/appHandler';
 import { visibleFilter } from './authorization';
 import { orchestrationIdHeader } from './orchestrationAnswers';
 import { bulkRequestOf, continuationHeader, scanBoundsOf, type BulkAction } from './orchestrationQueries';
-import { headerOf, restartOrchestration } from './orchestrationRestart';
+import { headerOf, restartOrchestration } from './restart';
 import { visibleOrchestration, type Viewer } from './orchestrationVisibility';
-import { rawQueryOf } from './requestQuery';
-import { jsonResponse } from './responses';
+import { rawQueryOf } from '../http/requestQuery';
+import { jsonResponse } from './answers';
 
 /** Actions of one call made at once: restarts call the upstream, each drawing on the caller's share. */
 const actionConcurrency = 4;

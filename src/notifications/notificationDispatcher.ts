@@ -13,13 +13,13 @@
  * Each attempt is claimed with a conditional write (two instances never send the same one),
  * and each outcome written on its own, as soon as it is known.
  */
-import { endEventType, type CloudEvent } from './notificationSender';
-import type { EngineDependencies, OrchestrationSettings } from './engineSettings';
-import type { OutboxEntry } from './orchestrationIndex';
-import type { OrchestrationState } from './orchestrationState';
-import type { StoredState } from './orchestrationStore';
+import { endEventType, type CloudEvent, type NotificationSender } from './notificationSender';
+import type { DeliveryParts, EndDeliveries, OrchestrationSettings } from '../orchestration/engineSettings';
+import type { OutboxEntry } from '../orchestration/orchestrationIndex';
+import type { OrchestrationState } from '../orchestration/orchestrationState';
+import type { StoredState } from '../orchestration/orchestrationStore';
 import { OriginGate, type Admission } from './originGate';
-import type { CircuitRecord } from './circuitRecords';
+import type { CircuitRecord, CircuitRecords } from './circuitRecords';
 import { SharedCircuit } from './sharedCircuit';
 import {
   afterAttempt,
@@ -33,8 +33,8 @@ import {
   type Delivery,
   type DeliveryOutcome,
   type OutboxHint,
-} from './outbox';
-import { endEventData } from './statusDocument';
+} from '../orchestration/outbox';
+import { endEventData } from '../orchestration/statusDocument';
 import { cloudEventTracing } from '../telemetry/hooks';
 
 export type DispatchSettings = Pick<
@@ -42,11 +42,15 @@ export type DispatchSettings = Pick<
   'outbox' | 'allowedOrigins' | 'notifyUrl' | 'concurrency' | 'deliveryBatch' | 'originGate' | 'deliveryWaitMs'
 >;
 
-export type DispatcherDependencies = Pick<EngineDependencies, 'store' | 'index' | 'notifier' | 'now' | 'log' | 'circuits'> & {
-  settings: DispatchSettings;
-  /** The engine's conditional write: read, change and write again on a conflict. */
-  write: (stored: StoredState, change: (state: OrchestrationState) => OrchestrationState) => Promise<StoredState>;
-};
+/** Who is told, and the circuits shared by the instances. */
+export interface DeliveryChannels {
+  /** Sends one notification to a target; absent when no signing secret is configured: no target can then be named. */
+  notifier?: Pick<NotificationSender, 'send'>;
+  /** The receivers' circuits shared by the instances (sharedCircuit.ts); absent, each instance keeps its own. */
+  circuits?: CircuitRecords;
+}
+
+export type DispatcherDependencies = Omit<DeliveryParts, 'settings'> & DeliveryChannels & { settings: DispatchSettings };
 
 /** A delivery with no signing secret to sign it with: given up, not retried. */
 export const notConfigured: DeliveryOutcome = { delivered: false, retriable: false, error: 'notifications are not configured (NOTIFY_SIGNING_SECRET)' };
@@ -79,7 +83,7 @@ async function settledWithin(work: readonly Promise<unknown>[], ms: number): Pro
   clearTimeout(timer);
 }
 
-export class NotificationDispatcher {
+export class NotificationDispatcher implements EndDeliveries {
   readonly #deps: DispatcherDependencies;
   readonly #gate: OriginGate;
   /** The circuits' open state shared with the other instances; absent, each instance's own. */
@@ -368,4 +372,9 @@ export class NotificationDispatcher {
   #logError(id: string, error: unknown): void {
     this.#deps.log(JSON.stringify({ event: 'orchestration', id, step: 'delivery-error', code: (error as { code?: string }).code ?? 'InternalError' }));
   }
+}
+
+/** The deliveries an engine is built with (its `deliveries`): this dispatcher on the engine's parts, telling through `channels`. */
+export function deliveriesOf(channels: DeliveryChannels): (parts: DeliveryParts) => EndDeliveries {
+  return (parts) => new NotificationDispatcher({ ...parts, ...channels });
 }

@@ -5,7 +5,7 @@
  * approvers; each answer is judged on the request itself (docs/approvals.md).
  */
 import { z } from 'zod';
-import { appRoute } from '../appRouteKit';
+import { appRoute } from './routeKit';
 
 /** The longest reason a decision carries (approvalDecisions.ts applies it to every route). */
 const maxReason = 500;

@@ -10,7 +10,7 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { Agent, type Dispatcher } from 'undici';
-import type { DeliveryOutcome } from './outbox';
+import type { DeliveryOutcome } from '../orchestration/outbox';
 import { traceNotification } from '../telemetry/hooks';
 
 export interface CloudEvent {

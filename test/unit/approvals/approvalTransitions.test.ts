@@ -1,16 +1,16 @@
 /** How a start that waits for approval changes: decisions, its end, its send, the stale-start rule, and its approval kept to the end. */
-import { distinctApprovals, identitiesOf, sameCaller } from '../../../src/orchestration/approvalIdentities';
+import { distinctApprovals, identitiesOf, sameCaller } from '../../../src/approvals/approvalIdentities';
 import {
   approvalStepOf,
   awaitsSend,
   notApprovedEnding,
-  pendingSinceOf,
   waitingApproval,
   waitingRetryAfterOf,
   waitingStatus,
   withDecision,
-  withSendClaim,
-} from '../../../src/orchestration/approvalTransitions';
+} from '../../../src/approvals/approvalTransitions';
+import { withSendClaim } from '../../../src/orchestration/heldStarts';
+import { pendingSinceOf } from '../../../src/orchestration/orchestrationRecords';
 import type { OrchestrationState } from '../../../src/orchestration/orchestrationState';
 import { afterRead, ended, running } from '../../../src/orchestration/transitions';
 

@@ -8,7 +8,7 @@
  * not persons, and a Slack id links to no other name.
  */
 import { normalizeSelector } from '../access/accessPolicy';
-import type { ApprovalDecisionRecord, ApprovalStatus } from './approvalStatus';
+import type { ApprovalDecisionRecord, ApprovalStatus } from '../orchestration/approvalStatus';
 
 /** The names that identify the caller itself: its keys (fingerprints), principal and chat user, never its roles. */
 export function identitiesOf(caller: { primary: string; selectors: readonly string[] }): string[] {

@@ -4,9 +4,9 @@
  */
 import type { ErrorDetail } from '../errors';
 import type { OperationSpec } from '../spec/catalogue';
-import { parseJsonBody, type ParsedBody } from './jsonBody';
+import { parseJsonBody, type ParsedBody } from '../http/jsonBody';
 import { waitSecondsOf } from './orchestrationQueries';
-import { appParameterOf } from './requestQuery';
+import { appParameterOf } from '../http/requestQuery';
 import { detailsFromParameterIssues, invalidRequest, ProblemList } from '../rules/validationDetails';
 
 /**

@@ -4,7 +4,7 @@
  * (functions/orchestrations.ts registers them).
  */
 import { z } from 'zod';
-import { appRoute, tooManyWaits, type AppRoute } from './appRouteKit';
+import { appRoute, tooManyWaits, type AppRoute } from './routeKit';
 
 export const orchestrationRoutes = {
   orchestrationsGet: appRoute(

@@ -4,7 +4,7 @@
  * registration (functions/chatops.ts) and the OpenAPI document read it as they read the others.
  */
 import { z } from 'zod';
-import { appRoute } from '../appRouteKit';
+import { appRoute } from './routeKit';
 
 export const approvalChatRoutes = {
   chatopsSlackInteractive: appRoute(

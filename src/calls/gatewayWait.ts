@@ -8,7 +8,7 @@ import type { OrchestrationState } from '../orchestration/orchestrationState';
 import type { StoredStatus } from '../orchestration/orchestrationStore';
 import type { Config } from '../settings/config';
 import type { Services } from '../services';
-import type { CallerIdentity } from './caller';
+import type { CallerIdentity } from '../callers/callerIdentity';
 import { waitReaderOf } from './pollReader';
 
 /**

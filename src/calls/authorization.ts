@@ -11,7 +11,7 @@ import type { CallKind } from '../access/callerRateLimiter';
 import { GatewayError } from '../errors';
 import type { SummaryFilter } from '../orchestration/summaryQuery';
 import type { Services } from '../services';
-import type { CallerIdentity } from './caller';
+import type { CallerIdentity } from '../callers/callerIdentity';
 import { isScopeAllowed } from '../rules/scopeGuard';
 
 /** The codes of a refusal by the policy: the call log records them as its decision. */

@@ -6,12 +6,12 @@
  * id exists, as a caller without the route's rule always was.
  */
 import { matchesAny } from '../access/accessPolicy';
-import { appRoutes } from '../appRoutes';
+import { appRoutes } from '../routes/appRoutes';
 import { GatewayError } from '../errors';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
 import type { StoredStatus } from '../orchestration/orchestrationStore';
 import type { Services } from '../services';
-import type { CallerIdentity } from './caller';
+import type { CallerIdentity } from '../callers/callerIdentity';
 import { maySee, notAllowed } from './authorization';
 
 export interface Viewer {

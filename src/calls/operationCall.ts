@@ -9,9 +9,9 @@ import type { Services } from '../services';
 import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
 import { collectPagesText, isListPage, listPageText, rewriteNextLink, type FetchedPage, type ListPage } from '../upstream/paging';
 import { actorOf } from '../upstream/tokenSource';
-import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
+import { refuseRedirect, type UpstreamClient, type UpstreamResponse } from '../upstream/upstreamClient';
 import { parseUpstreamJson } from '../upstream/upstreamJson';
-import { appBaseOf } from './appBase';
+import { appBaseOf } from '../http/appBase';
 import { assertBodyWithinScopes } from './bodyReferences';
 import { formatCallRecord } from './callLog';
 import type { StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
@@ -21,15 +21,15 @@ import { operationAnswer, startAnswer } from './orchestrationAnswers';
 import type { CallKind } from '../access/callerRateLimiter';
 import { remainingBudgetOf } from '../upstream/upstreamBudget';
 import { assertWithinGrant, grantFor, refusalCodes, takeCallerRate, type ShareDraw } from './authorization';
-import { callerLogFields, callerOf, type CallerIdentity } from './caller';
+import { callerLogFields, callerOf, type CallerIdentity } from '../callers/callerIdentity';
 import { replayOf } from './replayedStart';
-import { startOrHold, type HeldOutcome } from './approvalStart';
-import { correlationIdOf } from './correlation';
+import { startOrHold, type HeldOutcome } from './startOrHold';
+import { correlationIdOf } from '../http/correlation';
 import { validateOperationCall, type OperationCall } from './operationRequest';
-import { bodyBytesOf } from './requestBody';
+import { bodyBytesOf } from '../http/requestBody';
 import { errorCodeOf } from '../rules/errorCodes';
 import { failureForLog } from '../rules/redaction';
-import { errorResponse, upstreamResponse } from './responses';
+import { errorResponse, upstreamResponse } from './answers';
 import { assertScopeAllowed } from '../rules/scopeGuard';
 import { callTraceOf, inCallTrace, recordUpstreamIdsOnCall, traceIncoming, type CallTrace } from '../telemetry/hooks';
 import { upstreamIdsOf } from '../telemetry/upstreamIds';
@@ -210,18 +210,6 @@ export function sendUpstream(prepared: PreparedCall): Promise<UpstreamResponse> 
     token: prepared.token,
     callTrace: prepared.callTrace,
   });
-}
-
-/**
- * No documented operation redirects. Passing a 3xx on would send the caller (and an SDK that
- * follows it, its token) wherever the upstream points; recording it would make a long-running
- * start look finished.
- */
-export function refuseRedirect(response: UpstreamResponse): UpstreamResponse {
-  if (response.status >= 300 && response.status < 400) {
-    throw new GatewayError('UpstreamBadResponse', `The upstream answered ${response.status}, a redirect; the app neither follows nor passes on redirects.`);
-  }
-  return response;
 }
 
 /** Everything checked and resolved before the first byte goes upstream. */

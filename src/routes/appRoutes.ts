@@ -4,13 +4,13 @@
  * a route is declared).
  */
 import { z } from 'zod';
-import { appRoute, type AppRoute } from './appRouteKit';
+import { appRoute, type AppRoute } from './routeKit';
 import { orchestrationRoutes } from './orchestrationRoutes';
-import { approvalChatRoutes } from './chatops/approvalRoutes';
-import { approvalRoutes } from './approvals/approvalRoutes';
-import { environmentId, projectId } from './spec/lifecycle';
+import { approvalChatRoutes } from './chatRoutes';
+import { approvalRoutes } from './approvalRoutes';
+import { environmentId, projectId } from '../spec/lifecycle';
 
-export { actionOf, registrationOf, type AppRoute } from './appRouteKit';
+export { actionOf, registrationOf, type AppRoute } from './routeKit';
 
 /** A chat platform's endpoint: anonymous (the platform signs each request), the same answers, its own body and signature. */
 function chatopsRoute(platform: 'slack' | 'teams', text: { summary: string; body: string; answer: string; signature: string }): AppRoute {

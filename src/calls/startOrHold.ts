@@ -6,13 +6,13 @@
  */
 import type { ApprovalRequirement } from '../access/accessPolicy';
 import { GatewayError } from '../errors';
-import { waitingApproval } from '../orchestration/approvalTransitions';
+import { waitingApproval } from '../approvals/approvalTransitions';
 import type { StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
 import { redactSecrets } from '../rules/redaction';
 import type { Services } from '../services';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
-import type { PreparedCall } from './operationHandler';
+import type { PreparedCall } from './operationCall';
 
 /** A start stored to wait for approval: nothing was sent upstream. */
 export interface HeldOutcome {
@@ -64,7 +64,7 @@ export async function startOrHold(
   }
   const minutes = needed.expiresAfterMinutes ?? config.APPROVAL_DEFAULT_MINUTES;
   const approval = waitingApproval(needed.required, needed.approvers, services.now() + minutes * 60_000, prepared.caller);
-  const outcome = await services.orchestrations.hold(
+  const outcome = await services.approvals.hold(
     request,
     // The body as read, not as received: with a key given twice the text would hold a value
     // nobody approved (and a secret the check above never saw), where the parsed body holds one.

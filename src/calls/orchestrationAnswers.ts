@@ -5,13 +5,13 @@
  */
 import type { HttpResponseInit } from '@azure/functions';
 import { errorStatusByCode, GatewayError, type ErrorCode } from '../errors';
-import { waitingRetryAfterOf } from '../orchestration/approvalTransitions';
+import { waitingRetryAfterOf } from '../approvals/approvalTransitions';
 import type { StartOutcome } from '../orchestration/orchestrationEngine';
-import type { HeldOutcome } from './approvalStart';
+import type { HeldOutcome } from './startOrHold';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
 import { orchestrationLinks, statusDocument } from '../orchestration/statusDocument';
-import { correlationHeader } from './correlation';
-import { errorResponse, jsonResponse, upstreamResponse } from './responses';
+import { correlationHeader } from '../http/correlation';
+import { errorResponse, jsonResponse, upstreamResponse } from './answers';
 
 export const orchestrationIdHeader = 'x-orchestration-id';
 
