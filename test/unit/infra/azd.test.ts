@@ -11,6 +11,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
 import { deploy, type Json, type JsonObject, mainTemplate, repositoryRoot, requiredParameters } from './armTemplate';
 import { resolveRemoteBuild } from './azdRules';
+import { bicepVersion } from './bicepCli';
 
 const read = (relativePath: string) => readFileSync(join(repositoryRoot, relativePath), 'utf8');
 const fixture = (name: string) => JSON.parse(read(`test/fixtures/azd/${name}`)) as JsonObject;
@@ -154,5 +155,22 @@ describe('infra/main.bicepparam', () => {
     const fromParameter = Object.entries(settings).map(([setting, value]) => [setting, variableOf(/parameters\('(\w+)'\)/.exec(String(value))?.[1] ?? '')]);
     expect(fromParameter).toEqual(Object.keys(settings).map((setting) => [setting, setting]));
     expect(Object.keys(settings)).toContain('MANAGEMENT_BASE_URL');
+  });
+});
+
+describe('docs/deploy.md', () => {
+  const document = read('docs/deploy.md');
+
+  it('deploys the Bicep with az, links the compiled template, and names the azd and Bicep versions the files need', () => {
+    expect(document).toContain('--template-file infra/main.bicep');
+    expect(document).toContain('https://portal.azure.com/#create/Microsoft.Template/uri/https%3A%2F%2Fraw.githubusercontent.com%2F<owner>%2F<repository>%2Fmain%2Finfra%2Fmain.json');
+    const minimum = /^>=\s*(\S+)$/.exec(azureYaml.requiredVersions?.azd ?? '')?.[1];
+    expect(document).toContain(`azd ${minimum} or later`);
+    expect(document).toContain(`Bicep CLI ${bicepVersion}`);
+  });
+
+  it('says what `azd down` leaves behind, and how to remove it', () => {
+    expect(document).toMatch(/What `azd down` leaves behind/);
+    expect(document).toContain('az role assignment delete --ids');
   });
 });
