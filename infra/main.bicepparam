@@ -1,18 +1,20 @@
-// What azd provisions with (`azd provision`, `azd up`): each parameter of main.bicep (and so of
-// main.json) from the azd environment variable of its name (`azd env set NAME value`), the
-// template's default when it is not set. A Bicep parameters file rather than a main.parameters.json
+// What azd provisions with (`azd provision`, `azd up`): each parameter of main.bicep from the azd
+// environment variable of its name (`azd env set NAME value`), the template's default when it is
+// not set. A Bicep parameters file rather than a main.parameters.json
 // because azd pastes a variable's value into that JSON file's text before parsing it: a JSON-valued
 // setting (ALLOWED_SCOPES, ACCESS_POLICY, OPERATION_ROLES, ...) or a secret holding a quote would
-// break it. test/unit/infra/azd.test.ts checks this file against main.json.
+// break it. test/unit/infra/azd.test.ts checks this file against main.bicep's parameters.
 using 'main.bicep'
 
 param environmentName = readEnvironmentVariable('AZURE_ENV_NAME')
 param location = readEnvironmentVariable('AZURE_LOCATION')
 param resourceGroupName = readEnvironmentVariable('AZURE_RESOURCE_GROUP', '')
-param instanceMemoryMB = int(readEnvironmentVariable('INSTANCE_MEMORY_MB', '2048'))
+// any(): int() of the variable's text is an int to the compiler, not one of the @allowed sizes;
+// Resource Manager checks it against them when the deployment is validated.
+param instanceMemoryMB = any(int(readEnvironmentVariable('INSTANCE_MEMORY_MB', '2048')))
 param maximumInstanceCount = int(readEnvironmentVariable('MAXIMUM_INSTANCE_COUNT', '100'))
 param enablePurgeProtection = bool(readEnvironmentVariable('ENABLE_PURGE_PROTECTION', 'false'))
-param managementBaseUrl = readEnvironmentVariable('MANAGEMENT_BASE_URL', 'https://management.azure.com')
+param managementBaseUrl = readEnvironmentVariable('MANAGEMENT_BASE_URL', '')
 param lifecycleBaseUrl = readEnvironmentVariable('LIFECYCLE_BASE_URL', 'https://lcsapi.lcs.dynamics.com')
 param providerNamespace = readEnvironmentVariable('PROVIDER_NAMESPACE', 'Microsoft')
 param lifecycleVersionHeader = readEnvironmentVariable('LIFECYCLE_VERSION_HEADER', 'x-ms-version')

@@ -1,10 +1,15 @@
 /**
- * infra/main.json as the tests read it: the template, and what Resource Manager would make of it for
- * given parameter values. `deploy` evaluates the template's expressions (the functions it uses, not
- * all of ARM's: an unknown function fails the test that meets it), expands copy loops, applies
- * conditions, checks parameter values against their declared constraints as Resource Manager does,
- * and descends into nested deployments with their own (inner) scope. What only exists once deployed
- * (`reference()`, a nested deployment's outputs) stays a `Deferred` naming what it reads.
+ * infra/main.json (compiled from infra/main.bicep by `bicep build`) as the tests read it: the
+ * template, and what Resource Manager would make of it for given parameter values. `deploy`
+ * evaluates the template's expressions (the functions it uses, not all of ARM's: an unknown
+ * function fails the test that meets it), expands copy loops of resources and variables, applies
+ * conditions, checks parameter values against their declared types and constraints as Resource
+ * Manager does (user-defined types of `definitions` included), and descends into nested deployments
+ * (Bicep's modules) with their own (inner) scope, in the order of their `dependsOn`, so that a
+ * module's outputs reach those that read them. Both forms Bicep emits are read: resources as an
+ * array, and (languageVersion 2.0, which user-defined types bring) as an object by symbolic name,
+ * `existing` ones declared but not made. What only exists once deployed (`reference()` of a
+ * resource) stays a `Deferred` naming what it reads.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -15,23 +20,36 @@ export const repositoryRoot = join(__dirname, '..', '..', '..');
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
+/** A parameter's declared type, or a user-defined type of `definitions`. */
 export interface TemplateParameter {
-  type: string;
+  type?: string;
+  $ref?: string;
   defaultValue?: Json;
   allowedValues?: Json[];
   minValue?: number;
   maxValue?: number;
   minLength?: number;
   maxLength?: number;
+  nullable?: boolean;
+  items?: TemplateParameter;
+  properties?: Record<string, TemplateParameter>;
+  additionalProperties?: boolean | TemplateParameter;
 }
 
 export interface Template {
   $schema: string;
+  languageVersion?: string;
+  definitions?: Record<string, TemplateParameter>;
   parameters?: Record<string, TemplateParameter>;
   variables?: JsonObject;
-  resources: JsonObject[];
+  /** An array, or (languageVersion 2.0) an object by symbolic name. */
+  resources: JsonObject[] | Record<string, JsonObject>;
   outputs?: Record<string, { type: string; value: Json }>;
 }
+
+/** The template's resources with their symbolic names (an array's are named by their index). */
+export const resourcesOf = (template: Template): [string, JsonObject][] =>
+  Array.isArray(template.resources) ? template.resources.map((resource, index) => [String(index), resource]) : Object.entries(template.resources);
 
 export function readJson<T>(relativePath: string): T {
   return JSON.parse(readFileSync(join(repositoryRoot, relativePath), 'utf8')) as T;
@@ -119,13 +137,24 @@ interface Scope {
   location: string;
 }
 
+/** A resource of the template being deployed, by its symbolic name: its id, and a module's outputs once it is deployed. */
+interface Known {
+  id: string;
+  outputs?: JsonObject;
+}
+
 interface Context {
   template: Template;
   parameters: JsonObject;
   scope: Scope;
+  deploymentName: string;
+  /** The index of the resource copy loop being expanded. */
   copyIndex?: number;
+  /** The index of each variable copy loop being expanded, by its name. */
+  variableLoops: Map<string, number>;
   lambdaVariables: Map<string, Value>;
   variableValues: Map<string, Value>;
+  symbols: Map<string, Known>;
 }
 
 export const isExpression = (text: string): boolean => text.startsWith('[') && !text.startsWith('[[') && text.endsWith(']');
@@ -155,7 +184,8 @@ function resourceIdOf(scope: Scope, args: Value[]): string {
   const [subscriptionId, resourceGroup] = typeAt === 2 ? texts : typeAt === 1 ? [scope.subscriptionId, texts[0]] : [scope.subscriptionId, scope.resourceGroup];
   const [namespace, ...types] = texts[typeAt]!.split('/');
   const segments = types.flatMap((type, index) => [type, texts[typeAt + 1 + index]!]);
-  return `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/${namespace}/${segments.join('/')}`;
+  const parent = resourceGroup === undefined ? `/subscriptions/${subscriptionId}` : `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}`;
+  return `${parent}/providers/${namespace}/${segments.join('/')}`;
 }
 
 const callValue = (lambda: Value, ...values: Value[]): Value => {
@@ -165,20 +195,32 @@ const callValue = (lambda: Value, ...values: Value[]): Value => {
   return evaluateNode(lambda.body, { ...lambda.context, lambdaVariables });
 };
 
+/** `reference()` of a symbolic name or an id: a deployed module's outputs, or what a resource holds once deployed. */
+function referenceOf(target: string, context: Context): Value {
+  const known = context.symbols.get(target) ?? [...context.symbols.values()].find(({ id }) => id === target);
+  if (known?.outputs) return { outputs: Object.fromEntries(Object.entries(known.outputs).map(([name, value]) => [name, { value }])) };
+  return new Deferred(`reference(${known?.id ?? target})`);
+}
+
 type TemplateFunction = (args: Value[], context: Context) => Value;
 
 const functions: Record<string, TemplateFunction> = {
   parameters: ([name], context) => parameterValue(context, asText(name)),
   variables: ([name], context) => variableValue(context, asText(name)),
-  copyindex: ([offset], context) => {
-    if (context.copyIndex === undefined) throw new Error('copyIndex() outside a copy loop');
-    return context.copyIndex + (typeof offset === 'number' ? offset : 0);
+  copyindex: ([first, second], context) => {
+    // copyIndex(), copyIndex(offset), copyIndex('loop') or copyIndex('loop', offset).
+    const loop = typeof first === 'string' ? first : undefined;
+    const offset = (typeof first === 'number' ? first : typeof second === 'number' ? second : 0) as number;
+    const index = loop === undefined ? context.copyIndex : context.variableLoops.get(loop);
+    if (index === undefined) throw new Error(`copyIndex(${loop ?? ''}) outside its copy loop`);
+    return index + offset;
   },
   lambdavariables: ([name], context) => context.lambdaVariables.get(asText(name)),
   concat: (args) => (args.some(Array.isArray) ? args.flatMap((arg) => asArray(arg)) : args.map(asText).join('')) as Json,
   format: ([format, ...args]) => asText(format).replace(/\{(\d+)\}/g, (_, index: string) => asText(args[Number(index)])),
   tolower: ([text]) => asText(text).toLowerCase(),
   split: ([text, separator]) => asText(text).split(asText(separator)),
+  endswith: ([text, end]) => asText(text).toLowerCase().endsWith(asText(end).toLowerCase()),
   take: ([value, count]) => (Array.isArray(value) ? value.slice(0, count as number) : asText(value).slice(0, count as number)) as Json,
   length: ([value]) => (Array.isArray(value) ? value.length : typeof value === 'string' ? value.length : Object.keys(asObject(value)).length),
   empty: ([value]) => isEmpty(value),
@@ -205,8 +247,13 @@ const functions: Record<string, TemplateFunction> = {
   subscription: (_, context) => ({ id: `/subscriptions/${context.scope.subscriptionId}`, subscriptionId: context.scope.subscriptionId, tenantId: 'tenant-id' }),
   tenant: () => ({ tenantId: 'tenant-id' }),
   resourcegroup: (_, context) => ({ id: `/subscriptions/${context.scope.subscriptionId}/resourceGroups/${context.scope.resourceGroup}`, name: context.scope.resourceGroup ?? null, location: context.scope.location }),
-  environment: () => ({ name: 'AzureCloud', suffixes: { keyvaultDns: '.vault.azure.net', storage: 'core.windows.net' } }),
-  reference: ([id]) => new Deferred(`reference(${asText(id)})`),
+  deployment: (_, context) => ({ name: context.deploymentName, location: context.scope.location }),
+  environment: () => ({ name: 'AzureCloud', resourceManager: 'https://management.azure.com/', suffixes: { keyvaultDns: '.vault.azure.net', storage: 'core.windows.net' } }),
+  reference: ([target], context) => referenceOf(asText(target), context),
+  // What Resource Manager does with it: the deployment fails with this message, before anything is made.
+  fail: ([message]) => {
+    throw new Error(`The deployment fails: ${asText(message)}`);
+  },
 };
 
 function evaluateNode(node: Node, context: Context): Value {
@@ -258,26 +305,64 @@ function parameterValue(context: Context, name: string): Value {
 
 function variableValue(context: Context, name: string): Value {
   if (!context.variableValues.has(name)) {
+    const outside = { ...context, copyIndex: undefined, lambdaVariables: new Map<string, Value>() };
+    const loop = (context.template.variables?.copy as JsonObject[] | undefined)?.find((candidate) => candidate.name === name);
     const raw = context.template.variables?.[name];
-    if (raw === undefined) throw new Error(`The template has no variable ${name}`);
-    context.variableValues.set(name, evaluate(raw, { ...context, copyIndex: undefined, lambdaVariables: new Map() }));
+    if (loop) {
+      const count = evaluate(loop.count!, outside) as number;
+      const items = Array.from({ length: count }, (_, index) => evaluate(loop.input!, { ...outside, variableLoops: new Map([...context.variableLoops, [name, index]]) }));
+      context.variableValues.set(name, items as Json[]);
+    } else if (raw === undefined || name === 'copy') throw new Error(`The template has no variable ${name}`);
+    else context.variableValues.set(name, evaluate(raw, outside));
   }
   return context.variableValues.get(name);
 }
 
-/** Resource Manager's own check of each parameter value against its declaration. */
+/** Resource Manager's own check of a value against its declared type (a user-defined type's too): the first problem, naming where it is. */
+function problemOf(value: Value, declared: TemplateParameter, where: string, template: Template): string | undefined {
+  if (value instanceof Deferred) return undefined;
+  if (declared.$ref) {
+    const type = template.definitions?.[declared.$ref.replace('#/definitions/', '')];
+    if (!type) throw new Error(`${where} refers to ${declared.$ref}, which the template does not define`);
+    return problemOf(value, { ...type, ...declared, $ref: undefined }, where, template);
+  }
+  if (value === null && declared.nullable) return undefined;
+  const type = declared.type?.toLowerCase();
+  if (declared.allowedValues && !declared.allowedValues.some((allowed) => JSON.stringify(allowed) === JSON.stringify(value)))
+    return `${where} is not one of the allowed values (${declared.allowedValues.map((allowed) => JSON.stringify(allowed)).join(', ')}): ${asText(value)}`;
+  if (type === 'int' && !Number.isInteger(value)) return `${where} is not an int: ${asText(value)}`;
+  if (type === 'bool' && typeof value !== 'boolean') return `${where} is not a bool: ${asText(value)}`;
+  if ((type === 'string' || type === 'securestring') && typeof value !== 'string') return `${where} is not a string: ${asText(value)}`;
+  if (typeof value === 'number' && declared.minValue !== undefined && value < declared.minValue) return `${where} is below ${declared.minValue}: ${value}`;
+  if (typeof value === 'number' && declared.maxValue !== undefined && value > declared.maxValue) return `${where} is above ${declared.maxValue}: ${value}`;
+  const length = typeof value === 'string' || Array.isArray(value) ? value.length : undefined;
+  if (length !== undefined && declared.minLength !== undefined && length < declared.minLength) return `${where} is shorter than ${declared.minLength}`;
+  if (length !== undefined && declared.maxLength !== undefined && length > declared.maxLength) return `${where} is longer than ${declared.maxLength}`;
+  if (type === 'array') {
+    if (!Array.isArray(value)) return `${where} is not an array: ${asText(value)}`;
+    const items = declared.items;
+    return items ? value.map((item, index) => problemOf(item, items, `${where}[${index}]`, template)).find(Boolean) : undefined;
+  }
+  if (type === 'object' || type === 'secureobject') {
+    const object = typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Lambda) ? value : undefined;
+    if (!object) return `${where} is not an object: ${asText(value)}`;
+    const properties = declared.properties ?? {};
+    const missing = Object.keys(properties).find((name) => !(name in object) && !properties[name]!.nullable);
+    if (missing) return `${where} has no ${missing}, which it requires`;
+    const extra = declared.additionalProperties === false ? Object.keys(object).find((name) => !(name in properties)) : undefined;
+    if (extra) return `${where} has the property ${extra}, which its type does not allow (it allows ${Object.keys(properties).join(', ')})`;
+    return Object.entries(properties)
+      .filter(([name]) => name in object)
+      .map(([name, property]) => problemOf(object[name], property, `${where}.${name}`, template))
+      .find(Boolean);
+  }
+  return undefined;
+}
+
 function checkParameters(template: Template, context: Context): void {
   for (const [name, declared] of Object.entries(template.parameters ?? {})) {
-    const value = parameterValue(context, name);
-    if (value instanceof Deferred) continue;
-    const problem =
-      (declared.allowedValues && !declared.allowedValues.some((allowed) => JSON.stringify(allowed) === JSON.stringify(value)) && 'is not one of the allowed values') ||
-      (typeof value === 'number' && declared.minValue !== undefined && value < declared.minValue && `is below ${declared.minValue}`) ||
-      (typeof value === 'number' && declared.maxValue !== undefined && value > declared.maxValue && `is above ${declared.maxValue}`) ||
-      (declared.type === 'int' && !Number.isInteger(value) && 'is not an int') ||
-      (declared.type === 'bool' && typeof value !== 'boolean' && 'is not a bool') ||
-      (/string/.test(declared.type) && typeof value !== 'string' && 'is not a string');
-    if (problem) throw new Error(`The value of parameter ${name} ${problem}: ${asText(value)}`);
+    const problem = problemOf(parameterValue(context, name), declared, name, template);
+    if (problem) throw new Error(`The value of parameter ${problem}`);
   }
 }
 
@@ -295,26 +380,50 @@ export interface DeployedResource {
 
 export interface Deployment {
   resources: DeployedResource[];
-  /** Every template deployed, the outer one first, with the parameters it was given and its outputs. */
-  templates: { parameters: JsonObject; outputs: JsonObject }[];
+  /** Every template deployed, the outer one first, with its deployment's name, the parameters it was given and its outputs. */
+  templates: { name: string; parameters: JsonObject; outputs: JsonObject }[];
 }
 
 const scopeId = (scope: Scope): string => (scope.resourceGroup ? `/subscriptions/${scope.subscriptionId}/resourceGroups/${scope.resourceGroup}` : `/subscriptions/${scope.subscriptionId}`);
 
 export const testScope: Scope = { subscriptionId: '00000000-0000-0000-0000-000000000001', location: 'westus3' };
 
+/** The resources in an order that puts each after those its `dependsOn` names by symbolic name. */
+function inDependencyOrder(resources: [string, JsonObject][]): [string, JsonObject][] {
+  const bySymbol = new Map(resources);
+  const ordered: [string, JsonObject][] = [];
+  const visit = (symbol: string, path: string[]) => {
+    if (ordered.some(([done]) => done === symbol)) return;
+    if (path.includes(symbol)) throw new Error(`dependsOn makes a cycle: ${[...path, symbol].join(' -> ')}`);
+    const resource = bySymbol.get(symbol)!;
+    for (const dependency of (resource.dependsOn as string[] | undefined) ?? []) if (bySymbol.has(dependency)) visit(dependency, [...path, symbol]);
+    ordered.push([symbol, resource]);
+  };
+  for (const [symbol] of resources) visit(symbol, []);
+  return ordered;
+}
+
+/** The id a resource of a template gets, from its evaluated type, name and scope. */
+function idOf(parent: string, type: string, name: string): string {
+  // A resource group's id has no provider in it.
+  if (type.toLowerCase() === 'microsoft.resources/resourcegroups') return `${parent}/resourceGroups/${name}`;
+  const typeSegments = type.split('/');
+  const nameSegments = name.split('/');
+  return `${parent}/providers/${typeSegments[0]}/${typeSegments.slice(1).flatMap((segment, at) => [segment, nameSegments[at]!]).join('/')}`;
+}
+
 /**
  * Deploys a template in memory. A nested deployment's template is deployed with the parameters it
  * is given (its own expressions evaluated in its own scope), at the subscription and resource group
- * the deployment names.
+ * the deployment names; its outputs are then what `reference()` of it reads.
  */
-export function deploy(template: Template, parameters: JsonObject, scope: Scope = testScope, deployment: Deployment = { resources: [], templates: [] }): Deployment {
-  const context: Context = { template, parameters, scope, lambdaVariables: new Map(), variableValues: new Map() };
+export function deploy(template: Template, parameters: JsonObject, scope: Scope = testScope, deployment: Deployment = { resources: [], templates: [] }, name = 'main'): Deployment {
+  const context: Context = { template, parameters, scope, deploymentName: name, variableLoops: new Map(), lambdaVariables: new Map(), variableValues: new Map(), symbols: new Map() };
   checkParameters(template, context);
   const outputs: JsonObject = {};
-  deployment.templates.push({ parameters, outputs });
+  deployment.templates.push({ name, parameters, outputs });
   const deploymentScope = scopeId(scope);
-  for (const raw of template.resources) {
+  for (const [symbol, raw] of inDependencyOrder(resourcesOf(template))) {
     const copy = raw.copy as JsonObject | undefined;
     const count = copy ? (evaluate(copy.count!, context) as number) : 1;
     for (let index = 0; index < count; index += 1) {
@@ -322,27 +431,31 @@ export function deploy(template: Template, parameters: JsonObject, scope: Scope 
       if (raw.condition !== undefined && !evaluate(raw.condition, instance)) continue;
       const { properties, ...rest } = raw;
       const nested = raw.type === 'Microsoft.Resources/deployments' && (properties as JsonObject).expressionEvaluationOptions;
-      const { template: nestedTemplate, ...otherProperties } = properties as JsonObject;
+      const { template: nestedTemplate, ...otherProperties } = (properties ?? {}) as JsonObject;
       // An inner-scope nested template is evaluated by its own deployment, not by this one.
-      const evaluatedProperties = nested ? { ...(evaluate(otherProperties, instance) as JsonObject), template: nestedTemplate! } : evaluate(properties!, instance);
-      const resource: JsonObject = { ...(evaluate(rest, instance) as JsonObject), properties: evaluatedProperties as Json };
+      const evaluatedProperties = nested ? { ...(evaluate(otherProperties, instance) as JsonObject), template: nestedTemplate! } : properties && evaluate(properties, instance);
+      const resource: JsonObject = { ...(evaluate(rest, instance) as JsonObject), ...(evaluatedProperties === undefined ? {} : { properties: evaluatedProperties as Json }) };
       const type = resource.type as string;
-      const name = resource.name as string;
-      const target = { subscriptionId: (resource.subscriptionId as string | undefined) ?? scope.subscriptionId, resourceGroup: (resource.resourceGroup as string | undefined) ?? scope.resourceGroup, location: scope.location };
+      const resourceName = resource.name as string;
+      const target = { subscriptionId: (resource.subscriptionId as string | undefined) ?? scope.subscriptionId, resourceGroup: (resource.resourceGroup as string | undefined) ?? (resource.subscriptionId ? undefined : scope.resourceGroup), location: scope.location };
       const targetScope = nested ? scopeId(target) : deploymentScope;
-      const parent = resource.scope ? `${targetScope}/providers/${resource.scope as string}` : targetScope;
-      const typeSegments = type.split('/');
-      const nameSegments = name.split('/');
-      const id = `${parent}/providers/${typeSegments[0]}/${typeSegments.slice(1).flatMap((segment, at) => [segment, nameSegments[at]!]).join('/')}`;
-      deployment.resources.push({ type, apiVersion: resource.apiVersion as string, name, id, deploymentScope, resource });
+      // An extension resource's scope: a resource id, or (older templates) a type and name below the deployment's scope.
+      const parent = !resource.scope ? targetScope : String(resource.scope).startsWith('/') ? String(resource.scope) : `${targetScope}/providers/${resource.scope as string}`;
+      const id = idOf(parent, type, resourceName);
+      const known: Known = { id };
+      if (!copy) context.symbols.set(symbol, known);
+      // An existing resource is read, not made.
+      if (resource.existing === true) continue;
+      deployment.resources.push({ type, apiVersion: resource.apiVersion as string, name: resourceName, id, deploymentScope, resource });
       if (nested) {
         const given = asObject((resource.properties as JsonObject).parameters ?? {});
         const values = Object.fromEntries(Object.entries(given).map(([key, value]) => [key, asObject(value).value!]));
-        deploy(nestedTemplate as unknown as Template, values, target, deployment);
+        const nestedDeployment = deploy(nestedTemplate as unknown as Template, values, target, deployment, resourceName);
+        known.outputs = nestedDeployment.templates.find((deployed) => deployed.name === resourceName && deployed.parameters === values)!.outputs;
       }
     }
   }
-  for (const [name, output] of Object.entries(template.outputs ?? {})) outputs[name] = evaluate(output.value, context) as Json;
+  for (const [outputName, output] of Object.entries(template.outputs ?? {})) outputs[outputName] = evaluate(output.value, context) as Json;
   return deployment;
 }
 

@@ -1,5 +1,5 @@
 /**
- * What infra/main.json deploys, as Resource Manager would evaluate it (./armTemplate.ts), held to
+ * What infra/main.json (compiled from infra/main.bicep) deploys, as Resource Manager would evaluate it (./armTemplate.ts), held to
  * the deployment policy: storage without shared keys, identity-based host storage, Application
  * Insights without local auth, secrets only in Key Vault, HTTPS only, no FTP or basic publishing
  * credentials, settings Flex Consumption accepts, and each role the host and the operations need,
@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfig } from '../../../src/settings/config';
-import { appSettingsOf, type DeployedResource, type Deployment, deploy, type JsonObject, mainTemplate, repositoryRoot, requiredParameters, secrets, strings, type Template, testScope } from './armTemplate';
+import { appSettingsOf, type DeployedResource, type Deployment, deploy, type JsonObject, mainTemplate, repositoryRoot, requiredParameters, resourcesOf as templateResources, secrets, strings, type Template } from './armTemplate';
 
 /** A value no other part of the template could make, to find everywhere a secret goes. */
 const secretValue = (parameter: string) => `sentinel-of-${parameter}`;
@@ -202,21 +202,27 @@ describe('infra/main.json with secrets', () => {
   const settings = appSettingsOf(deployment);
   const vault = theOne(deployment, 'Microsoft.KeyVault/vaults');
 
-  it('declares each secret a securestring with no secret as its default, here and in the nested template', () => {
+  it('declares each secret a securestring with no secret as its default, and hands them to the Key Vault module alone, as a secure object', () => {
     // The outer template's default is empty, meaning "none": the portal's form and an az deployment
     // without it then leave that feature off instead of demanding a value (an empty default is no
-    // secret). The nested template, which only the outer one deploys, has none.
+    // secret). The module, which only the outer template deploys, has none.
     const template = mainTemplate();
-    const nested = (template.resources.find((resource) => resource.name === "[variables('appDeploymentName')]")!.properties as JsonObject).template as unknown as Template;
-    const declared = (parameters: Template['parameters']) => secrets.map(({ parameter }) => [parameter, parameters?.[parameter]?.type, parameters?.[parameter]?.defaultValue]);
-    expect(declared(template.parameters)).toEqual(secrets.map(({ parameter }) => [parameter, 'securestring', '']));
-    expect(declared(nested.parameters)).toEqual(secrets.map(({ parameter }) => [parameter, 'securestring', undefined]));
+    const declared = secrets.map(({ parameter }) => [parameter, template.parameters?.[parameter]?.type, template.parameters?.[parameter]?.defaultValue]);
+    expect(declared).toEqual(secrets.map(({ parameter }) => [parameter, 'securestring', '']));
+    const modules = templateResources(template).filter(([, resource]) => JSON.stringify((resource.properties as JsonObject | undefined)?.parameters ?? {}).match(/parameters\('(\w+)'\)/g)?.some((use) => secrets.some(({ parameter }) => use === `parameters('${parameter}')`)));
+    expect(modules.map(([symbol]) => symbol)).toEqual(['keyVault']);
+    const keyVault = (modules[0]![1].properties as JsonObject).template as unknown as Template;
+    expect(keyVault.parameters?.secretValues).toMatchObject({ type: 'secureObject' });
+    expect(keyVault.parameters?.secretValues?.defaultValue).toBeUndefined();
   });
 
   it('keeps each in the Key Vault and sets its app setting to a Key Vault reference to it', () => {
     const vaultSecrets = resourcesOf(deployment, 'Microsoft.KeyVault/vaults/secrets');
-    expect(vaultSecrets.map(({ id, resource }) => [id, (resource.properties as JsonObject).value])).toEqual(secrets.map(({ parameter, secretName }) => [`${vault.id}/secrets/${secretName}`, secretValue(parameter)]));
-    const vaultUri = `https://${vault.name}.vault.azure.net/`;
+    const byId = ([left]: unknown[], [right]: unknown[]) => String(left).localeCompare(String(right));
+    expect(vaultSecrets.map(({ id, resource }) => [id, (resource.properties as JsonObject).value]).sort(byId)).toEqual(
+      secrets.map(({ parameter, secretName }) => [`${vault.id}/secrets/${secretName}`, secretValue(parameter)]).sort(byId),
+    );
+    const vaultUri = `{reference(${vault.id}).vaultUri}`;
     expect(secrets.map(({ setting }) => settings.get(setting))).toEqual(secrets.map(({ secretName }) => `@Microsoft.KeyVault(SecretUri=${vaultUri}secrets/${secretName})`));
   });
 
@@ -226,8 +232,9 @@ describe('infra/main.json with secrets', () => {
       ...deployment.templates.flatMap(({ outputs }, index) => [...strings(outputs)].map(({ path, text }) => ({ where: `outputs of template ${index}${path}`, text }))),
     ];
     const holding = places.filter(({ text }) => secrets.some(({ parameter }) => text.includes(secretValue(parameter))));
-    // The vault secret's value, and the nested deployment handing the parameter down as it came.
-    const allowed = (where: string) => /\/providers\/Microsoft\.KeyVault\/vaults\/[^/]+\/secrets\/[^/.]+\.properties\.value$/.test(where) || /\/deployments\/management-gateway\.properties\.parameters\.\w+\.value$/.test(where);
+    // The vault secret's value, and the Key Vault module's deployment handing it down as it came.
+    const allowed = (where: string) =>
+      /\/providers\/Microsoft\.KeyVault\/vaults\/[^/]+\/secrets\/[^/.]+\.properties\.value$/.test(where) || /\/deployments\/keyVault\.properties\.parameters\.secretValues\.value\.[\w-]+$/.test(where);
     expect(holding.map(({ where }) => where).filter((where) => !allowed(where))).toEqual([]);
     expect(holding.length).toBe(secrets.length * 2);
   });
@@ -241,22 +248,40 @@ describe('infra/main.json with secrets', () => {
 
 describe("infra/main.json's operation roles", () => {
   const deployment = deploy(mainTemplate(), { ...baseParameters, operationRoles: [...operationRoles] });
-  const principal = `{reference(/subscriptions/${testScope.subscriptionId}/resourceGroups/rg-gateway-test/providers/Microsoft.Resources/deployments/management-gateway).outputs.identityPrincipalId.value}`;
+  const principal = `{reference(${theOne(deployment, 'Microsoft.ManagedIdentity/userAssignedIdentities').id}).principalId}`;
 
   it('grants each role the caller names, with its built-in definition, at its scope, to the identity', () => {
-    const grants = grantsOf(deployment).filter((grant) => grant.principal === principal);
+    // Those beside the host's, which are on resources of the app's own resource group.
+    const appGroup = theOne(deployment, 'Microsoft.Resources/resourceGroups').id;
+    const grants = grantsOf(deployment).filter((grant) => grant.principal === principal && !grant.scope.startsWith(`${appGroup}/`));
     expect(grants.map(({ role, scope, principalType }) => ({ role, scope, principalType }))).toEqual(
       expect.arrayContaining(operationRoles.map(({ role, scope }) => ({ role: builtInRoles[role], scope, principalType: 'ServicePrincipal' }))),
     );
     expect(grants).toHaveLength(operationRoles.length);
   });
 
-  it('refuses a scope it cannot grant at (one resource, the tenant root, anything but a subscription or a resource group) and a role it does not know', () => {
+  it('refuses a scope it cannot grant at (one resource, the tenant root, anything but a subscription or a resource group), naming the entry and what to write instead', () => {
     const resourceScope = `${operationRoles[2].scope}/providers/Microsoft.Network/virtualNetworks/vnet/subnets/aci`;
-    expect(() => deploy(mainTemplate(), { ...baseParameters, operationRoles: [{ role: 'Network Contributor', scope: resourceScope }] })).toThrow(/invalidOperationRoleCount is above 0/);
-    for (const scope of ['/', '/providers/Microsoft.Management', '/subscriptions/11111111-1111-1111-1111-111111111111/', '/subscriptions/11111111-1111-1111-1111-111111111111/providers/Microsoft.Network']) {
-      expect(() => deploy(mainTemplate(), { ...baseParameters, operationRoles: [{ role: 'Service Health Security Reader', scope }] })).toThrow(/invalidOperationRoleCount is above 0/);
+    expect(() => deploy(mainTemplate(), { ...baseParameters, operationRoles: [operationRoles[0], { role: 'Network Contributor', scope: resourceScope }] })).toThrow(
+      `The deployment fails: operationRoles[1] (Network Contributor): its scope '${resourceScope}' is neither a subscription nor a resource group. Write "/subscriptions/<subscription id>" or "/subscriptions/<subscription id>/resourceGroups/<resource group>"`,
+    );
+    for (const scope of ['/', '/providers/Microsoft.Management', '/subscriptions/11111111-1111-1111-1111-111111111111/', '/subscriptions/', '/subscriptions/11111111-1111-1111-1111-111111111111/providers/Microsoft.Network', 'subscriptions/11111111-1111-1111-1111-111111111111']) {
+      expect(() => deploy(mainTemplate(), { ...baseParameters, operationRoles: [{ role: 'Service Health Security Reader', scope }] })).toThrow(/^The deployment fails: operationRoles\[0\] \(Service Health Security Reader\): its scope .* grant a narrower scope \(one resource\) or the tenant root after the deployment with az role assignment create/);
     }
-    expect(() => deploy(mainTemplate(), { ...baseParameters, operationRoles: [{ role: 'Owner', scope: operationRoles[0].scope }] })).toThrow(/no property "Owner"/);
+  });
+
+  it('refuses a role it does not know, or a misspelt or missing property, when the parameters are checked (the type of operationRoles), naming the entry', () => {
+    expect(() => deploy(mainTemplate(), { ...baseParameters, operationRoles: [operationRoles[0], { role: 'Owner', scope: operationRoles[0].scope }] })).toThrow(
+      /^The value of parameter operationRoles\[1\]\.role is not one of the allowed values \(.*"Reader".*\): Owner$/,
+    );
+    expect(() => deploy(mainTemplate(), { ...baseParameters, operationRoles: [{ role: 'Reader', scpoe: operationRoles[0].scope }] })).toThrow('The value of parameter operationRoles[0] has no scope, which it requires');
+    expect(() => deploy(mainTemplate(), { ...baseParameters, operationRoles: [{ ...operationRoles[0], condition: 'x' }] })).toThrow('The value of parameter operationRoles[0] has the property condition, which its type does not allow (it allows role, scope)');
+  });
+
+  it('names in its type the roles it has a definition for, and no other', () => {
+    const template = mainTemplate();
+    const roleType = template.definitions?.[String(template.definitions?.operationRole?.properties?.role?.$ref).replace('#/definitions/', '')];
+    expect([...(roleType?.allowedValues ?? [])].sort()).toEqual(Object.keys(template.variables?.operationRoleDefinitionIds as JsonObject).sort());
+    expect(template.variables?.operationRoleDefinitionIds).toEqual(Object.fromEntries(operationRoles.map(({ role }) => [role, builtInRoles[role]])));
   });
 });

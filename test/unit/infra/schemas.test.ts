@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv-draft-04';
-import { type Json, type JsonObject, mainTemplate, repositoryRoot, type Template } from './armTemplate';
+import { type Json, type JsonObject, mainTemplate, repositoryRoot, resourcesOf, type Template } from './armTemplate';
 
 const schemaFolder = join(repositoryRoot, 'test', 'fixtures', 'arm-schemas');
 const schemaBase = 'https://schema.management.azure.com/schemas';
@@ -38,7 +38,7 @@ const expression = { $ref: 'https://schema.management.azure.com/schemas/common/d
  * place, and nowhere else (each must still find what it changes: a schema that no longer needs it
  * fails the test, and the exception goes).
  */
-const exceptions: { file: string; path: string[]; why: string; change: (schema: Json) => Json }[] = [
+const exceptions: { file: string; path: string[]; why: string; change: (schema: Json) => Json; extend?: JsonObject }[] = [
   {
     file: '2018-05-01/subscriptionDeploymentTemplate.json',
     path: ['definitions', 'resource'],
@@ -63,18 +63,32 @@ const exceptions: { file: string; path: string[]; why: string; change: (schema: 
     why: "A container's name is held to 63 characters and allows no expression, so the expression that makes `<account>/default/<container>` fails on its own length; Resource Manager checks the name it makes. Allowed as other definitions allow a name: an expression.",
     change: (schema) => ({ oneOf: [schema, expression] }),
   },
-  {
-    file: '2024-11-01/Microsoft.Resources.json',
-    path: ['definitions', 'DeploymentParameter', 'properties', 'value'],
-    why: 'A value is `oneOf: [{}, expression]`, and an expression matches both branches, so no expression could pass a nested deployment a value.',
-    change: () => ({}),
-  },
-  {
-    file: '2024-11-01/Microsoft.Resources.json',
-    path: ['definitions', 'ExpressionEvaluationOptions', 'properties', 'scope', 'oneOf', '0', 'enum'],
-    why: 'Inner, Outer and NotSpecified, while Resource Manager compares them ignoring case and documents "inner".',
-    change: (values) => [...(values as string[]), ...(values as string[]).map((value) => value.toLowerCase())],
-  },
+  ...['2018-05-01/subscriptionDeploymentTemplate.json', '2019-04-01/deploymentTemplate.json'].flatMap((file) => [
+    {
+      file,
+      path: ['properties', 'contentVersion'],
+      why: 'The schema lists no `languageVersion` and no `definitions` (and forbids other properties), while Resource Manager takes languageVersion 2.0 templates, which Bicep emits for user-defined types: the two are added beside contentVersion, the version as the one Bicep writes and the definitions as parameter declarations.',
+      change: (schema: Json) => schema,
+      extend: {
+        languageVersion: { enum: ['2.0'] },
+        definitions: { type: 'object', additionalProperties: { $ref: '#/definitions/parameter' } },
+      },
+    },
+  ]),
+  ...['2024-11-01/Microsoft.Resources.json', '2025-04-01/Microsoft.Resources.json'].flatMap((file) => [
+    {
+      file,
+      path: ['definitions', 'DeploymentParameter', 'properties', 'value'],
+      why: 'A value is `oneOf: [{}, expression]`, and an expression matches both branches, so no expression could pass a nested deployment a value.',
+      change: () => ({}),
+    },
+    {
+      file,
+      path: ['definitions', 'ExpressionEvaluationOptions', 'properties', 'scope', 'oneOf', '0', 'enum'],
+      why: 'Inner, Outer and NotSpecified, while Resource Manager compares them ignoring case and documents "inner".',
+      change: (values: Json) => [...(values as string[]), ...(values as string[]).map((value) => value.toLowerCase())],
+    },
+  ]),
   {
     file: '2024-11-01/Microsoft.Web.json',
     path: ['resourceDefinitions', 'sites_basicPublishingCredentialsPolicies'],
@@ -94,6 +108,8 @@ function withExceptions(relativePath: string, file: SchemaFile): SchemaFile {
     const key = exception.path.at(-1)!;
     if (parent?.[key] === undefined) throw new Error(`The schema exception "${exception.why}" finds nothing at ${exception.path.join('/')} of ${relativePath}: remove it`);
     parent[key] = exception.change(parent[key]!);
+    // Properties added beside the one found, in the same object.
+    Object.assign(parent, exception.extend ?? {});
   }
   return copy as unknown as SchemaFile;
 }
@@ -136,10 +152,10 @@ interface CheckedTemplate {
 function templatesOf(template: Template, scope: TemplateScope, path = 'infra/main.json'): CheckedTemplate[] {
   return [
     { path, template, scope },
-    ...template.resources.flatMap((resource, index) => {
+    ...resourcesOf(template).flatMap(([symbol, resource]) => {
       const nested = (resource.properties as JsonObject | undefined)?.template as Template | undefined;
       if (resource.type !== 'Microsoft.Resources/deployments' || !nested) return [];
-      return templatesOf(nested, resource.resourceGroup ? 'resourceGroup' : 'subscription', `${path} resources[${index}] (${String(resource.name)})`);
+      return templatesOf(nested, resource.resourceGroup ? 'resourceGroup' : 'subscription', `${path} resources[${symbol}] (${String(resource.name)})`);
     }),
   ];
 }
@@ -158,7 +174,12 @@ describe('infra/main.json against the Resource Manager schemas', () => {
     expect(problemsOf(schema, template as unknown as JsonObject)).toEqual([]);
   });
 
-  const resources = templates.flatMap(({ path, template, scope }) => template.resources.map((resource) => [`${path}: ${String(resource.type)}@${String(resource.apiVersion)} ${String(resource.name)}`, resource, scope] as const));
+  // An `existing` resource is only read (its properties are what it has): nothing of it goes to its provider.
+  const resources = templates.flatMap(({ path, template, scope }) =>
+    resourcesOf(template)
+      .filter(([, resource]) => resource.existing !== true)
+      .map(([, resource]) => [`${path}: ${String(resource.type)}@${String(resource.apiVersion)} ${String(resource.name)}`, resource, scope] as const),
+  );
 
   it.each(resources)('%s: is valid against its provider definition', (_, resource, scope) => {
     const ref = definitionOf(String(resource.type), String(resource.apiVersion), scope);

@@ -1,5 +1,5 @@
 /**
- * The app settings infra/main.json sets, both ways: each is one the app reads (the schema of
+ * The app settings infra/main.json (compiled from infra/main.bicep) sets, both ways: each is one the app reads (the schema of
  * src/config.ts) or one the Functions host or @azure/identity reads itself, and the app starts on
  * them in Azure (src/config.ts parses them, with the values only the deployment knows filled in).
  */
@@ -69,8 +69,11 @@ describe('the app settings of infra/main.json', () => {
     expect([...defaults.keys()]).toEqual(expect.arrayContaining(['AzureWebJobsStorage__accountName', 'AzureWebJobsStorage__credential', 'AzureWebJobsStorage__clientId']));
   });
 
-  it('set what the app requires with no default of its own, with the template defaults alone', () => {
-    expect(Object.fromEntries(defaults)).toMatchObject({ MANAGEMENT_BASE_URL: 'https://management.azure.com', LIFECYCLE_BASE_URL: 'https://lcsapi.lcs.dynamics.com', PROVIDER_NAMESPACE: 'Microsoft', UPSTREAM_AUTH: 'managed' });
+  it('set what the app requires with no default of its own, with the template defaults alone (the management endpoint: the cloud deployed to)', () => {
+    // environment().resourceManager, which ends in a slash that the app drops.
+    expect(Object.fromEntries(defaults)).toMatchObject({ MANAGEMENT_BASE_URL: 'https://management.azure.com/', LIFECYCLE_BASE_URL: 'https://lcsapi.lcs.dynamics.com', PROVIDER_NAMESPACE: 'Microsoft', UPSTREAM_AUTH: 'managed' });
+    expect(parseConfig(environmentInAzure(defaults, required))).toMatchObject({ MANAGEMENT_BASE_URL: 'https://management.azure.com', LIFECYCLE_BASE_URL: 'https://lcsapi.lcs.dynamics.com' });
+    expect(appSettingsOf(deploy(mainTemplate(), { ...required, managementBaseUrl: 'https://management.example.test' })).get('MANAGEMENT_BASE_URL')).toBe('https://management.example.test');
   });
 
   it('leave out each optional setting whose parameter is empty, and set it when it is not', () => {
