@@ -8,7 +8,7 @@ import { BlobServiceClient } from '@azure/storage-blob';
 import { Agent, request } from 'undici';
 import type { RunningAzurite } from '../tools/embeddedAzurite';
 import { installFunctionsCore } from '../tools/localHost/installCore';
-import { startApp, type AppProcess } from '../test/helpers/appProcess';
+import { startApp, type AppProcess } from '../tools/harness/appProcess';
 import { appEnv, groupBody, groupPath, median, percentile, results, round, rows, spawnEmulator, subscription, timeEach, token, usagesPath } from './benchKit';
 import { callsARound, cpuPerCallOfRound } from './cpuPerCall';
 

@@ -12,8 +12,8 @@
 import { randomUUID } from 'node:crypto';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type StartRequest } from '../src/orchestration/orchestrationEngine';
 import { UpstreamClient, type UpstreamResponse } from '../src/upstream/upstreamClient';
-import { countingStorage, type CountingStorage } from '../test/helpers/countingStorage';
-import { cpuMs } from '../test/helpers/processStats';
+import { countingStorage, type CountingStorage } from '../tools/harness/countingStorage';
+import { cpuMs } from '../tools/harness/processStats';
 
 export interface BurstOptions {
   connectionString: string;

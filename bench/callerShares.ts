@@ -9,8 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { CallerRateLimiter } from '../src/access/callerRateLimiter';
 import type { SharedCallerRates } from '../src/access/sharedCallerRates';
-import { countingStorage, type CountingStorage } from '../test/helpers/countingStorage';
-import { sharedRatesOn } from '../test/helpers/sharedRates';
+import { countingStorage, type CountingStorage } from '../tools/harness/countingStorage';
+import { sharedRatesOn } from '../tools/harness/sharedRates';
 import type { RunningAzurite } from '../tools/embeddedAzurite';
 import { median, percentile, results, round, rows } from './benchKit';
 

@@ -6,7 +6,7 @@ import { CertificateStore } from '../src/certificates/certificateStore';
 import { DistributedRateLimiter } from '../src/certificates/rateLimiter';
 import { UpstreamClient } from '../src/upstream/upstreamClient';
 import type { RunningAzurite } from '../tools/embeddedAzurite';
-import { startEmulator } from '../test/emulator/emulatorServer';
+import { startEmulator } from '../tools/emulator/emulatorServer';
 import { results, rows, token } from './benchKit';
 
 export async function certificates(azurite: RunningAzurite): Promise<void> {

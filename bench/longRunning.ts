@@ -8,8 +8,8 @@ import type { OrchestrationState } from '../src/orchestration/orchestrationState
 import { StorageBudget } from '../src/storage/storageBudget';
 import { UpstreamClient } from '../src/upstream/upstreamClient';
 import type { RunningAzurite } from '../tools/embeddedAzurite';
-import { startEmulator } from '../test/emulator/emulatorServer';
-import { startApp } from '../test/helpers/appProcess';
+import { startEmulator } from '../tools/emulator/emulatorServer';
+import { startApp } from '../tools/harness/appProcess';
 import { appEnv, groupBody, groupPath, median, results, round, rows, timeEach, token } from './benchKit';
 
 export async function longRunning(azurite: RunningAzurite): Promise<void> {

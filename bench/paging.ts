@@ -1,8 +1,8 @@
 /** The paging section: 100 pages merged by the app against following nextLink directly. */
 import { request } from 'undici';
 import type { RunningAzurite } from '../tools/embeddedAzurite';
-import { startApp } from '../test/helpers/appProcess';
-import { residentBytes } from '../test/helpers/processStats';
+import { startApp } from '../tools/harness/appProcess';
+import { residentBytes } from '../tools/harness/processStats';
 import { appEnv, median, results, round, rows, spawnEmulator, token, usagesPath } from './benchKit';
 
 /**

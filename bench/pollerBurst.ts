@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { azuriteConnectionString, type RunningAzurite } from '../tools/embeddedAzurite';
-import { startApp } from '../test/helpers/appProcess';
-import { startCountingStorageProxy } from '../test/helpers/countingStorage';
+import { startApp } from '../tools/harness/appProcess';
+import { startCountingStorageProxy } from '../tools/harness/countingStorage';
 import { appEnv, groupBody, groupPath, results, round, rows, spawnAzurite, spawnEmulator, token } from './benchKit';
 import { burst } from './burst';
 

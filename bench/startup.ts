@@ -44,7 +44,7 @@ export function startup(): void {
         .join(';'),
     ),
   );
-  // index.js only loads app.js, the bundle, with its code cache (src/codeCache.ts).
+  // index.js only loads app.js, the bundle, with its code cache (src/loading/codeCache.ts).
   const appBundle = resolve(root, 'dist', 'functions', 'app.js');
   const bytes = statSync(appBundle).size;
   const gzipped = gzipSync(readFileSync(appBundle)).length;
@@ -99,7 +99,7 @@ export function startup(): void {
 
 /**
  * On Node 22+, the bundle loaded with Node's own compile cache (module.enableCompileCache) in
- * place of the app's (src/codeCache.ts), primed by a first load (it is written when a process
+ * place of the app's (src/loading/codeCache.ts), primed by a first load (it is written when a process
  * exits). The two loads alternate, so a busy machine slows both alike; the ratio is the median
  * of each pair's. Undefined on a Node without it.
  */

@@ -1,7 +1,7 @@
 /** The throughput section: requests a second through the app against the upstream called directly, and a bare proxy's. */
 import autocannon from 'autocannon';
 import type { RunningAzurite } from '../tools/embeddedAzurite';
-import { startApp } from '../test/helpers/appProcess';
+import { startApp } from '../tools/harness/appProcess';
 import { appEnv, results, root, round, rows, spawnEmulator, spawnListening, token, usagesPath } from './benchKit';
 
 export async function throughput(azurite: RunningAzurite): Promise<void> {

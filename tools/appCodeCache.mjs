@@ -1,4 +1,4 @@
-// The V8 code cache of the app's bundle (src/codeCache.ts), made by loading it once. V8 takes a
+// The V8 code cache of the app's bundle (src/loading/codeCache.ts), made by loading it once. V8 takes a
 // cache only from its own version, so the Node that makes it must be the one that will run the
 // app: the build's own Node for `npm start` here, the deployment's for `npm run package`.
 import { spawnSync } from 'node:child_process';

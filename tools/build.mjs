@@ -129,7 +129,7 @@ for (const file of readdirSync('dist/functions').filter((name) => name.endsWith(
 
 /**
  * The start script and the benchmark run the app's source with its packages from node_modules; a
- * module of the app's own that the app loads on first use (src/lazyPackages.ts, resolved when that
+ * module of the app's own that the app loads on first use (src/loading/lazyPackages.ts, resolved when that
  * module loads: the local host's HTTPS reads certificates with it) is the app's lazy file in
  * dist/functions.
  */
@@ -156,5 +156,5 @@ await build({ ...common, entryPoints: ['tools/chat.ts'], outfile: 'dist/tools/ch
 // The benchmark and the emulator it runs as a separate process (`npm run bench`).
 if (process.argv.includes('--bench')) {
   await build({ ...common, entryPoints: ['bench/bench.ts'], outfile: 'dist/bench/bench.js', packages: 'external', plugins: [appLazyModulesPlugin] });
-  await build({ ...common, entryPoints: ['test/emulator/serveEmulator.ts'], outfile: 'dist/bench/emulator.js', packages: 'external' });
+  await build({ ...common, entryPoints: ['tools/emulator/serveEmulator.ts'], outfile: 'dist/bench/emulator.js', packages: 'external' });
 }

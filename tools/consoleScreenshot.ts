@@ -2,7 +2,7 @@
  * `npm run console-screenshot`: draws docs/console.png, the console shown by the README and
  * docs/console.md, from a realistic local session rather than from test data. It starts the built
  * app as the end-to-end tests do (the emulator and Azurite in memory, the app in a child process
- * through the local host), makes the session's starts (test/helpers/localConsoleSession.ts) a few
+ * through the local host), makes the session's starts (tools/harness/localConsoleSession.ts) a few
  * seconds apart as an operator would, signs in to the console in Chromium 1400 px wide and saves
  * the orchestrations view, with what it shows kept in the PNG (consoleScreenshotRecord.ts) for
  * test/e2e/consoleScreenshot.e2e.test.ts to check.
@@ -12,10 +12,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { launchChromium, newConsolePage, signIn } from '../test/helpers/consoleBrowser';
-import { shownRows, withRecord } from '../test/helpers/consoleScreenshotRecord';
-import { startGateway } from '../test/helpers/gatewayFixture';
-import { seedLocalSession, sessionEmulator, sessionKey, sessionSettings, sessionStarts } from '../test/helpers/localConsoleSession';
+import { launchChromium, newConsolePage, signIn } from './harness/consoleBrowser';
+import { shownRows, withRecord } from './harness/consoleScreenshotRecord';
+import { startGateway } from './harness/gatewayFixture';
+import { seedLocalSession, sessionEmulator, sessionKey, sessionSettings, sessionStarts } from './harness/localConsoleSession';
 
 const output = resolve('docs', 'console.png');
 const width = 1400;

@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Emulator } from '../test/emulator/emulatorServer';
+import type { Emulator } from './emulator/emulatorServer';
 import type { EmbeddedServices } from '../src/settingsSummary';
 import { azureMarkerOf } from '../src/settings/azureMarkers';
 import { startAzurite, type RunningAzurite } from './embeddedAzurite';
@@ -98,7 +98,7 @@ async function main(): Promise<Started> {
   const keys = parseLocalHostKeys(env.LOCAL_HOST_KEYS);
   if (args.traces) started.traces = await startTraces(env);
   if (!env.MANAGEMENT_BASE_URL && !env.LIFECYCLE_BASE_URL) {
-    const { startEmulator } = await import('../test/emulator/emulatorServer');
+    const { startEmulator } = await import('./emulator/emulatorServer');
     const emulator = emulatorSettings(env);
     started.emulator = await listenOn(
       emulator.port ?? 0,

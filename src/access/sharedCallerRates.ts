@@ -24,7 +24,7 @@ import type { SeenBucket, ShareBucketStore } from './shareBucketStore';
 /** One call drawn (with how to give it back when nothing went upstream), or a refusal. */
 export type Drawn = { allowed: true; giveBack: () => void } | { allowed: false; retryAfterSeconds: number };
 
-/** What the HTTP layer draws on: src/http/authorization.ts. */
+/** What the HTTP layer draws on: src/calls/authorization.ts. */
 export interface CallerRates {
   take(subject: string, kind: CallKind, perMinute: number): Promise<Drawn>;
 }

@@ -31,7 +31,7 @@ export interface AppCall {
   starterOnly: boolean;
 }
 
-/** `route` is the declared route (src/appRoutes.ts): its template, name and access class. */
+/** `route` is the declared route (src/routes/appRoutes.ts): its template, name and access class. */
 export function appHandler(route: AppRoute, handle: (call: AppCall) => Promise<HttpResponseInit>) {
   return traceIncoming(route.name, (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> =>
     inCallFrame(

@@ -1,6 +1,6 @@
 /**
  * A credential built on its first token request, so `@azure/identity` (with MSAL, the largest
- * part of what the app could load) is loaded then and not at start (src/lazyPackages.ts). A
+ * part of what the app could load) is loaded then and not at start (src/loading/lazyPackages.ts). A
  * package that does not load, or settings the credential refuses, are the app's failure (500),
  * never a refused token (401).
  */

@@ -1,7 +1,7 @@
 /**
  * dist/functions/index.js, the file the Functions host loads (`package.json` `main`): it runs the
  * app's bundle (functions/index.ts, built to app.js beside it) with the code cache the build
- * made of it (src/codeCache.ts).
+ * made of it (src/loading/codeCache.ts).
  */
 import { join } from 'node:path';
 import { codeCacheLine, loadWithCodeCache } from './codeCache';

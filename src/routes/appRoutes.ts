@@ -1,6 +1,6 @@
 /**
  * The app's own routes, declared once like the catalogue's operations: functions/ registers
- * them from here and the OpenAPI document describes them from here (src/appRouteKit.ts says how
+ * them from here and the OpenAPI document describes them from here (src/routes/routeKit.ts says how
  * a route is declared).
  */
 import { z } from 'zod';

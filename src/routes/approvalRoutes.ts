@@ -1,5 +1,5 @@
 /**
- * The approval routes (src/appRoutes.ts spreads them in, functions/approvals.ts registers them):
+ * The approval routes (src/routes/appRoutes.ts spreads them in, functions/approvals.ts registers them):
  * a decision on a start waiting for approval, after Durable Functions' `raiseEvent`, and the
  * list of waiting starts a caller may approve. Both are open to the callers a rule names as
  * approvers; each answer is judged on the request itself (docs/approvals.md).

@@ -1,5 +1,5 @@
 /**
- * The chat route approvals add (src/appRoutes.ts spreads it in): Slack's interactivity requests,
+ * The chat route approvals add (src/routes/appRoutes.ts spreads it in): Slack's interactivity requests,
  * the clicks on the approval message's buttons. Declared here, with what it answers, so the
  * registration (functions/chatops.ts) and the OpenAPI document read it as they read the others.
  */

@@ -1,6 +1,6 @@
 /**
- * How the app's own routes are declared (src/appRoutes.ts lists them): a route's shape, its
- * description built on first read (src/fieldsOnFirstRead.ts), the schemas routes share, and what
+ * How the app's own routes are declared (src/routes/appRoutes.ts lists them): a route's shape, its
+ * description built on first read (src/loading/fieldsOnFirstRead.ts), the schemas routes share, and what
  * the access policy and app.http take of a route.
  */
 import { z } from 'zod';

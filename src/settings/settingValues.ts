@@ -1,5 +1,5 @@
 /**
- * The kinds of value a setting takes, for the settings schema (src/config.ts, where every
+ * The kinds of value a setting takes, for the settings schema (src/settings/config.ts, where every
  * setting is declared): URLs, numbers in a range, JSON, timer schedules, secrets, origins, and
  * the shapes of the JSON settings (an ACCESS_POLICY rule, a certificate environment). Each says
  * in its message what it accepts, and none repeats a secret it refuses.
@@ -88,7 +88,7 @@ export const jsonText = <T extends z.ZodType>(schema: T, example: string) =>
     })
     .pipe(schema);
 
-/** A timer schedule the Functions host accepts (src/timerSchedule.ts); anything else fails at start-up. */
+/** A timer schedule the Functions host accepts (src/settings/timerSchedule.ts); anything else fails at start-up. */
 export const timerSchedule = z.string().superRefine((text, ctx) => {
   try {
     parseTimerSchedule(text);

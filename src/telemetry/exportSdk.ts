@@ -1,6 +1,6 @@
 /**
  * The OpenTelemetry SDK and its exporters, set up as the process's global tracer and meter
- * providers. This file is loaded only when an exporter is configured (src/lazyPackages.ts):
+ * providers. This file is loaded only when an exporter is configured (src/loading/lazyPackages.ts):
  * without one the app runs on `@opentelemetry/api` alone, whose calls are no-ops, and neither
  * the bundle it starts with nor its cold start carries the SDK.
  *

@@ -23,7 +23,7 @@ function ownName(name: string): string {
   return name.split('/').pop() ?? name;
 }
 
-/** The declaration's schema, built on the first validation (src/fieldsOnFirstRead.ts). */
+/** The declaration's schema, built on the first validation (src/loading/fieldsOnFirstRead.ts). */
 function declarationSchema() {
   return z
     .looseObject({

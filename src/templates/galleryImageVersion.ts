@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { withFieldsOnFirstRead } from '../loading/fieldsOnFirstRead';
 import { addDeclarationIssue, type DeclarationKind } from './declarationValidation';
 
-/** The declaration's schema, built on the first validation (src/fieldsOnFirstRead.ts). */
+/** The declaration's schema, built on the first validation (src/loading/fieldsOnFirstRead.ts). */
 function declarationSchema() {
   const hostCaching = z.enum(['None', 'ReadOnly', 'ReadWrite']);
   const regionStorageAccountType = z.enum(['Premium_LRS', 'Standard_LRS', 'Standard_ZRS']);

@@ -3,8 +3,8 @@
  * allow-list, the caller's token in passthrough mode, and a wrong setting stopping start-up.
  */
 import { request } from 'undici';
-import { runAppExpectingFailure } from '../helpers/appProcess';
-import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { runAppExpectingFailure } from '../../tools/harness/appProcess';
+import { startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 
 const allowedSubscription = '11111111-1111-1111-1111-111111111111';
 const otherSubscription = '22222222-2222-2222-2222-222222222222';

@@ -13,10 +13,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { request } from 'undici';
-import { startApp, type AppProcess } from '../helpers/appProcess';
+import { startApp, type AppProcess } from '../../tools/harness/appProcess';
 import { startChatPostReceiver, type ChatPostReceiver } from '../helpers/chatPostReceiver';
 import { chatIdentities, sendChat } from '../helpers/chatSigning';
-import { notifyingFastPolling, startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { notifyingFastPolling, startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhookReceiver';
 import { slackCommandRequest } from '../../tools/chatRequests';
 

@@ -11,8 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { request } from 'undici';
 import { keyFingerprintOf } from '../../src/callers/callerIdentity';
-import { startApp, type AppProcess } from '../helpers/appProcess';
-import { emulatorToken, notifyingFastPolling, startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { startApp, type AppProcess } from '../../tools/harness/appProcess';
+import { emulatorToken, notifyingFastPolling, startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhookReceiver';
 
 jest.setTimeout(120_000);

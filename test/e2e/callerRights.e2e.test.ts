@@ -8,8 +8,8 @@
  */
 import { request } from 'undici';
 import { keyFingerprintOf } from '../../src/callers/callerIdentity';
-import { runAppExpectingFailure, startApp, type AppProcess } from '../helpers/appProcess';
-import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { runAppExpectingFailure, startApp, type AppProcess } from '../../tools/harness/appProcess';
+import { startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 
 const subscription = '00000000-0000-0000-0000-000000000000';
 const keys = {

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { faultRefusals as refusals } from '../helpers/certificateRefusals';
-import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 
 /** One environment per refusal, so a single timer run meets every one. */
 const environments = refusals.map((_refusal, index) => ({ projectId: 60 + index, environmentId: randomUUID() }));

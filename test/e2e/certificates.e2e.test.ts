@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
-import { startApp, type AppProcess } from '../helpers/appProcess';
-import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { startApp, type AppProcess } from '../../tools/harness/appProcess';
+import { startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 
 const environments = [1, 2, 3].map((index) => ({ projectId: 40 + index, environmentId: randomUUID() }));
 const downloadOnly = { projectId: 77, environmentId: randomUUID() };

@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { startApp, type AppProcess } from '../helpers/appProcess';
+import { startApp, type AppProcess } from '../../tools/harness/appProcess';
 import { localChat } from '../../tools/chatRequests';
 
 const chatTool = resolve(__dirname, '..', '..', 'dist', 'tools', 'chat.js');

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { request } from 'undici';
 import { startChatPostReceiver, type ChatPostReceiver } from '../helpers/chatPostReceiver';
 import { chatIdentities, slackSignedHeaders, teamsActivityOf, teamsAuthorization } from '../helpers/chatSigning';
-import { startCountingStorageProxy, type CountingStorageProxy } from '../helpers/countingStorage';
+import { startCountingStorageProxy, type CountingStorageProxy } from '../../tools/harness/countingStorage';
 import { startInProcessGateway, storageBehind, type InProcessGateway } from '../helpers/inProcessGateway';
 
 const { slackSecret, teamsToken, team, user: operator, tenant, teamsUser } = chatIdentities('T0CHAT');

@@ -5,9 +5,9 @@
  * signature is recorded once, app-wide, in storage (src/storage/onceMarkers.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { startApp, type AppProcess } from '../helpers/appProcess';
+import { startApp, type AppProcess } from '../../tools/harness/appProcess';
 import { chatIdentities, sendChat, slackSignedHeaders, teamsActivityOf, teamsAuthorization } from '../helpers/chatSigning';
-import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 import { slackFormOf } from '../../tools/chatRequests';
 
 const { slackSecret, teamsToken, team, user, tenant, teamsUser } = chatIdentities('T0PAIR');

@@ -6,7 +6,7 @@
 import { request } from 'undici';
 import { fillPath, operations, resolvePathTemplate } from '../../src/spec/catalogue';
 import { loadConformanceExamples } from '../helpers/conformance';
-import { emulatorToken, startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { emulatorToken, startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 
 let gateway: GatewayFixture;
 beforeAll(async () => {

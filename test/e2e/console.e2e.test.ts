@@ -15,8 +15,8 @@ import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { request } from 'undici';
 import { keyFingerprintOf } from '../../src/callers/callerIdentity';
-import { launchChromium, newConsolePage, signIn } from '../helpers/consoleBrowser';
-import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { launchChromium, newConsolePage, signIn } from '../../tools/harness/consoleBrowser';
+import { startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 
 jest.setTimeout(120_000);
 

@@ -8,10 +8,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { launchChromium, newConsolePage, signIn } from '../helpers/consoleBrowser';
-import { imageDigestOf, recordOf, shownRows, testDataPattern, type ShownRow } from '../helpers/consoleScreenshotRecord';
-import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
-import { seedLocalSession, sessionEmulator, sessionKey, sessionSettings, sessionStarts } from '../helpers/localConsoleSession';
+import { launchChromium, newConsolePage, signIn } from '../../tools/harness/consoleBrowser';
+import { imageDigestOf, recordOf, shownRows, testDataPattern, type ShownRow } from '../../tools/harness/consoleScreenshotRecord';
+import { startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
+import { seedLocalSession, sessionEmulator, sessionKey, sessionSettings, sessionStarts } from '../../tools/harness/localConsoleSession';
 
 jest.setTimeout(120_000);
 

@@ -13,9 +13,9 @@ import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { openPromise } from 'yauzl';
-import { runAppExpectingFailure, startApp } from '../helpers/appProcess';
+import { runAppExpectingFailure, startApp } from '../../tools/harness/appProcess';
 import { documentedSteps } from '../helpers/documentedCommands';
-import { startGateway } from '../helpers/gatewayFixture';
+import { startGateway } from '../../tools/harness/gatewayFixture';
 import { azuriteConnectionString } from '../../tools/embeddedAzurite';
 
 const repositoryRoot = resolve(__dirname, '..', '..');
@@ -63,7 +63,7 @@ const usagesPath = 'subscriptions/00000000-0000-0000-0000-000000000000/providers
 it("holds host.json, a package.json naming the bundle, and the bundle's folder: nothing else", () => {
   const built = readdirSync(join(repositoryRoot, 'dist', 'functions')).map((file) => `dist/functions/${file}`);
   expect(entryNames.sort()).toEqual(['host.json', 'package.json', ...built].sort());
-  // Every file the bundle loads on first use (src/lazyPackages.ts) is among them.
+  // Every file the bundle loads on first use (src/loading/lazyPackages.ts) is among them.
   const loadedLater = [...readFileSync(join(repositoryRoot, 'dist', 'functions', 'app.js'), 'utf8').matchAll(/require\.resolve\("\.\/([^"]+)"\)/g)].map(
     (match) => `dist/functions/${match[1]}`,
   );

@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { startApp, type AppProcess } from '../helpers/appProcess';
+import { startApp, type AppProcess } from '../../tools/harness/appProcess';
 import { documentedSteps, type DocumentedStep } from '../helpers/documentedCommands';
 import { missingToolsOf } from '../helpers/documentedTools';
 import { repositoryRoot } from '../helpers/markdownDocs';

@@ -7,7 +7,7 @@
  * behind a proxy that counts storage requests.
  */
 import { request } from 'undici';
-import { startCountingStorageProxy, type CountingStorageProxy } from '../helpers/countingStorage';
+import { startCountingStorageProxy, type CountingStorageProxy } from '../../tools/harness/countingStorage';
 import { startInProcessGateway, storageBehind, type InProcessGateway } from '../helpers/inProcessGateway';
 
 const subscription = '00000000-0000-0000-0000-000000000000';

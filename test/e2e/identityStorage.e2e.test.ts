@@ -17,9 +17,9 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { startAzurite, type EmbeddedAzurite } from '../../tools/embeddedAzurite';
 import { selfSignedCertificate } from '../../tools/localHost/httpsCertificate';
-import { startEmulator, type Emulator } from '../emulator/emulatorServer';
-import { runAppExpectingFailure, startApp, type AppProcess } from '../helpers/appProcess';
-import { emulatorToken } from '../helpers/gatewayFixture';
+import { startEmulator, type Emulator } from '../../tools/emulator/emulatorServer';
+import { runAppExpectingFailure, startApp, type AppProcess } from '../../tools/harness/appProcess';
+import { emulatorToken } from '../../tools/harness/gatewayFixture';
 import { startIdentityEndpoint, storageAccessToken, type IdentityEndpoint } from '../helpers/identityEndpoint';
 
 const storageIdentity = '11111111-2222-4333-8444-555555555555';

@@ -5,8 +5,8 @@
  */
 import { Agent, request } from 'undici';
 import { connectHeapProbe } from '../helpers/heapProbe';
-import { residentBytes, openSockets } from '../helpers/processStats';
-import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { residentBytes, openSockets } from '../../tools/harness/processStats';
+import { startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 
 const maxRetries = 3;
 const total = 4000;

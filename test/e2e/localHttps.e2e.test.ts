@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { Agent, request } from 'undici';
-import { runAppExpectingFailure, startApp, type AppProcess } from '../helpers/appProcess';
-import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { runAppExpectingFailure, startApp, type AppProcess } from '../../tools/harness/appProcess';
+import { startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 import { printedPem, printedPemPath, trustingAgent } from '../helpers/httpsTrust';
 import { newPfx } from '../helpers/pfxFile';
 

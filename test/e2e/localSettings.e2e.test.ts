@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'jsonc-parser';
 import { request } from 'undici';
-import { runAppExpectingFailure, startApp } from '../helpers/appProcess';
-import { emulatorToken, startGateway } from '../helpers/gatewayFixture';
+import { runAppExpectingFailure, startApp } from '../../tools/harness/appProcess';
+import { emulatorToken, startGateway } from '../../tools/harness/gatewayFixture';
 
 const usagesPath = 'subscriptions/00000000-0000-0000-0000-000000000000/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01';
 

@@ -5,7 +5,7 @@
  * end linked to it too.
  */
 import { request } from 'undici';
-import { runAppExpectingFailure, startApp, type AppProcess } from '../helpers/appProcess';
+import { runAppExpectingFailure, startApp, type AppProcess } from '../../tools/harness/appProcess';
 import { startChatPostReceiver, type ChatPostReceiver } from '../helpers/chatPostReceiver';
 
 const group = {

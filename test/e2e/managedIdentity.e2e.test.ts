@@ -6,7 +6,7 @@
  * the global fetch whose undici differs with each Node version, so this runs alike on every one.
  */
 import { request } from 'undici';
-import { emulatorToken, startGateway } from '../helpers/gatewayFixture';
+import { emulatorToken, startGateway } from '../../tools/harness/gatewayFixture';
 import { startIdentityEndpoint, type IdentityEndpoint } from '../helpers/identityEndpoint';
 
 const usagesPath = 'subscriptions/00000000-0000-0000-0000-000000000000/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01';

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { emulatorToken, startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { emulatorToken, startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 
 const subscriptionId = '00000000-0000-0000-0000-000000000000';
 const usages = `subscriptions/${subscriptionId}/providers/Vendor.ContainerInstance/locations/westus/usages?api-version=2026-07-01`;

@@ -4,8 +4,8 @@
  * sharing one Azurite, and a host killed mid-operation.
  */
 import { request } from 'undici';
-import { startApp, type AppProcess } from '../helpers/appProcess';
-import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { startApp, type AppProcess } from '../../tools/harness/appProcess';
+import { startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 
 const subscription = '00000000-0000-0000-0000-000000000000';
 const groupPath = (name: string) =>

@@ -9,8 +9,8 @@
  */
 import { request } from 'undici';
 import { keyFingerprintOf } from '../../src/callers/callerIdentity';
-import { startApp, type AppProcess } from '../helpers/appProcess';
-import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { startApp, type AppProcess } from '../../tools/harness/appProcess';
+import { startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 
 jest.setTimeout(180_000);
 

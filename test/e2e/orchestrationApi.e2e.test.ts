@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
-import { notifyingFastPolling, startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { notifyingFastPolling, startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhookReceiver';
 
 const subscription = '00000000-0000-0000-0000-000000000000';

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { request } from 'undici';
-import { startApp, type AppProcess } from '../helpers/appProcess';
+import { startApp, type AppProcess } from '../../tools/harness/appProcess';
 
 const subscription = '/subscriptions/00000000-0000-0000-0000-000000000000';
 let app: AppProcess;

@@ -20,9 +20,9 @@ import { ContainerInstanceManagementClient, type ContainerGroup } from '@azure/a
 import { EventHubManagementClient } from '@azure/arm-eventhub';
 import { MicrosoftResourceHealth } from '@azure/arm-resourcehealth';
 import { request } from 'undici';
-import { emulatorToken, startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { emulatorToken, startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 import { printedPem, printedPemPath, trustingAgent } from '../helpers/httpsTrust';
-import { canaryPrefix } from '../helpers/secretScan';
+import { canaryPrefix } from '../../tools/harness/secretScan';
 
 const subscriptionId = '00000000-0000-0000-0000-000000000000';
 /** The caller's own token: what a real credential would get from the identity platform. */

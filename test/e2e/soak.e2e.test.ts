@@ -7,12 +7,12 @@
  */
 import { Agent, request } from 'undici';
 import { azuriteConnectionString } from '../../tools/embeddedAzurite';
-import { startDependencies } from '../helpers/gatewayFixture';
-import { startApp, type AppProcess } from '../helpers/appProcess';
+import { startDependencies } from '../../tools/harness/gatewayFixture';
+import { startApp, type AppProcess } from '../../tools/harness/appProcess';
 import { connectHeapProbe } from '../helpers/heapProbe';
-import { residentBytes } from '../helpers/processStats';
+import { residentBytes } from '../../tools/harness/processStats';
 import { startStallingProxy, type StallingProxy } from '../helpers/stallingProxy';
-import type { Emulator } from '../emulator/emulatorServer';
+import type { Emulator } from '../../tools/emulator/emulatorServer';
 import type { RunningAzurite } from '../../tools/embeddedAzurite';
 
 const subscription = '00000000-0000-0000-0000-000000000000';

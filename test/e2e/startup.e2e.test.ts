@@ -5,8 +5,8 @@
  */
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { runAppExpectingFailure, startApp } from '../helpers/appProcess';
-import { startGateway } from '../helpers/gatewayFixture';
+import { runAppExpectingFailure, startApp } from '../../tools/harness/appProcess';
+import { startGateway } from '../../tools/harness/gatewayFixture';
 import { startOtlpReceiver } from '../helpers/otlpReceiver';
 
 function block(lines: readonly string[]): string[] {

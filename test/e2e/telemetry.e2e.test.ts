@@ -9,12 +9,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
-import { startApp, type AppProcess } from '../helpers/appProcess';
+import { startApp, type AppProcess } from '../../tools/harness/appProcess';
 import { startChatPostReceiver, type ChatPostReceiver } from '../helpers/chatPostReceiver';
 import { sendChat, slackSignedHeaders } from '../helpers/chatSigning';
-import { emulatorToken, notifyingFastPolling, startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { emulatorToken, notifyingFastPolling, startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 import { latestTotal, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlpReceiver';
-import { scanForSecrets } from '../helpers/secretScan';
+import { scanForSecrets } from '../../tools/harness/secretScan';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhookReceiver';
 
 const subscription = '00000000-0000-0000-0000-000000000000';

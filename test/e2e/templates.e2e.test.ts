@@ -1,7 +1,7 @@
 /** Templates, OpenAPI and health through the app over HTTP. */
 import { request } from 'undici';
-import { startApp, type AppProcess } from '../helpers/appProcess';
-import { startGateway, type GatewayFixture } from '../helpers/gatewayFixture';
+import { startApp, type AppProcess } from '../../tools/harness/appProcess';
+import { startGateway, type GatewayFixture } from '../../tools/harness/gatewayFixture';
 
 let gateway: GatewayFixture;
 beforeAll(async () => {

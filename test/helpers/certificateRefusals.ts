@@ -2,7 +2,7 @@
  * The refusal code the app must record for each faulty bundle the emulator makes:
  * one table for the unit, integration and end-to-end tests.
  */
-import type { BundleFault } from '../emulator/certificateBundle';
+import type { BundleFault } from '../../tools/emulator/certificateBundle';
 
 export const refusalOfFault: Record<BundleFault, string> = {
   'wrong-password': 'PfxPasswordInvalid',

@@ -20,8 +20,8 @@ import { StorageBudget } from '../../src/storage/storageBudget';
 import type { UpstreamResponse } from '../../src/upstream/upstreamClient';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
-import { startEmulator, type Emulator } from '../emulator/emulatorServer';
-import { countingStorage, type CountingStorage } from './countingStorage';
+import { startEmulator, type Emulator } from '../../tools/emulator/emulatorServer';
+import { countingStorage, type CountingStorage } from '../../tools/harness/countingStorage';
 
 export const token = 'emulator-token';
 const subscription = '00000000-0000-0000-0000-000000000000';

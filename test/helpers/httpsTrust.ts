@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Agent } from 'undici';
-import type { AppProcess } from './appProcess';
+import type { AppProcess } from '../../tools/harness/appProcess';
 
 /** The path in the start-up line `Its PEM: <path>. Trust it…`. */
 export function printedPemPath(app: AppProcess): string {

@@ -8,8 +8,8 @@ import { resetConfigForTests } from '../../src/settings/config';
 import { azuriteConnectionString, type RunningAzurite } from '../../tools/embeddedAzurite';
 import { setLogSink } from '../../tools/localHost/coreApi';
 import { startLocalHost, type RunningHost } from '../../tools/localHost/localHost';
-import type { Emulator, EmulatorOptions } from '../emulator/emulatorServer';
-import { startDependencies } from './gatewayFixture';
+import type { Emulator, EmulatorOptions } from '../../tools/emulator/emulatorServer';
+import { startDependencies } from '../../tools/harness/gatewayFixture';
 
 export interface InProcessGateway {
   url: string;

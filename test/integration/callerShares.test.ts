@@ -3,7 +3,7 @@
  * limiter objects on one storage stand for several instances. What a lease costs in storage
  * requests, that racing instances never give more than the share, how the lease size adapts,
  * the fall back to each instance's own share while storage stalls (one log line each way), and
- * the bounds. A clock the test moves; storage requests counted (test/helpers/countingStorage.ts).
+ * the bounds. A clock the test moves; storage requests counted (tools/harness/countingStorage.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { BlobServiceClient } from '@azure/storage-blob';
@@ -14,8 +14,8 @@ import { ShareBucketStore } from '../../src/access/shareBucketStore';
 import { StorageBudget } from '../../src/storage/storageBudget';
 import type { Drawn, SharedCallerRates, SharedCallerRatesOptions } from '../../src/access/sharedCallerRates';
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
-import { countingStorage, type CountingStorage, type Stall } from '../helpers/countingStorage';
-import { sharedRatesOn } from '../helpers/sharedRates';
+import { countingStorage, type CountingStorage, type Stall } from '../../tools/harness/countingStorage';
+import { sharedRatesOn } from '../../tools/harness/sharedRates';
 
 let azurite: RunningAzurite;
 let storage: CountingStorage;

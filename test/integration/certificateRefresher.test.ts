@@ -12,10 +12,10 @@ import { CertificateWatch } from '../../src/certificates/certificateWatch';
 import { DistributedRateLimiter } from '../../src/certificates/rateLimiter';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
 import { azuriteConnectionString, startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
-import { makeCertificateBundle } from '../emulator/certificateBundle';
-import { startEmulator, type Emulator, type ScriptedAnswer } from '../emulator/emulatorServer';
+import { makeCertificateBundle } from '../../tools/emulator/certificateBundle';
+import { startEmulator, type Emulator, type ScriptedAnswer } from '../../tools/emulator/emulatorServer';
 import { faultRefusals } from '../helpers/certificateRefusals';
-import { scanForSecrets } from '../helpers/secretScan';
+import { scanForSecrets } from '../../tools/harness/secretScan';
 import { startStallingProxy } from '../helpers/stallingProxy';
 
 const token = 'emulator-token';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { bundleFolderOf, CertificateStore, type CertificateMetadata } from '../../src/certificates/certificateStore';
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
-import { countingStorage, type Stall } from '../helpers/countingStorage';
+import { countingStorage, type Stall } from '../../tools/harness/countingStorage';
 
 let azurite: RunningAzurite;
 let plain: BlobServiceClient;

@@ -15,7 +15,7 @@ import {
 import type { RuntimeStatus } from '../../src/orchestration/orchestrationState';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
-import { startEmulator, type Emulator } from '../emulator/emulatorServer';
+import { startEmulator, type Emulator } from '../../tools/emulator/emulatorServer';
 
 const token = 'emulator-token';
 const subscription = '00000000-0000-0000-0000-000000000000';

@@ -10,7 +10,7 @@ import { defaultOrchestrationSettings, engineOnContainer } from '../../src/orche
 import { allExpiring } from '../../src/storage/onceMarkers';
 import { StorageBudget } from '../../src/storage/storageBudget';
 import { blobNames, groupStart, makeEngine, retentionMs, sendFor, token, upstreamOf, useEngineFixture } from '../helpers/engineFixture';
-import { sharedRatesOn } from '../helpers/sharedRates';
+import { sharedRatesOn } from '../../tools/harness/sharedRates';
 
 const fx = useEngineFixture();
 

@@ -8,7 +8,7 @@ import { GatewayError, renderErrorBody } from '../../src/errors';
 import { defaultOrchestrationSettings, engineOnContainer, type StartRequest } from '../../src/orchestration/orchestrationEngine';
 import { requestKeyOf } from '../../src/orchestration/orchestrationStarter';
 import type { UpstreamResponse } from '../../src/upstream/upstreamClient';
-import { countingStorage, type CountingStorage, type Stall } from '../helpers/countingStorage';
+import { countingStorage, type CountingStorage, type Stall } from '../../tools/harness/countingStorage';
 import { blobNames, finishedAtOnce, groupStart, makeEngine, sendFor, token, upstreamOf, useEngineFixture } from '../helpers/engineFixture';
 
 const fx = useEngineFixture();

@@ -15,7 +15,7 @@ import { allExpiring, OnceMarkers } from '../../src/storage/onceMarkers';
 import { StorageBudget } from '../../src/storage/storageBudget';
 import { UseCounters } from '../../src/storage/useCounters';
 import { startChatPostReceiver, type ChatPostReceiver } from '../helpers/chatPostReceiver';
-import { countingStorage, type CountingStorage, type Stall } from '../helpers/countingStorage';
+import { countingStorage, type CountingStorage, type Stall } from '../../tools/harness/countingStorage';
 import { blobNames, retentionMs, token, upstreamOf, useEngineFixture } from '../helpers/engineFixture';
 
 const fx = useEngineFixture();

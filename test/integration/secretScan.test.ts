@@ -1,7 +1,7 @@
 /** The secret scan every end-to-end run ends with finds what it looks for. */
 import { BlobServiceClient } from '@azure/storage-blob';
 import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
-import { canaryPrefix, scanForSecrets } from '../helpers/secretScan';
+import { canaryPrefix, scanForSecrets } from '../../tools/harness/secretScan';
 
 let azurite: RunningAzurite;
 beforeAll(async () => {

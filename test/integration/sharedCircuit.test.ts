@@ -14,7 +14,7 @@ import { deliveriesOf } from '../../src/notifications/notificationDispatcher';
 import { NotificationSender } from '../../src/notifications/notificationSender';
 import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine } from '../../src/orchestration/orchestrationEngine';
 import { StorageBudget } from '../../src/storage/storageBudget';
-import { countingStorage, type Stall } from '../helpers/countingStorage';
+import { countingStorage, type Stall } from '../../tools/harness/countingStorage';
 import { blobNames, finishedAtOnce, groupStart, retentionMs, upstreamOf, useEngineFixture } from '../helpers/engineFixture';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhookReceiver';
 

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UpstreamClient } from '../../src/upstream/upstreamClient';
-import { startEmulator, type Emulator } from '../emulator/emulatorServer';
+import { startEmulator, type Emulator } from '../../tools/emulator/emulatorServer';
 
 const usagesPath = '/subscriptions/00000000-0000-0000-0000-000000000000/providers/Vendor.ContainerInstance/locations/westus/usages';
 const migratePath = '/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Vendor.ApiManagement/service/apim1/migrateToStv2';

@@ -1,9 +1,9 @@
 /**
- * src/codeCache.ts: a file loaded with the code cache made of it runs as under require(), takes
+ * src/loading/codeCache.ts: a file loaded with the code cache made of it runs as under require(), takes
  * the cache, and one changed since (even at the same length), or whose cache is missing, damaged,
  * garbage or made with other V8 flags, still loads and runs its own code: compiled as usual. Each load is a process of its own, as each cold start is: within one process V8
  * answers a second compile of the same source from memory, whatever the cache holds. The
- * processes run the build of src/codeCache.ts (dist/tools/codeCache.js), as the build does.
+ * processes run the build of src/loading/codeCache.ts (dist/tools/codeCache.js), as the build does.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

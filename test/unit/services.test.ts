@@ -1,6 +1,6 @@
 /**
  * The services a cold start builds: storage and identity, with their packages, wait for the
- * first call that needs them (src/lazyPackages.ts), so a call passed straight upstream never
+ * first call that needs them (src/loading/lazyPackages.ts), so a call passed straight upstream never
  * loads them.
  */
 import { parseConfig } from '../../src/settings/config';

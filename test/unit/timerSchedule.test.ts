@@ -1,5 +1,5 @@
 /**
- * src/timerSchedule.ts: the schedules the Functions host accepts for a timer (NCRONTAB with
+ * src/settings/timerSchedule.ts: the schedules the Functions host accepts for a timer (NCRONTAB with
  * seconds, or a TimeSpan), when each next fires, and what is refused with the reason. Times are
  * local (the process's time zone), as the schedule reads them.
  */

@@ -117,7 +117,7 @@ export async function startLocalHost(options: LocalHostOptions, port = 0): Promi
     return execution;
   };
 
-  // As the real host reads it (and the app after it, src/http/caller.ts): the first header line,
+  // As the real host reads it (and the app after it, src/callers/callerIdentity.ts): the first header line,
   // else the first `code` in any case. Node joins repeated lines, so they are read apart.
   const givenKeyOf = (request: IncomingMessage, url: URL): string =>
     request.headersDistinct['x-functions-key']?.[0] ?? appParameterOf(url.searchParams, 'code') ?? '';

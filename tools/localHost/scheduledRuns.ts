@@ -1,6 +1,6 @@
 /**
  * The local host's timer clock: runs a function at each time its schedule gives, computed by the
- * parser the app checks its settings with (src/timerSchedule.ts), so the local host fires when
+ * parser the app checks its settings with (src/settings/timerSchedule.ts), so the local host fires when
  * the real host would and refuses what it refuses.
  */
 import { nextRunOf, parseTimerSchedule, type TimerSchedule } from '../../src/settings/timerSchedule';

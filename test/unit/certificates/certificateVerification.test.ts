@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import forge from 'node-forge';
 import { verifyCertificateBundle, type BundleToVerify } from '../../../src/certificates/certificateVerification';
-import { makeCertificateBundle, type BundleFault } from '../../emulator/certificateBundle';
+import { makeCertificateBundle, type BundleFault } from '../../../tools/emulator/certificateBundle';
 import { faultRefusals } from '../../helpers/certificateRefusals';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', '..', 'fixtures', 'certificates', name));

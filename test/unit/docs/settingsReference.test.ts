@@ -1,6 +1,6 @@
 /**
  * docs/settings.md is the settings reference: each setting the app reads (the schema of
- * src/config.ts) and each the local host reads (`env.NAME` in tools/) has a row there, and each
+ * src/settings/config.ts) and each the local host reads (`env.NAME` in tools/) has a row there, and each
  * row names a setting that is read. local.settings.sample.json uses documented settings only.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -58,7 +58,7 @@ describe('docs/settings.md', () => {
 
   it('documents no setting that nothing reads', () => {
     failWith(
-      'docs/settings.md has rows for settings nothing reads (remove them, or declare the setting in src/config.ts)',
+      'docs/settings.md has rows for settings nothing reads (remove them, or declare the setting in src/settings/config.ts)',
       [...documented].filter((name) => !read.includes(name)),
     );
   });

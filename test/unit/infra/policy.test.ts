@@ -116,7 +116,7 @@ describe('infra/main.json, deployed with the defaults', () => {
     expect(propertiesOf(storage)).toMatchObject({ allowSharedKeyAccess: false, minimumTlsVersion: 'TLS1_2', supportsHttpsTrafficOnly: true, allowBlobPublicAccess: false });
   });
 
-  it("makes the app's containers (the defaults of src/config.ts) and the deployment package's, none public", () => {
+  it("makes the app's containers (the defaults of src/settings/config.ts) and the deployment package's, none public", () => {
     const config = parseConfig({ MANAGEMENT_BASE_URL: 'https://management.azure.com', LIFECYCLE_BASE_URL: 'https://lcsapi.lcs.dynamics.com' });
     const containers = resourcesOf(deployment, 'Microsoft.Storage/storageAccounts/blobServices/containers');
     expect(containers.map(({ name }) => name.split('/')[2])).toEqual(expect.arrayContaining([config.ORCHESTRATION_CONTAINER, config.CERT_CONTAINER, config.CERT_SECRET_CONTAINER]));

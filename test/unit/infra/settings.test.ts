@@ -1,7 +1,7 @@
 /**
  * The app settings infra/main.json (compiled from infra/main.bicep) sets, both ways: each is one the app reads (the schema of
- * src/config.ts) or one the Functions host or @azure/identity reads itself, and the app starts on
- * them in Azure (src/config.ts parses them, with the values only the deployment knows filled in).
+ * src/settings/config.ts) or one the Functions host or @azure/identity reads itself, and the app starts on
+ * them in Azure (src/settings/config.ts parses them, with the values only the deployment knows filled in).
  */
 import { parseConfig, settingNames } from '../../../src/settings/config';
 import { appSettingsOf, deploy, type JsonObject, mainTemplate, requiredParameters, secrets } from './armTemplate';
@@ -59,12 +59,12 @@ describe('the app settings of infra/main.json', () => {
   const all = appSettingsOf(deploy(mainTemplate(), everything));
   const defaults = appSettingsOf(deploy(mainTemplate(), required));
 
-  it('are each read by the app (src/config.ts) or by the platform', () => {
+  it('are each read by the app (src/settings/config.ts) or by the platform', () => {
     const read = new Set([...settingNames, ...platformSettings]);
     expect([...all.keys()].filter((name) => !read.has(name))).toEqual([]);
   });
 
-  it('include identity-based storage the app reads itself, as the host does (src/config.ts declares them)', () => {
+  it('include identity-based storage the app reads itself, as the host does (src/settings/config.ts declares them)', () => {
     expect(settingNames).toEqual(expect.arrayContaining(['AzureWebJobsStorage__accountName', 'AzureWebJobsStorage__credential', 'AzureWebJobsStorage__clientId', 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING']));
     expect([...defaults.keys()]).toEqual(expect.arrayContaining(['AzureWebJobsStorage__accountName', 'AzureWebJobsStorage__credential', 'AzureWebJobsStorage__clientId']));
   });
@@ -86,7 +86,7 @@ describe('the app settings of infra/main.json', () => {
   it.each([
     ['the defaults', required, defaults],
     ['every setting set', everything, all],
-  ])('start the app in Azure with %s (src/config.ts accepts them)', (_, parameters, settings) => {
+  ])('start the app in Azure with %s (src/settings/config.ts accepts them)', (_, parameters, settings) => {
     expect(() => parseConfig(environmentInAzure(settings, parameters))).not.toThrow();
   });
 });

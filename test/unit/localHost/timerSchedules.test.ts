@@ -1,6 +1,6 @@
 /**
  * The local host reads a timer's schedule with the parser the app checks its settings with
- * (src/timerSchedule.ts): a schedule the real host would put in error stops the start, naming the
+ * (src/settings/timerSchedule.ts): a schedule the real host would put in error stops the start, naming the
  * function, and one it accepts is served.
  */
 import { registerFunction } from '../../../tools/localHost/coreApi';

@@ -1,6 +1,6 @@
 /**
  * Callers' shares held across instances (src/access/sharedCallerRates.ts) on a storage client of
- * the test's or the bench's, with the app's default settings (src/config.ts) unless overridden:
+ * the test's or the bench's, with the app's default settings (src/settings/config.ts) unless overridden:
  * each object stands for one instance.
  */
 import type { BlobServiceClient } from '@azure/storage-blob';

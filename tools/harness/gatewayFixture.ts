@@ -2,7 +2,7 @@
  * The usual end-to-end set-up: the emulator and Azurite in the test process, the built app in
  * a child process pointed at them.
  */
-import { startAzurite, type RunningAzurite } from '../../tools/embeddedAzurite';
+import { startAzurite, type RunningAzurite } from '../embeddedAzurite';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../emulator/emulatorServer';
 import { startApp, type AppProcess, type AppProcessOptions } from './appProcess';
 import { scanForSecrets } from './secretScan';

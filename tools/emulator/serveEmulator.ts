@@ -5,14 +5,14 @@
  */
 import { startEmulator } from './emulatorServer';
 
-const numberFrom = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
+const numberOf = (value: string | undefined) => (value ? Number(value) : undefined);
 
 startEmulator({
   token: process.env.EMULATOR_TOKEN ?? 'emulator-token',
-  latencyMs: numberFrom('EMULATOR_LATENCY_MS'),
-  listItems: numberFrom('EMULATOR_LIST_ITEMS'),
-  pageSize: numberFrom('EMULATOR_PAGE_SIZE'),
-  lroSteps: numberFrom('EMULATOR_LRO_STEPS'),
+  latencyMs: numberOf(process.env.EMULATOR_LATENCY_MS),
+  listItems: numberOf(process.env.EMULATOR_LIST_ITEMS),
+  pageSize: numberOf(process.env.EMULATOR_PAGE_SIZE),
+  lroSteps: numberOf(process.env.EMULATOR_LRO_STEPS),
 })
   .then((emulator) => {
     console.log(`Emulator listening on ${emulator.url}`);
