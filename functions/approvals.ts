@@ -4,19 +4,21 @@
  * (`GET approvals`). Registration and glue only: who may decide, and what a decision does, are in
  * src/approvals and the engine (src/orchestration/heldStarts.ts).
  */
-import { app } from '@azure/functions';
 import { matchesAny } from '../src/access/accessPolicy';
-import { appRoutes, registrationOf } from '../src/routes/appRoutes';
+import { appRoutes } from '../src/routes/appRoutes';
 import { decideApproval } from '../src/approvals/approvalDecisions';
-import { announceApprovalRequest } from '../src/chatops/approvalAnnouncements';
+import { announceHeldStart } from '../src/chatops/platforms';
 import { onHeldStart } from '../src/calls/startOrHold';
 import { approvalDecisionBody } from '../src/routes/approvalRoutes';
 import { GatewayError } from '../src/errors';
-import { appHandler } from '../src/http/appHandler';
-import { parseJsonBody } from '../src/http/jsonBody';
+import { getServices } from '../src/app/services';
+import { appHandlerOn } from '../src/http/appHandler';
+import { parseJsonBody } from '../src/rules/jsonBody';
 import { jsonResponse } from '../src/calls/answers';
 import { invalidRequest, ProblemList } from '../src/rules/validationDetails';
 import { statusDocument } from '../src/orchestration/statusDocument';
+
+const appHandler = appHandlerOn(getServices);
 
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A decision is a boolean and a short reason: a larger body is not one. */
@@ -58,8 +60,5 @@ export const listApprovalsRoute = appHandler(appRoutes.approvalsList, async (cal
   return jsonResponse(200, { value }, call.correlationId);
 });
 
-// The approvers' Slack channel hears of each start stored to wait (when SLACK_APPROVAL_WEBHOOK_URL is set).
-onHeldStart(announceApprovalRequest);
-
-app.http(appRoutes.approvalsDecide.name, { ...registrationOf(appRoutes.approvalsDecide), handler: decideApprovalRoute });
-app.http(appRoutes.approvalsList.name, { ...registrationOf(appRoutes.approvalsList), handler: listApprovalsRoute });
+// The chat platforms hear of each start stored to wait (Slack's approvers' channel, when SLACK_APPROVAL_WEBHOOK_URL is set).
+onHeldStart(announceHeldStart);

@@ -1,20 +1,20 @@
 /**
- * Certificate routes and the refresh timer. Glue only: the work
+ * The handlers of the certificate routes. Glue only: the work
  * is in src/certificates.
  */
-import { app } from '@azure/functions';
 import { z } from 'zod';
 import type { CertificateEnvironment } from '../src/certificates/certificateRefresher';
-import { appRoutes, registrationOf } from '../src/routes/appRoutes';
+import { appRoutes } from '../src/routes/appRoutes';
 import { fetchedCertificate } from '../src/certificates/fetchedCertificate';
-import { getConfig } from '../src/settings/config';
 import { GatewayError } from '../src/errors';
-import { appHandler, type AppCall } from '../src/http/appHandler';
-import { parseJsonBody } from '../src/http/jsonBody';
+import { appHandlerOn, type AppCall } from '../src/http/appHandler';
+import { parseJsonBody } from '../src/rules/jsonBody';
 import { jsonResponse } from '../src/calls/answers';
 import { detailsFromParameterIssues, invalidRequest, ProblemList } from '../src/rules/validationDetails';
-import { getServices } from '../src/services';
+import { getServices } from '../src/app/services';
 import { environmentId, projectId } from '../src/spec/lifecycle';
+
+const appHandler = appHandlerOn(getServices);
 
 const refreshRequest = z.strictObject({
   projectId: z.number().int().nonnegative().optional(),
@@ -73,24 +73,4 @@ export const getCertificate = appHandler(appRoutes.certificatesGet, async (call)
     { ...environment, current: record.current ?? null, lastAttempt: record.lastAttempt ?? null, keptThumbprints: record.kept },
     call.correlationId,
   );
-});
-
-app.http(appRoutes.certificatesRefresh.name, { ...registrationOf(appRoutes.certificatesRefresh), handler: refreshCertificates });
-app.http(appRoutes.certificatesGet.name, { ...registrationOf(appRoutes.certificatesGet), handler: getCertificate });
-
-app.timer('certificateRefresher', {
-  schedule: getConfig().CERT_REFRESH_SCHEDULE,
-  handler: async (_timer, context) => {
-    const services = getServices();
-    const environments = services.config.CERT_ENVIRONMENTS;
-    if (environments.length === 0) return;
-    const token = await services.backgroundToken('lifecycle');
-    if (!token) {
-      context.warn('Certificate refresh skipped: passthrough auth and no LIFECYCLE_ user credential configured for the timer.');
-      return;
-    }
-    const results = await services.certificates.refresher.refreshAll(environments, { force: false, trigger: 'timer', token });
-    const counts = results.reduce<Record<string, number>>((tally, result) => ({ ...tally, [result.outcome]: (tally[result.outcome] ?? 0) + 1 }), {});
-    context.log(JSON.stringify({ event: 'certificate-sweep', environments: environments.length, ...counts }));
-  },
 });

@@ -3,12 +3,14 @@
  * session route the page asks what its caller may do. Registration and glue only: the page's
  * own code is built to files beside the bundle (tools/build.mjs) and read when asked for.
  */
-import { app } from '@azure/functions';
-import { appRoutes, registrationOf } from '../src/routes/appRoutes';
+import { appRoutes } from '../src/routes/appRoutes';
 import { consoleAssetResponse, consolePageResponse, withConsoleHeaders } from '../src/console/consoleFiles';
 import { consoleSession } from '../src/console/consoleSession';
-import { appHandler } from '../src/http/appHandler';
+import { getServices } from '../src/app/services';
+import { appHandlerOn } from '../src/http/appHandler';
 import { jsonResponse } from '../src/calls/answers';
+
+const appHandler = appHandlerOn(getServices);
 
 export const getConsolePage = withConsoleHeaders(appHandler(appRoutes.consolePage, (call) => consolePageResponse(call.request.url)));
 
@@ -19,7 +21,3 @@ export const getConsoleSession = withConsoleHeaders(
   appHandler(appRoutes.consoleSession, async (call) => jsonResponse(200, consoleSession(call.services, call.caller), call.correlationId)),
   { 'cache-control': 'no-store' },
 );
-
-app.http(appRoutes.consolePage.name, { ...registrationOf(appRoutes.consolePage), handler: getConsolePage });
-app.http(appRoutes.consoleAsset.name, { ...registrationOf(appRoutes.consoleAsset), handler: getConsoleAsset });
-app.http(appRoutes.consoleSession.name, { ...registrationOf(appRoutes.consoleSession), handler: getConsoleSession });

@@ -1,10 +1,12 @@
 /** `GET health` (anonymous, as only the console's page and files are besides) and `GET openapi.json`. */
-import { app } from '@azure/functions';
-import { appRoutes, registrationOf } from '../src/routes/appRoutes';
-import { appHandler } from '../src/http/appHandler';
+import { appRoutes } from '../src/routes/appRoutes';
+import { getServices } from '../src/app/services';
+import { appHandlerOn } from '../src/http/appHandler';
 import { jsonResponse } from '../src/calls/answers';
 import { buildOpenApiDocument } from '../src/openapi/openApiDocument';
 import { appVersion } from '../src/version';
+
+const appHandler = appHandlerOn(getServices);
 
 export const getHealth = appHandler(appRoutes.health, async (call) => {
   const report = await call.services.health.report();
@@ -18,6 +20,3 @@ export const getOpenApi = appHandler(appRoutes.openApi, async (call) => {
   openApiText ??= JSON.stringify(buildOpenApiDocument({ providerNamespace: call.services.config.PROVIDER_NAMESPACE, version: appVersion }));
   return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: openApiText };
 });
-
-app.http(appRoutes.health.name, { ...registrationOf(appRoutes.health), handler: getHealth });
-app.http(appRoutes.openApi.name, { ...registrationOf(appRoutes.openApi), handler: getOpenApi });

@@ -1,13 +1,13 @@
 /**
- * Registers every documented operation as an HTTP function on its documented path.
- * Registration only: the work is in src/http.
+ * The route entries of the documented operations: one function per operation on its documented
+ * path, and one for the `{scope}` operations together. Glue only: the pipeline is
+ * src/calls/operationCall.ts, its HTTP adapter src/http/operationRoute.ts.
  */
-import { app } from '@azure/functions';
+import { getServices } from '../src/app/services';
+import { operationHandler, scopeDispatcher, scopeRouteMethods, scopeRouteTemplate, type OperationHandler } from '../src/http/operationRoute';
 import { getConfig } from '../src/settings/config';
-import { createOperationHandler, type OperationHandler } from '../src/calls/operationCall';
-import { getServices } from '../src/services';
 import { operations, resolvePathTemplate } from '../src/spec/catalogue';
-import { createScopeDispatcher, scopeRouteTemplate } from '../src/http/scopeRoute';
+import type { RouteEntry } from './routeEntry';
 
 const providerNamespace = getConfig().PROVIDER_NAMESPACE;
 
@@ -16,31 +16,38 @@ if (!getConfig().ACCESS_POLICY) {
   console.log('ACCESS_POLICY is not set: every caller with a function key may call every operation (within ALLOWED_SCOPES) and see every orchestration.');
 }
 
+/** Each operation's handler, by its function name. */
 export const operationHandlers: Record<string, OperationHandler> = Object.fromEntries(
-  operations.map((operation) => [operation.name, createOperationHandler(operation, getServices)]),
+  operations.map((operation) => [operation.name, operationHandler(operation, getServices)]),
 );
 
 const scopeOperations = operations.filter((operation) => operation.pathTemplate.startsWith('{scope}/'));
 
-for (const operation of operations) {
-  if (scopeOperations.includes(operation)) continue;
-  app.http(operation.name, {
-    methods: [operation.method],
-    route: resolvePathTemplate(operation, providerNamespace),
-    authLevel: 'function',
-    handler: operationHandlers[operation.name]!,
-  });
-}
-
 /**
  * `{scope}` holds slashes, and the host allows a catch-all only as the last segment, so the
- * scope operations share one function on a constrained catch-all that dispatches on the suffix.
+ * scope operations share one function on a constrained catch-all that picks the operation by
+ * method and suffix.
  */
-export const scopeHandler = createScopeDispatcher(scopeOperations, providerNamespace, operationHandlers);
+export const scopeHandler = scopeDispatcher(
+  scopeOperations.map((operation) => ({ operation, handler: operationHandlers[operation.name]! })),
+  providerNamespace,
+);
 
-app.http('scopeOperations', {
-  methods: ['GET'],
-  route: scopeRouteTemplate(scopeOperations, providerNamespace),
-  authLevel: 'function',
-  handler: scopeHandler,
-});
+export const operationRoutes: RouteEntry[] = [
+  ...operations
+    .filter((operation) => !scopeOperations.includes(operation))
+    .map((operation) => ({
+      name: operation.name,
+      methods: [operation.method],
+      route: resolvePathTemplate(operation, providerNamespace),
+      authLevel: 'function' as const,
+      handler: operationHandlers[operation.name]!,
+    })),
+  {
+    name: 'scopeOperations',
+    methods: scopeRouteMethods(scopeOperations),
+    route: scopeRouteTemplate(scopeOperations, providerNamespace),
+    authLevel: 'function',
+    handler: scopeHandler,
+  },
+];

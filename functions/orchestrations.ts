@@ -1,15 +1,12 @@
 /**
- * The orchestration routes and the poller timer, with Durable
- * Functions' names: status (`gateway-wait` holds it until the end), list, terminate, purge,
- * restart, the bulk terminate and restart, counts, and the upstream-style `operations/{id}`.
- * Registration and glue only: the engine is in src/orchestration, the restart, bulk actions and
- * counts in src/http.
+ * The handlers of the orchestration routes, with Durable Functions' names: status
+ * (`gateway-wait` holds it until the end), list, terminate, purge, restart, the bulk terminate
+ * and restart, counts, and the upstream-style `operations/{id}`. Glue only: the engine is in
+ * src/orchestration, what the routes do in src/calls.
  */
-import { app, type InvocationContext } from '@azure/functions';
-import { appRoutes, registrationOf } from '../src/routes/appRoutes';
-import { getConfig } from '../src/settings/config';
+import { appRoutes } from '../src/routes/appRoutes';
 import { GatewayError } from '../src/errors';
-import { appHandler, type AppCall } from '../src/http/appHandler';
+import { appHandlerOn, type AppCall } from '../src/http/appHandler';
 import { operationAnswer, statusDocumentResponse } from '../src/calls/orchestrationAnswers';
 import { continuationHeader, listRequestOf, purgeRequestOf, scanBoundsOf, waitSecondsOf } from '../src/calls/orchestrationQueries';
 import { restartOrchestration } from '../src/calls/restart';
@@ -17,17 +14,15 @@ import { bulkAction } from '../src/calls/bulkActions';
 import { orchestrationCounts } from '../src/calls/orchestrationCounts';
 import { visibleFilter } from '../src/calls/authorization';
 import { visibleOrchestration, visibleStatus, type Viewer } from '../src/calls/orchestrationVisibility';
-import { callerGoneSignalOf, longestWaitSeconds, takeWaitSlot, waitForEnd } from '../src/calls/gatewayWait';
+import { longestWaitSeconds, takeWaitSlot, waitForEnd } from '../src/calls/gatewayWait';
 import { callerReaderOf } from '../src/calls/pollReader';
-import { rawQueryOf } from '../src/http/requestQuery';
 import { jsonResponse } from '../src/calls/answers';
 import { invalidRequest, ProblemList } from '../src/rules/validationDetails';
 import type { OrchestrationState } from '../src/orchestration/orchestrationState';
 import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
-import { sweepLogLine } from '../src/orchestration/sweepLog';
-import { getServices } from '../src/services';
-import { runTimesOf } from '../src/settings/timerSchedule';
-import { tokenFailureMessage } from '../src/upstream/tokenFailure';
+import { getServices } from '../src/app/services';
+
+const appHandler = appHandlerOn(getServices);
 
 const idPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -39,7 +34,7 @@ function orchestrationId(call: AppCall): string {
 
 /** The caller of a route that names one orchestration, for the visibility checks. */
 function viewerOf(call: AppCall): Viewer {
-  return { ...call, routeName: call.context.functionName, notFound: (id) => new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' }) };
+  return { ...call, routeName: call.routeName, notFound: (id) => new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' }) };
 }
 
 /**
@@ -50,13 +45,13 @@ function viewerOf(call: AppCall): Viewer {
 async function readOrchestration(call: AppCall): Promise<OrchestrationState> {
   const id = orchestrationId(call);
   const { services } = call;
-  const waitSeconds = waitSecondsOf(rawQueryOf(call.request), longestWaitSeconds(services.config));
+  const waitSeconds = waitSecondsOf(call.query, longestWaitSeconds(services.config));
   if (typeof waitSeconds === 'object') throw invalidRequest(ProblemList.of([waitSeconds]));
   const authorization = call.request.headers.get('authorization') ?? undefined;
   let state: OrchestrationState | undefined;
   if (waitSeconds) {
     const untilMs = call.startedMs + waitSeconds * 1000;
-    const signal = callerGoneSignalOf(call.request);
+    const { signal } = call;
     // Counted before anything is read: a refused wait costs no storage request.
     const releaseWait = takeWaitSlot(services, call.caller, untilMs);
     try {
@@ -91,7 +86,7 @@ export const getOperation = appHandler(appRoutes.operationsGet, async (call) =>
  * and only the documents whose inputs it returns are read.
  */
 export const listOrchestrations = appHandler(appRoutes.orchestrationsList, async (call) => {
-  const { filter, top, showInput, continuationToken } = listRequestOf(rawQueryOf(call.request), call.request.headers);
+  const { filter, top, showInput, continuationToken } = listRequestOf(call.query, call.request.headers);
   const { services } = call;
   const page = await services.orchestrations.query({
     ...visibleFilter(services, call.caller, filter),
@@ -137,7 +132,7 @@ export const purgeOrchestration = appHandler(appRoutes.orchestrationsPurge, asyn
 
 /** Durable's purge by filter, bounded per request: `x-ms-continuation-token` goes on purging. */
 export const purgeOrchestrations = appHandler(appRoutes.orchestrationsPurgeMany, async (call) => {
-  const { filter, continuationToken } = purgeRequestOf(rawQueryOf(call.request), call.request.headers);
+  const { filter, continuationToken } = purgeRequestOf(call.query, call.request.headers);
   const purged = await call.services.orchestrations.purgeMatching(visibleFilter(call.services, call.caller, filter), {
     top: call.services.config.ORCHESTRATION_PURGE_BATCH,
     continuationToken,
@@ -152,8 +147,9 @@ export const purgeOrchestrations = appHandler(appRoutes.orchestrationsPurgeMany,
 });
 
 /** Durable's restart: the stored request started again as a new orchestration, answered as a start is. */
-export const restartOrchestrationRoute = appHandler(appRoutes.orchestrationsRestart, (call) =>
-  restartOrchestration(call, viewerOf(call), orchestrationId(call)),
+export const restartOrchestrationRoute = appHandler(
+  appRoutes.orchestrationsRestart,
+  async (call) => (await restartOrchestration(call, viewerOf(call), orchestrationId(call))).response,
 );
 
 export const terminateOrchestrations = appHandler(appRoutes.orchestrationsTerminateMany, (call) => bulkAction('terminate', call, viewerOf(call)));
@@ -161,51 +157,3 @@ export const terminateOrchestrations = appHandler(appRoutes.orchestrationsTermin
 export const restartOrchestrations = appHandler(appRoutes.orchestrationsRestartMany, (call) => bulkAction('restart', call, viewerOf(call)));
 
 export const countOrchestrations = appHandler(appRoutes.orchestrationsCounts, orchestrationCounts);
-
-for (const route of [
-  [appRoutes.orchestrationsGet, getOrchestration],
-  [appRoutes.orchestrationsList, listOrchestrations],
-  [appRoutes.orchestrationsTerminate, terminateOrchestration],
-  [appRoutes.orchestrationsPurge, purgeOrchestration],
-  [appRoutes.orchestrationsPurgeMany, purgeOrchestrations],
-  [appRoutes.operationsGet, getOperation],
-  [appRoutes.orchestrationsRestart, restartOrchestrationRoute],
-  [appRoutes.orchestrationsTerminateMany, terminateOrchestrations],
-  [appRoutes.orchestrationsRestartMany, restartOrchestrations],
-  [appRoutes.orchestrationsCounts, countOrchestrations],
-] as const) {
-  app.http(route[0].name, { ...registrationOf(route[0]), handler: route[1] });
-}
-
-/**
- * The poller's token, or undefined when none can be had: the run then goes on as in passthrough
- * mode (no polls; deadlines, notifications and retention still apply), and the log says why and
- * which settings to look at, instead of the bare failure of the timer.
- */
-async function pollerToken(services: ReturnType<typeof getServices>, context: InvocationContext): Promise<string | undefined> {
-  try {
-    return await services.tokens.getToken({ upstream: 'management' });
-  } catch (error) {
-    context.error(`The orchestration poller made no polls in this run. ${tokenFailureMessage(error, 'management', services.config)}`);
-    return undefined;
-  }
-}
-
-app.timer('orchestrationPoller', {
-  schedule: getConfig().ORCHESTRATION_POLL_SCHEDULE,
-  handler: async (_timer, context) => {
-    const services = getServices();
-    // Passthrough mode holds no token: orchestrations advance when their callers read them, and
-    // the sweep still applies deadlines, interrupted starts, notifications and retention.
-    const token = services.tokens.mode === 'passthrough' ? undefined : await pollerToken(services, context);
-    // Polls due within the lookahead are made in this run (see sweep). Waiting is billed
-    // execution time, so it is a setting, and a margin keeps the run shorter than the period.
-    const { untilNextRunMs, periodMs } = runTimesOf(services.config.ORCHESTRATION_POLL_SCHEDULE);
-    const lookaheadMs = Math.max(0, Math.min(untilNextRunMs - 300, services.config.LRO_POLL_LOOKAHEAD_SECONDS * 1000));
-    // A backlog is worked off past the next run (which waits for this one) for at most
-    // ORCHESTRATION_RUN_MAX_SECONDS; what is left then goes to the next run, in due order.
-    const result = await services.orchestrations.sweep(token, lookaheadMs, services.config.ORCHESTRATION_RUN_MAX_SECONDS * 1000);
-    const line = sweepLogLine(result, { periodMs, level: services.config.LOG_LEVEL });
-    if (line) context.log(line);
-  },
-});

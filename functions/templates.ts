@@ -1,15 +1,17 @@
 /** Validation of gallery image version and API definition declarations and the gateway custom properties. Glue only: the rules are in src/templates. */
-import { app } from '@azure/functions';
-import { appRoutes, registrationOf, type AppRoute } from '../src/routes/appRoutes';
+import { appRoutes, type AppRoute } from '../src/routes/appRoutes';
 import { GatewayError } from '../src/errors';
-import { appHandler, type AppCall } from '../src/http/appHandler';
-import { parseJsonBody } from '../src/http/jsonBody';
+import { getServices } from '../src/app/services';
+import { appHandlerOn, type AppCall } from '../src/http/appHandler';
+import { parseJsonBody } from '../src/rules/jsonBody';
 import { jsonResponse } from '../src/calls/answers';
 import { invalidRequest, ProblemList } from '../src/rules/validationDetails';
 import { apiDefinitionKind } from '../src/templates/apiDefinition';
 import { validateDeclarations, type DeclarationKind } from '../src/templates/declarationValidation';
 import { galleryImageVersionKind } from '../src/templates/galleryImageVersion';
 import { buildCustomProperties, gatewaySettingsRequest, validateCustomProperties } from '../src/templates/gatewayProperties';
+
+const appHandler = appHandlerOn(getServices);
 
 async function jsonBodyOf(call: AppCall): Promise<unknown> {
   const body = parseJsonBody(
@@ -42,8 +44,3 @@ export const validateGatewayProperties = appHandler(appRoutes.validateGatewayPro
   const { errors, warnings } = validateCustomProperties(await jsonBodyOf(call), call.services.config.GATEWAY_PROPERTY_PREFIX);
   return jsonResponse(200, { ...errors.result(1), warnings }, call.correlationId);
 });
-
-app.http(appRoutes.validateGalleryImageVersions.name, { ...registrationOf(appRoutes.validateGalleryImageVersions), handler: validateGalleryImageVersions });
-app.http(appRoutes.validateApis.name, { ...registrationOf(appRoutes.validateApis), handler: validateApis });
-app.http(appRoutes.buildGatewayProperties.name, { ...registrationOf(appRoutes.buildGatewayProperties), handler: buildGatewayProperties });
-app.http(appRoutes.validateGatewayProperties.name, { ...registrationOf(appRoutes.validateGatewayProperties), handler: validateGatewayProperties });

@@ -144,7 +144,7 @@ var resourceToken = toLower(uniqueString(subscription().id, environmentName, loc
 // azd finds the environment's resources by this tag (and the app by azd-service-name, modules/app.bicep).
 var tags = { 'azd-env-name': environmentName }
 var deploymentContainerName = 'app-package'
-// The app's containers carry the names src/config.ts defaults to.
+// The app's containers carry the names src/settings/config.ts defaults to.
 var containers = ['gateway-orchestrations', 'gateway-certificates', 'gateway-certificate-secrets', deploymentContainerName]
 
 var settings = {

@@ -27,6 +27,8 @@ export const errorStatusByCode = {
   /** The final answer of a start that waited for approval and was rejected or expired: nothing was sent upstream. */
   NotApproved: 403,
   NotFound: 404,
+  /** The path names an operation, but not with this method: the answer's Allow header lists those it takes. */
+  MethodNotAllowed: 405,
   Conflict: 409,
   OrchestrationTerminated: 409,
   OrchestrationRunning: 409,

@@ -5,8 +5,8 @@
  * says what runs rather than what was typed, and it holds no secret: a storage account is
  * named by its account name or endpoint, never its key or signature.
  */
-import { appRoutes } from './routes/appRoutes';
-import { chatEnabled, chatSummary } from './chatops/chatSettings';
+import { chatEnabled } from './chatops/chatSettings';
+import { chatPlatforms, chatSummaries } from './chatops/platforms';
 import { getConfig, type Config } from './settings/config';
 import { describeIdentityStorage, developmentStorage } from './settings/storageSettings';
 
@@ -79,10 +79,7 @@ function telemetryOf(config: Config): string {
 
 /** The routes registered that answer 404 for now: a chat platform's routes until it is set up. */
 export function routesOff(config: Config = getConfig()): string[] {
-  const chatRoutes = { slack: [appRoutes.chatopsSlack, appRoutes.chatopsSlackInteractive], teams: [appRoutes.chatopsTeams] };
-  return (['slack', 'teams'] as const)
-    .filter((platform) => !chatEnabled(config, platform))
-    .flatMap((platform) => chatRoutes[platform].map((route) => route.name));
+  return chatPlatforms.filter((platform) => !chatEnabled(config, platform)).flatMap((platform) => platform.routes.map(({ route }) => route.name));
 }
 
 /** The rows of the block, as [label, value]; the local host adds its own (function keys). */
@@ -95,8 +92,7 @@ export function settingsSummary(embedded: EmbeddedServices = {}, config: Config 
     ['namespace', config.PROVIDER_NAMESPACE],
     ['public URL', config.APP_PUBLIC_URL ?? 'APP_PUBLIC_URL not set: links name the address each request came to'],
     ['access', policyOf(config)],
-    ['Slack', chatSummary(config, 'slack')],
-    ['Teams', chatSummary(config, 'teams')],
+    ...chatSummaries(config),
     ['notifications', notificationsOf(config)],
     ['telemetry', telemetryOf(config)],
     [

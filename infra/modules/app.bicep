@@ -15,7 +15,7 @@ param applicationInsightsName string
 param instanceMemoryMB int
 param maximumInstanceCount int
 
-@description('The app\'s own settings by name (src/config.ts); one with an empty value is left out.')
+@description('The app\'s own settings by name (src/settings/config.ts); one with an empty value is left out.')
 param settings object
 
 @description('The vault\'s URI, ending in a slash.')

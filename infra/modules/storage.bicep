@@ -5,7 +5,7 @@ param name string
 param location string
 param tags object
 
-@description('Blob containers to make: the app\'s (the defaults of src/config.ts) and the deployment package\'s.')
+@description('Blob containers to make: the app\'s (the defaults of src/settings/config.ts) and the deployment package\'s.')
 param containers string[]
 
 resource storage 'Microsoft.Storage/storageAccounts@2025-01-01' = {

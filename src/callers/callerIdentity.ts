@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import type { Caller } from '../access/accessPolicy';
 import { identifierClaim, unverifiedClaimsOf } from '../upstream/tokenClaims';
 import { bearerTokenOf } from '../upstream/tokenSource';
-import { appParameterOf } from '../http/requestQuery';
+import { appParameterOf } from '../rules/appParameters';
 
 type HeaderGetter = { get(name: string): string | null };
 

@@ -5,7 +5,7 @@
 import type { HttpResponseInit } from '@azure/functions';
 import { GatewayError, renderErrorBody } from '../errors';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
-import { correlationHeader } from '../http/correlation';
+import { correlationHeader } from '../rules/correlation';
 import { ownErrorCode, type WithOwnErrorCode } from '../rules/errorCodes';
 
 const passedBackHeaders = new Set(['content-type', 'retry-after', 'retry-after-ms', 'x-ms-retry-after-ms', 'etag', 'location', 'azure-asyncoperation']);

@@ -10,13 +10,11 @@ import type { HttpResponseInit } from '@azure/functions';
 import { mapConcurrently } from '../concurrency';
 import { toGatewayError } from '../errors';
 import { decodeCursor, encodeCursor } from '../orchestration/summaryQuery';
-import type { AppCall } from '../http/appHandler';
+import type { RouteCall } from './routeCall';
 import { visibleFilter } from './authorization';
-import { orchestrationIdHeader } from './orchestrationAnswers';
 import { bulkRequestOf, continuationHeader, scanBoundsOf, type BulkAction } from './orchestrationQueries';
-import { headerOf, restartOrchestration } from './restart';
+import { restartOrchestration } from './restart';
 import { visibleOrchestration, type Viewer } from './orchestrationVisibility';
-import { rawQueryOf } from '../http/requestQuery';
 import { jsonResponse } from './answers';
 
 /** Actions of one call made at once: restarts call the upstream, each drawing on the caller's share. */
@@ -54,20 +52,19 @@ function notReached(id: string): BulkOutcome {
   return { instanceId: id, status: 503, error: { code: 'NotReached', message } };
 }
 
-async function actOn(action: BulkAction, call: AppCall, viewer: Viewer, id: string, reason: string): Promise<BulkOutcome> {
+async function actOn(action: BulkAction, call: RouteCall, viewer: Viewer, id: string, reason: string): Promise<BulkOutcome> {
   try {
     if (action === 'terminate') {
       await visibleOrchestration(viewer, id);
       await call.services.orchestrations.terminate(id, reason);
       return { instanceId: id, status: 202 };
     }
-    const answer = await restartOrchestration(call, viewer, id, { single: false });
-    const status = answer.status ?? 200;
+    const { response, restartedAs } = await restartOrchestration(call, viewer, id, { single: false });
+    const status = response.status ?? 200;
     if (status >= 400) {
-      const error = errorOf(answer.body);
+      const error = errorOf(response.body);
       return { instanceId: id, status, ...(error ? { error } : {}) };
     }
-    const restartedAs = headerOf(answer, orchestrationIdHeader);
     return { instanceId: id, status, ...(restartedAs ? { restartedAs } : {}) };
   } catch (thrown) {
     const error = toGatewayError(thrown);
@@ -75,10 +72,10 @@ async function actOn(action: BulkAction, call: AppCall, viewer: Viewer, id: stri
   }
 }
 
-export async function bulkAction(action: BulkAction, call: AppCall, viewer: Viewer): Promise<HttpResponseInit> {
+export async function bulkAction(action: BulkAction, call: RouteCall, viewer: Viewer): Promise<HttpResponseInit> {
   const { services } = call;
-  const query = rawQueryOf(call.request);
-  const { filter, dryRun, continuationToken } = bulkRequestOf(action, query, call.request.headers);
+  const { query } = call;
+  const { filter, dryRun, continuationToken } = bulkRequestOf(action, query, call.headers);
   // Only what existed when the first batch was read: a restart's new orchestration is never acted on by a later batch.
   const asOf = (continuationToken && decodeCursor(continuationToken).asOf) || new Date(services.now()).toISOString();
   const createdTo = filter.createdTo && filter.createdTo < asOf ? filter.createdTo : asOf;

@@ -4,8 +4,10 @@
  * request ids (of a checked shape), so no secret can reach it.
  */
 import type { HttpResponseInit } from '@azure/functions';
-import type { RemainingBudget } from '../upstream/upstreamBudget';
-import type { UpstreamIds } from '../telemetry/upstreamIds';
+import { callerLogFields, type CallerIdentity } from '../callers/callerIdentity';
+import { remainingBudgetOf, type RemainingBudget } from '../upstream/upstreamBudget';
+import type { UpstreamResponse } from '../upstream/upstreamClient';
+import { upstreamIdsOf, type UpstreamIds } from '../telemetry/upstreamIds';
 import { errorCodeOf } from '../rules/errorCodes';
 
 export interface CallRecord {
@@ -32,21 +34,41 @@ export function formatCallRecord(record: CallRecord): string {
   return JSON.stringify({ event: 'call', ...record });
 }
 
-/** The record of a call to one of the app's own routes: the target is the path, never the query. */
-export function routeCallRecord(
-  call: { functionName: string; url: string; startedMs: number; correlationId: string },
-  caller: Pick<CallRecord, 'caller' | 'principalName' | 'unverifiedTokenSubject'>,
-  decision: string | undefined,
+/**
+ * What the record of one call says, filled in as the call goes (callFrame.ts writes it once the
+ * call is answered): which operation or route, its target, who called, what the access policy
+ * decided, and the upstream's answer when one came.
+ */
+export interface CallRecordDraft {
+  /** The documented operation's id; else the route's name. */
+  operation?: string;
+  /** The upstream path (`/subscriptions/...`), `(invalid)` for a call refused before it was known; else the request's path. */
+  target?: string;
+  caller?: CallerIdentity;
+  decision?: string;
+  upstream?: Pick<UpstreamResponse, 'status' | 'attempts' | 'headers'>;
+}
+
+/** The record's line: `defaults` name the function and the request's path, for what the draft leaves out. */
+export function callRecordLine(
+  draft: CallRecordDraft,
+  defaults: { operation: string; target: string; caller: CallerIdentity },
   response: HttpResponseInit,
+  at: { durationMs: number; correlationId: string },
 ): string {
+  const { upstream } = draft;
   return formatCallRecord({
-    operation: call.functionName,
-    target: new URL(call.url).pathname,
-    ...caller,
-    decision,
+    operation: draft.operation ?? defaults.operation,
+    target: draft.target ?? defaults.target,
+    ...callerLogFields(draft.caller ?? defaults.caller),
+    decision: draft.decision,
     status: response.status ?? 200,
-    durationMs: Date.now() - call.startedMs,
-    correlationId: call.correlationId,
+    upstreamStatus: upstream?.status,
+    attempts: upstream?.attempts,
+    upstreamRemaining: upstream && remainingBudgetOf(upstream.headers),
+    upstreamIds: upstream && upstreamIdsOf(upstream.headers),
+    durationMs: at.durationMs,
+    correlationId: at.correlationId,
     errorCode: errorCodeOf(response),
   });
 }

@@ -3,23 +3,12 @@
  * bounds on held waits (see src/access/waitSlots.ts), on the orchestration's shared watch (see
  * orchestrationWaiter.ts), and no longer than the caller is there to hear the answer.
  */
-import type { HttpRequest } from '@azure/functions';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
 import type { StoredStatus } from '../orchestration/orchestrationStore';
 import type { Config } from '../settings/config';
 import type { Services } from '../services';
 import type { CallerIdentity } from '../callers/callerIdentity';
 import { waitReaderOf } from './pollReader';
-
-/**
- * The signal that the caller hung up, where the host gives one: a Fetch request's `signal`.
- * The local host sets it on the requests it invokes with; where the host gives none, a wait
- * runs to its end (its watch costs no more for it) and then frees its slot.
- */
-export function callerGoneSignalOf(request: HttpRequest): AbortSignal | undefined {
-  const { signal } = request as HttpRequest & { signal?: Partial<AbortSignal> };
-  return signal && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function' ? (signal as AbortSignal) : undefined;
-}
 
 /** When the Azure front end ends a request, whatever the function is doing (ms from its arrival). */
 const frontEndCutMs = 230_000;

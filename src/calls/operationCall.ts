@@ -1,48 +1,84 @@
 /**
- * The one handler behind every documented operation: validate, check the scope, call the
- * upstream, and pass its answer back (with `nextLink` pointing at the app, or every page
- * merged when asked). Registration in functions/ only picks the catalogue entry.
+ * The one pipeline of a documented operation's call, whichever way it came (an HTTP request, a
+ * chat command, a restart, a bulk restart): the caller's grant, validation, the scopes, the
+ * caller's share, the start of a long-running one (or its hold for approval), the send, and
+ * the answer (with `nextLink` pointing at the app, or every page merged when asked). A call is
+ * plain data (OperationCall); nothing here knows the transport it came by.
  */
-import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import type { HttpResponseInit } from '@azure/functions';
+import type { CallKind } from '../access/callerRateLimiter';
+import type { CallerIdentity } from '../callers/callerIdentity';
 import { GatewayError, toGatewayError } from '../errors';
+import type { HeldOutcome, StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
+import type { OrchestrationState } from '../orchestration/orchestrationState';
+import { assertScopeAllowed } from '../rules/scopeGuard';
 import type { Services } from '../services';
 import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
+import { inCallTrace, type CallTrace } from '../telemetry/hooks';
 import { collectPagesText, isListPage, listPageText, rewriteNextLink, type FetchedPage, type ListPage } from '../upstream/paging';
 import { actorOf } from '../upstream/tokenSource';
 import { refuseRedirect, type UpstreamClient, type UpstreamResponse } from '../upstream/upstreamClient';
 import { parseUpstreamJson } from '../upstream/upstreamJson';
-import { appBaseOf } from '../http/appBase';
-import { assertBodyWithinScopes } from './bodyReferences';
-import { formatCallRecord } from './callLog';
-import type { StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
-import { callerGoneSignalOf, longestWaitSeconds, takeWaitSlot, waitForEnd } from './gatewayWait';
-import { notifyHeader, notifyTargetsOf } from './notifyTarget';
-import { operationAnswer, startAnswer } from './orchestrationAnswers';
-import type { CallKind } from '../access/callerRateLimiter';
-import { remainingBudgetOf } from '../upstream/upstreamBudget';
+import { upstreamResponse } from './answers';
 import { assertWithinGrant, grantFor, refusalCodes, takeCallerRate, type ShareDraw } from './authorization';
-import { callerLogFields, callerOf, type CallerIdentity } from '../callers/callerIdentity';
-import { replayOf } from './replayedStart';
-import { startOrHold, type HeldOutcome } from './startOrHold';
-import { correlationIdOf } from '../http/correlation';
-import { validateOperationCall, type OperationCall } from './operationRequest';
-import { bodyBytesOf } from '../http/requestBody';
-import { errorCodeOf } from '../rules/errorCodes';
-import { failureForLog } from '../rules/redaction';
-import { errorResponse, upstreamResponse } from './answers';
-import { assertScopeAllowed } from '../rules/scopeGuard';
-import { callTraceOf, inCallTrace, recordUpstreamIdsOnCall, traceIncoming, type CallTrace } from '../telemetry/hooks';
-import { upstreamIdsOf } from '../telemetry/upstreamIds';
+import { assertBodyWithinScopes } from './bodyReferences';
+import type { CallRecordDraft } from './callLog';
+import { longestWaitSeconds, takeWaitSlot, waitForEnd } from './gatewayWait';
+import { notifyTargetsOf } from './notifyTarget';
+import { operationAnswer, startAnswer } from './orchestrationAnswers';
+import { validateOperationCall, type ValidatedCall } from './operationRequest';
+import { startOrHold } from './startOrHold';
 
 /** Caller headers that carry meaning for the upstream and are forwarded as they are. */
-const forwardedCallerHeaders = ['if-match', 'if-none-match', 'accept-language'];
+export const forwardedCallerHeaders = ['if-match', 'if-none-match', 'accept-language'] as const;
 
-/** `params` replaces the route's own, for a dispatcher that derives the documented ones. */
-export type OperationHandler = (request: HttpRequest, context: InvocationContext, params?: Record<string, string>) => Promise<HttpResponseInit>;
+/** One call of a documented operation, as plain data. */
+export interface OperationCall {
+  operation: OperationSpec;
+  caller: CallerIdentity;
+  /** The route values the operation's path takes. */
+  params: Record<string, string>;
+  /** The query as the caller sent it, every pair kept: a repeated parameter is refused, not merged. */
+  query: URLSearchParams;
+  /** The body's declared type, and its bytes as received, read only once the caller's grant is checked; none for a call without one. */
+  body?: { contentType: string | null; read(): Promise<Uint8Array> };
+  /** The caller's `Authorization`: its own upstream token in passthrough mode. */
+  authorization?: string;
+  /** The caller's headers the upstream understands (forwardedCallerHeaders), as sent. */
+  forwardedHeaders?: Partial<Record<(typeof forwardedCallerHeaders)[number], string>>;
+  /** `x-gateway-notify`: where to tell of a long-running start's end. */
+  notify?: string;
+  /** Where the end of a start also goes, beside `notify` (a chat command's reply). */
+  endTarget?: string;
+  correlationId: string;
+  /** When the call arrived (ms since the epoch): a `gateway-wait` and a merge of pages count from it. */
+  startedMs: number;
+  /** The app's base URL, given the call's upstream path: the links a caller is handed are built on it. */
+  appBaseFor(targetPath: string): string;
+  /** Aborted when the caller hangs up: a held wait ends. */
+  signal?: AbortSignal;
+  /** The incoming call's trace, handed to its upstream requests. */
+  callTrace?: CallTrace;
+  /** A restart: the id chosen for the new orchestration (the original links to it first) and the original's. */
+  restart?: { id: string; restartedFrom: string };
+  /** Told a start's id once it is stored, before the upstream answers (a chat command answers with it). */
+  onStored?(state: OrchestrationState): void;
+  /** What the call record says (callLog.ts), filled in as the call goes. */
+  record: CallRecordDraft;
+}
 
+export interface OperationResult {
+  response: HttpResponseInit;
+  /** The upstream's answer, when one came. */
+  upstream?: UpstreamResponse;
+  /** A long-running start's outcome: started, joined, held for approval, or answered at once. */
+  outcome?: StartOutcome | HeldOutcome;
+}
+
+/** A call checked and resolved, before the first byte goes upstream. */
 export interface PreparedCall {
   operation: OperationSpec;
-  call: OperationCall;
+  call: ValidatedCall;
   targetPath: string;
   url: string;
   headers: Record<string, string>;
@@ -51,105 +87,74 @@ export interface PreparedCall {
   correlationId: string;
   /** Bounds of a merge of pages; the deadline is the call's time budget from its start. */
   limits: { deadlineAt: number; maxItems: number; maxBytes: number };
-  /** Where to tell of a long-running operation's end (`x-gateway-notify`). */
+  /** Where to tell of a long-running operation's end. */
   notifyTargets?: string[];
   caller: CallerIdentity;
-  /** The call's draw on the caller's share (ACCESS_POLICY): spent by `sendUpstream`, else given back by `settle`. */
+  /** The call's draw on the caller's share (ACCESS_POLICY): spent by `sendPrepared`, else given back. */
   draw: ShareDraw;
   /** Takes one more upstream read from the caller's share (ACCESS_POLICY), or throws 429. */
   takeRead: () => Promise<void>;
-  /** The incoming call's trace, handed to its upstream requests. */
   callTrace?: CallTrace;
 }
 
-export function createOperationHandler(operation: OperationSpec, getServices: () => Services): OperationHandler {
-  return traceIncoming(
-    operation.operationId,
-    async (request, context, params = request.params) => {
-      const services = getServices();
-      const callTrace = callTraceOf(context);
-      const startedMs = services.now();
-      const correlationId = correlationIdOf(request.headers);
-      // Parsed once: its query (as sent, see requestQuery.ts) holds the caller's key and the call's
-      // parameters, its path the app's base.
-      const requestUrl = new URL(request.url);
-      const query = requestUrl.searchParams;
-      const caller = callerOf(request.headers, query, services.config.WEBSITE_AUTH_ENABLED);
-      // The target as soon as it is known, so a refusal's record names it too.
-      const known: { targetPath?: string } = {};
-      let decision: string | undefined;
-      let response: HttpResponseInit;
-      let upstream = undefined as UpstreamResponse | undefined;
-      let prepared: PreparedCall | undefined;
-      try {
-        prepared = await prepareCall(operation, request, params, services, { correlationId, caller, query, known, callTrace });
-        decision = 'allowed';
-        const appBase = appBaseOf(requestUrl, prepared.targetPath, services.config.APP_PUBLIC_URL);
-        // Only the certificate download reads the guard, and with it storage (built on first use).
-        const downloadGuard = operation.rateLimitedPerEnvironment ? services.certificates.downloadGuard : undefined;
-        const ready = prepared;
-        const send = async () => {
-          await downloadGuard?.acquire(ready.call.params);
-          upstream = await sendUpstream(ready);
-          await downloadGuard?.observe(ready.call.params, upstream);
-          return refuseRedirect(upstream);
-        };
-        // Upstream requests take the call's trace by hand; what also calls storage (a start and its
-        // wait, the download guard) runs within it, for the storage calls' spans.
-        if (operation.longRunning) {
-          // A held wait is counted before the upstream is called: a refused one sends nothing.
-          const { waitSeconds } = prepared.call;
-          const releaseWait = waitSeconds ? takeWaitSlot(services, caller, startedMs + waitSeconds * 1000) : undefined;
-          try {
-            response = await inCallTrace(callTrace, async () => {
-              // Sent at once, or held for approval when a rule asks one (approvalStart.ts).
-              const outcome = await startOrHold(services, ready, { ...startRequestOf(ready, services, appBase), ...replayOf(request) }, send);
-              return answerStart(outcome, ready, request, services, { appBase, correlationId, startedMs });
-            });
-          } finally {
-            releaseWait?.();
-          }
-        } else {
-          const answer = downloadGuard ? await inCallTrace(callTrace, send) : await send();
-          response = await shapeResponse(prepared, answer, appBase);
-        }
-      } catch (thrown) {
-        const error = toGatewayError(thrown);
-        if (refusalCodes.has(error.code)) {
-          decision = error.code;
-          // A caller refused before its call was validated: the path it asked for, as the route read it.
-          known.targetPath ??= fillPath(resolvePathTemplate(operation, services.config.PROVIDER_NAMESPACE), params);
-        }
-        if (error.code === 'InternalError') context.error(`${operation.name} failed: ${failureForLog(thrown)}`);
-        response = errorResponse(error, correlationId);
-      }
-      // A call that sent nothing upstream (a duplicate joined, a wait or a download refused) gives its draw back.
-      prepared?.draw.settle();
-      context.log(
-        formatCallRecord({
-          operation: operation.operationId,
-          target: known.targetPath ? `/${known.targetPath}` : '(invalid)',
-          ...callerLogFields(caller),
-          decision,
-          status: response.status ?? 200,
-          upstreamStatus: upstream?.status,
-          attempts: upstream?.attempts,
-          upstreamRemaining: upstream && remainingBudgetOf(upstream.headers),
-          upstreamIds: upstream && upstreamIdsOf(upstream.headers),
-          durationMs: services.now() - startedMs,
-          correlationId,
-          errorCode: errorCodeOf(response),
-        }),
-      );
-      recordUpstreamIdsOnCall(upstream?.headers, callTrace);
-      return response;
-    },
-    { passTrace: true },
-  );
+/**
+ * Runs one call of a documented operation. A refusal or failure is thrown as a GatewayError
+ * (the way in answers it in the documented shape); the record says what was decided.
+ */
+export async function runOperation(services: Services, call: OperationCall): Promise<OperationResult> {
+  const { operation, record } = call;
+  record.operation = operation.operationId;
+  record.target = '(invalid)';
+  let prepared: PreparedCall | undefined;
+  try {
+    prepared = await prepareCall(services, call);
+    record.decision = 'allowed';
+    const appBase = call.appBaseFor(prepared.targetPath);
+    // Only the certificate download reads the guard, and with it storage (built on first use).
+    const downloadGuard = operation.rateLimitedPerEnvironment ? services.certificates.downloadGuard : undefined;
+    const ready = prepared;
+    let upstream: UpstreamResponse | undefined;
+    const send = async () => {
+      await downloadGuard?.acquire(ready.call.params);
+      upstream = record.upstream = await sendPrepared(ready);
+      await downloadGuard?.observe(ready.call.params, upstream);
+      return refuseRedirect(upstream);
+    };
+    // Upstream requests take the call's trace by hand; what also calls storage (a start and its
+    // wait, the download guard) runs within it, for the storage calls' spans.
+    if (!operation.longRunning) {
+      const answer = downloadGuard ? await inCallTrace(call.callTrace, send) : await send();
+      return { response: await shapeResponse(ready, answer, appBase), upstream };
+    }
+    // A held wait is counted before the upstream is called: a refused one sends nothing.
+    const { waitSeconds } = ready.call;
+    const releaseWait = waitSeconds ? takeWaitSlot(services, call.caller, call.startedMs + waitSeconds * 1000) : undefined;
+    try {
+      return await inCallTrace(call.callTrace, async () => {
+        // Sent at once, or held for approval when a rule asks one (startOrHold.ts).
+        const outcome = await startOrHold(services, ready, startRequestOf(ready, services, appBase, call), (pending) => {
+          call.onStored?.(pending);
+          return send();
+        });
+        return { response: await answerStart(outcome, ready, services, call, appBase), upstream, outcome };
+      });
+    } finally {
+      releaseWait?.();
+    }
+  } catch (thrown) {
+    if (refusalCodes.has(toGatewayError(thrown).code) && record.target === '(invalid)') {
+      // A caller refused before its call was validated: the path it asked for, as the route read it.
+      record.target = `/${fillPath(resolvePathTemplate(operation, services.config.PROVIDER_NAMESPACE), call.params)}`;
+    }
+    throw thrown;
+  } finally {
+    // A call that sent nothing upstream (a duplicate joined, a wait or a download refused) gives its draw back.
+    prepared?.draw.settle();
+  }
 }
 
 /** The orchestration start a prepared long-running call stands for. */
-export function startRequestOf(prepared: PreparedCall, services: Services, appBase: string): StartRequest {
+function startRequestOf(prepared: PreparedCall, services: Services, appBase: string, call: OperationCall): StartRequest {
   return {
     name: prepared.operation.operationId,
     method: prepared.operation.method,
@@ -164,31 +169,31 @@ export function startRequestOf(prepared: PreparedCall, services: Services, appBa
     duplicatesPerCaller: services.access.policy.enforced,
     appBase,
     notifyTargets: prepared.notifyTargets,
+    ...(call.restart ?? {}),
   };
 }
 
 /**
  * The answer to a long-running start: at once, or with `gateway-wait` when the orchestration
  * ends (its final answer, as `operations/{id}` gives it) or the wait runs out (the usual
- * answer, with Location and Retry-After as they stand then). The wait counts from the request's
+ * answer, with Location and Retry-After as they stand then). The wait counts from the call's
  * arrival, so the upstream's own time is part of it.
  */
 async function answerStart(
   outcome: StartOutcome | HeldOutcome,
   prepared: PreparedCall,
-  request: HttpRequest,
   services: Services,
-  at: { appBase: string; correlationId: string; startedMs: number },
+  call: OperationCall,
+  appBase: string,
 ): Promise<HttpResponseInit> {
   const { waitSeconds } = prepared.call;
   if (!waitSeconds || outcome.kind === 'final' || !['Pending', 'Running'].includes(outcome.state.runtimeStatus)) {
-    return startAnswer(outcome, at.appBase, at.correlationId, services.now());
+    return startAnswer(outcome, appBase, call.correlationId, services.now());
   }
-  const untilMs = at.startedMs + waitSeconds * 1000;
-  const authorization = request.headers.get('authorization') ?? undefined;
-  const state = (await waitForEnd(services, outcome.state.id, { untilMs, authorization, signal: callerGoneSignalOf(request) })) ?? outcome.state;
-  if (['Pending', 'Running'].includes(state.runtimeStatus)) return startAnswer({ ...outcome, state }, at.appBase, at.correlationId, services.now());
-  return operationAnswer(state, at.appBase, at.correlationId, services.now());
+  const untilMs = call.startedMs + waitSeconds * 1000;
+  const state = (await waitForEnd(services, outcome.state.id, { untilMs, authorization: call.authorization, signal: call.signal })) ?? outcome.state;
+  if (['Pending', 'Running'].includes(state.runtimeStatus)) return startAnswer({ ...outcome, state }, appBase, call.correlationId, services.now());
+  return operationAnswer(state, appBase, call.correlationId, services.now());
 }
 
 /**
@@ -200,7 +205,7 @@ function callKindOf(operation: OperationSpec): CallKind {
 }
 
 /** Sends a prepared call as it was prepared: its method, URL, headers, body and token. Its draw on the caller's share is spent. */
-export function sendUpstream(prepared: PreparedCall): Promise<UpstreamResponse> {
+function sendPrepared(prepared: PreparedCall): Promise<UpstreamResponse> {
   prepared.draw.spend();
   return prepared.client.send({
     method: prepared.operation.method,
@@ -212,56 +217,40 @@ export function sendUpstream(prepared: PreparedCall): Promise<UpstreamResponse> 
   });
 }
 
-/** Everything checked and resolved before the first byte goes upstream. */
-export async function prepareCall(
-  operation: OperationSpec,
-  request: HttpRequest,
-  params: Record<string, string>,
-  services: Services,
-  {
-    correlationId,
-    caller,
-    query,
-    known = {},
-    callTrace,
-  }: { correlationId: string; caller: CallerIdentity; query: URLSearchParams; known?: { targetPath?: string }; callTrace?: CallTrace },
-): Promise<PreparedCall> {
+/** Everything checked and resolved before the first byte goes upstream; the record learns the target as soon as it is known. */
+async function prepareCall(services: Services, call: OperationCall): Promise<PreparedCall> {
   const { config } = services;
+  const { operation, caller, correlationId, callTrace } = call;
   const grant = grantFor(services, caller, {
     names: [operation.operationId, operation.name],
     access: operation.access,
     unscoped: operation.upstream !== 'management',
   });
-  const call = validateOperationCall(
+  const validated = validateOperationCall(
     operation,
-    {
-      params: { ...params },
-      query,
-      contentType: request.headers.get('content-type'),
-      bodyBytes: await bodyBytesOf(request),
-    },
+    { params: { ...call.params }, query: call.query, contentType: call.body?.contentType ?? null, bodyBytes: call.body ? await call.body.read() : noBody },
     { maxBodyBytes: config.MAX_REQUEST_BODY_BYTES, maxPages: config.MAX_PAGES, maxWaitSeconds: longestWaitSeconds(config) },
   );
-  const notifyTargets = notifyTargetsOf(request.headers.get(notifyHeader), config.NOTIFY_ALLOWED_ORIGINS, operation.longRunning !== undefined);
-  const targetPath = fillPath(resolvePathTemplate(operation, config.PROVIDER_NAMESPACE), call.params);
-  known.targetPath = targetPath;
+  const notifyTargets = notifyTargetsOf(call.notify ?? null, config.NOTIFY_ALLOWED_ORIGINS, operation.longRunning !== undefined);
+  const targetPath = fillPath(resolvePathTemplate(operation, config.PROVIDER_NAMESPACE), validated.params);
+  call.record.target = `/${targetPath}`;
   if (operation.upstream === 'management') {
     assertScopeAllowed(targetPath, config.ALLOWED_SCOPES);
     assertWithinGrant(targetPath, grant);
-    assertBodyWithinScopes(call.body?.value, config.ALLOWED_SCOPES, grant.scopes);
+    assertBodyWithinScopes(validated.body?.value, config.ALLOWED_SCOPES, grant.scopes);
   }
 
   const client = services.upstreams[operation.upstream];
-  const token = await services.tokens.getToken({ upstream: operation.upstream, callerAuthorization: request.headers.get('authorization') ?? undefined });
+  const token = await services.tokens.getToken({ upstream: operation.upstream, callerAuthorization: call.authorization });
   const url = new URL(`${client.baseUrl}/${targetPath}`);
-  for (const [name, value] of call.forwardQuery) url.searchParams.append(name, value);
+  for (const [name, value] of validated.forwardQuery) url.searchParams.append(name, value);
 
   const headers: Record<string, string> = { 'x-ms-client-request-id': correlationId, 'x-ms-correlation-request-id': correlationId };
   for (const name of forwardedCallerHeaders) {
-    const value = request.headers.get(name);
+    const value = call.forwardedHeaders?.[name];
     if (value) headers[name] = value;
   }
-  if (call.body) headers['content-type'] = 'application/json';
+  if (validated.body) headers['content-type'] = 'application/json';
   if (operation.upstream === 'lifecycle') {
     headers['content-type'] = 'application/json';
     headers[config.LIFECYCLE_VERSION_HEADER] = config.LIFECYCLE_API_VERSION;
@@ -269,10 +258,28 @@ export async function prepareCall(
   const limits = { deadlineAt: services.now() + config.UPSTREAM_TIMEOUT_MS, maxItems: config.MAX_MERGED_ITEMS, maxBytes: config.MAX_MERGED_BYTES };
   // Each later page of a merge is sent as soon as it is drawn.
   const takeRead = async () => (await takeCallerRate(services, caller, grant, 'reads')).spend();
-  // Drawn last, once nothing before the send can refuse the call (its token included); the caller settles it.
+  // Drawn last, once nothing before the send can refuse the call (its token included); the pipeline settles it.
   const draw = await takeCallerRate(services, caller, grant, callKindOf(operation));
-  return { operation, call, targetPath, url: url.toString(), headers, token, client, correlationId, limits, notifyTargets, caller, draw, takeRead, callTrace };
+  const targets = call.endTarget ? [...(notifyTargets ?? []), call.endTarget] : notifyTargets;
+  return {
+    operation,
+    call: validated,
+    targetPath,
+    url: url.toString(),
+    headers,
+    token,
+    client,
+    correlationId,
+    limits,
+    notifyTargets: targets,
+    caller,
+    draw,
+    takeRead,
+    callTrace,
+  };
 }
+
+const noBody = new Uint8Array(0);
 
 async function shapeResponse(prepared: PreparedCall, response: UpstreamResponse, appBase: string): Promise<HttpResponseInit> {
   const { operation, call, correlationId } = prepared;

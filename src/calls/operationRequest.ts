@@ -4,22 +4,12 @@
  */
 import type { ErrorDetail } from '../errors';
 import type { OperationSpec } from '../spec/catalogue';
-import { parseJsonBody, type ParsedBody } from '../http/jsonBody';
+import { parseJsonBody, type ParsedBody } from '../rules/jsonBody';
 import { waitSecondsOf } from './orchestrationQueries';
-import { appParameterOf } from '../http/requestQuery';
+import { appParameterOf, isAppQueryParameter } from '../rules/appParameters';
 import { detailsFromParameterIssues, invalidRequest, ProblemList } from '../rules/validationDetails';
 
-/**
- * Query parameters that belong to the app or the Functions host and are never forwarded,
- * matched ignoring case (the host reads `code` so).
- */
-export const appQueryParameters = ['code', 'gateway-pages', 'gateway-wait'] as const;
-
-export function isAppQueryParameter(name: string): boolean {
-  return (appQueryParameters as readonly string[]).includes(name.toLowerCase());
-}
-
-export interface OperationCall {
+export interface ValidatedCall {
   params: Record<string, string>;
   /** Query parameters to forward upstream, in their order. */
   forwardQuery: [string, string][];
@@ -63,7 +53,7 @@ export function validateOperationCall(
   operation: OperationSpec,
   call: IncomingCall,
   limits: { maxBodyBytes: number; maxPages: number; maxWaitSeconds: number },
-): OperationCall {
+): ValidatedCall {
   const problems = new ProblemList();
   problems.addAll(pathParameterProblems(call.params));
 

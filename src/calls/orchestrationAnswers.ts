@@ -6,11 +6,10 @@
 import type { HttpResponseInit } from '@azure/functions';
 import { errorStatusByCode, GatewayError, type ErrorCode } from '../errors';
 import { waitingRetryAfterOf } from '../approvals/approvalTransitions';
-import type { StartOutcome } from '../orchestration/orchestrationEngine';
-import type { HeldOutcome } from './startOrHold';
+import type { HeldOutcome, StartOutcome } from '../orchestration/orchestrationEngine';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
 import { orchestrationLinks, statusDocument } from '../orchestration/statusDocument';
-import { correlationHeader } from '../http/correlation';
+import { correlationHeader } from '../rules/correlation';
 import { errorResponse, jsonResponse, upstreamResponse } from './answers';
 
 export const orchestrationIdHeader = 'x-orchestration-id';

@@ -6,15 +6,14 @@
  */
 import type { HttpResponseInit } from '@azure/functions';
 import type { RuntimeStatus } from '../orchestration/orchestrationState';
-import type { AppCall } from '../http/appHandler';
+import type { RouteCall } from './routeCall';
 import { visibleFilter } from './authorization';
 import { continuationHeader, countsRequestOf, runtimeStatuses, scanBoundsOf } from './orchestrationQueries';
-import { rawQueryOf } from '../http/requestQuery';
 import { jsonResponse } from './answers';
 
-export async function orchestrationCounts(call: AppCall): Promise<HttpResponseInit> {
+export async function orchestrationCounts(call: RouteCall): Promise<HttpResponseInit> {
   const { services } = call;
-  const { filter, continuationToken } = countsRequestOf(rawQueryOf(call.request), call.request.headers);
+  const { filter, continuationToken } = countsRequestOf(call.query, call.headers);
   const bounds = scanBoundsOf(services.config);
   // One more than can be scanned: the answer then ends at the scan bound or at the last document, never at `top`.
   const page = await services.orchestrations.query({

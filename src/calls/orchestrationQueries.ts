@@ -7,7 +7,7 @@
 import type { ErrorDetail } from '../errors';
 import type { RuntimeStatus } from '../orchestration/orchestrationState';
 import { cursorOf, invalidContinuationMessage, type SummaryFilter } from '../orchestration/summaryQuery';
-import { appParameterOf } from '../http/requestQuery';
+import { appParameterOf } from '../rules/appParameters';
 import { invalidRequest, ProblemList } from '../rules/validationDetails';
 
 export const runtimeStatuses: readonly RuntimeStatus[] = ['Pending', 'Running', 'Completed', 'Failed', 'Terminated'];

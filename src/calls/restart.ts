@@ -1,32 +1,27 @@
 /**
  * `POST orchestrations/{id}/restart` (Durable Functions' name): the stored request of an ended
  * orchestration started again as a new one. A restart is a start: the request is replayed
- * through the operation's own handler, with the restarting caller's identity and (in
+ * through the operation's own pipeline (operationCall.ts), with the restarting caller's identity and (in
  * passthrough mode) its token, so the access policy as it stands now, scopes, the caller's rate
  * share, validation, duplicates and anything else a start goes through apply again, and it is
  * answered as a start is. The two are linked both ways: `restartedAs` on the original, written
  * before the start (restartLinks.ts: one restart of an original wins), and `restartedFrom` on
- * the new one, handed to the start in process (replayedStart.ts), never read from a request.
+ * the new one, handed to the start as part of the call, never read from a request.
  */
 import { randomUUID } from 'node:crypto';
-import { HttpRequest, type HttpResponseInit } from '@azure/functions';
-import { GatewayError } from '../errors';
+import type { HttpResponseInit } from '@azure/functions';
+import { GatewayError, toGatewayError } from '../errors';
+import { errorResponse } from './answers';
 import { isActive, type OrchestrationState } from '../orchestration/orchestrationState';
 import { linkRestart, unlinkRestart } from '../orchestration/restartLinks';
 import { redactedMarker } from '../rules/redaction';
 import type { Services } from '../services';
 import { operations, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
-import type { AppCall } from '../http/appHandler';
-import { createOperationHandler, type OperationHandler } from './operationCall';
-import { orchestrationIdHeader } from './orchestrationAnswers';
+import { appParameterOf } from '../rules/appParameters';
+import { callRecordLine, type CallRecordDraft } from './callLog';
+import { forwardedCallerHeaders, runOperation, type OperationCall } from './operationCall';
 import { visibleOrchestration, type Viewer } from './orchestrationVisibility';
-import { markReplay } from './replayedStart';
-import { appParameterOf, rawQueryOf } from '../http/requestQuery';
-
-/** Headers of the restart request that describe its own body or connection, not the caller. */
-const notReplayedHeaders = new Set(['content-length', 'content-type', 'transfer-encoding', 'connection', 'expect', 'host', 'x-ms-continuation-token']);
-/** The app's own parameters of the restart request the replay keeps: the key, and a wait on a single restart (never on a bulk one's many). */
-const replayedAppParameters = (single: boolean) => (single ? ['code', 'gateway-wait'] : ['code']);
+import type { RouteCall } from './routeCall';
 
 /** Whether a stored body holds a value the store redacted: such a request cannot be sent as it was. */
 function holdsRedacted(value: unknown): boolean {
@@ -54,13 +49,6 @@ function paramsOf(operation: OperationSpec, path: string, providerNamespace: str
     else if (part.toLowerCase() !== segments[index]!.toLowerCase()) return undefined;
   }
   return params;
-}
-
-const handlers = new Map<string, OperationHandler>();
-function handlerOf(operation: OperationSpec, services: Services): OperationHandler {
-  let handler = handlers.get(operation.name);
-  if (!handler) handlers.set(operation.name, (handler = createOperationHandler(operation, () => services)));
-  return handler;
 }
 
 /** What is replayed, or why it cannot be: checked before the original is linked. */
@@ -92,53 +80,79 @@ function replayPlanOf(original: OrchestrationState, services: Services) {
   return { operation, params };
 }
 
-/** The stored request, as the restarting caller sends it: its identity headers (and token), the stored method, path, query and body. */
-function replayRequestOf(call: AppCall, original: OrchestrationState, single: boolean): HttpRequest {
-  const url = new URL(`${call.appBase}/${original.input.path}`);
-  for (const [name, value] of original.input.query) url.searchParams.append(name, value);
-  const restartQuery = rawQueryOf(call.request);
-  for (const name of replayedAppParameters(single)) {
-    const value = appParameterOf(restartQuery, name);
-    if (value !== null) url.searchParams.set(name, value);
-  }
-  const headers: Record<string, string> = {};
-  call.request.headers.forEach((value, name) => {
-    if (!notReplayedHeaders.has(name.toLowerCase())) headers[name] = value;
-  });
+/**
+ * The stored request as the restarting caller makes it: the caller's identity, token, forwarded
+ * headers and `x-gateway-notify`; the stored method's path values, query and body; and the
+ * restart's `gateway-wait` on a single restart (never on a bulk one's many).
+ */
+function replayCallOf(
+  call: RouteCall,
+  original: OrchestrationState,
+  plan: ReturnType<typeof replayPlanOf>,
+  link: OperationCall['restart'],
+  single: boolean,
+  record: CallRecordDraft,
+): OperationCall {
+  const query = new URLSearchParams(original.input.query);
+  const wait = single ? appParameterOf(call.query, 'gateway-wait') : null;
+  if (wait !== null) query.set('gateway-wait', wait);
   const { body } = original.input;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  return new HttpRequest({
-    method: original.input.method,
-    url: url.toString(),
-    headers,
-    ...(body === undefined ? {} : { body: { string: JSON.stringify(body) } }),
-  });
-}
-
-/** A header of an answer, whatever form its headers take. */
-export function headerOf(response: HttpResponseInit, name: string): string | undefined {
-  return new Headers(response.headers as ConstructorParameters<typeof Headers>[0]).get(name) ?? undefined;
+  const bytes = body === undefined ? undefined : new TextEncoder().encode(JSON.stringify(body));
+  const header = (name: string) => call.headers.get(name) ?? undefined;
+  return {
+    operation: plan.operation,
+    caller: call.caller,
+    params: plan.params,
+    query,
+    ...(bytes ? { body: { contentType: 'application/json', read: async () => bytes } } : {}),
+    authorization: header('authorization'),
+    forwardedHeaders: Object.fromEntries(forwardedCallerHeaders.flatMap((name) => (header(name) ? [[name, header(name)!]] : []))),
+    notify: header('x-gateway-notify'),
+    correlationId: call.correlationId,
+    startedMs: call.startedMs,
+    appBaseFor: () => call.appBase,
+    signal: call.signal,
+    restart: link,
+    record,
+  };
 }
 
 /**
  * Restarts one orchestration the caller may see; answers as the start answers (or throws the
  * refusal). A start that made no new orchestration (refused, or a duplicate joining a running
- * one) leaves the original unlinked.
+ * one) leaves the original unlinked. The replayed operation leaves its own call record, as a
+ * caller's call of it would.
  */
-export async function restartOrchestration(call: AppCall, viewer: Viewer, id: string, { single = true } = {}): Promise<HttpResponseInit> {
+export async function restartOrchestration(
+  call: RouteCall,
+  viewer: Viewer,
+  id: string,
+  { single = true } = {},
+): Promise<{ response: HttpResponseInit; restartedAs?: string }> {
   const { services } = call;
   const original = await visibleOrchestration(viewer, id);
-  const { operation, params } = replayPlanOf(original, services);
+  const plan = replayPlanOf(original, services);
   const store = services.orchestrations.store;
   const newId = randomUUID();
   await linkRestart(store, id, newId, services.now());
+  const record: CallRecordDraft = { caller: call.caller };
+  let started = false;
   let response: HttpResponseInit | undefined;
   try {
-    const request = markReplay(replayRequestOf(call, original, single), { id: newId, restartedFrom: id });
-    response = await handlerOf(operation, services)(request, call.context, params);
-    return response;
+    const result = await runOperation(services, replayCallOf(call, original, plan, { id: newId, restartedFrom: id }, single, record));
+    started = result.outcome?.state.id === newId;
+    response = result.response;
+    return { response, ...(started ? { restartedAs: newId } : {}) };
+  } catch (thrown) {
+    response = errorResponse(toGatewayError(thrown), call.correlationId);
+    throw thrown;
   } finally {
-    const started = (response && headerOf(response, orchestrationIdHeader) === newId) || (await store.readStatus(newId).catch(() => undefined));
-    if (!started) await unlinkRestart(store, id, newId).catch(() => undefined);
+    call.log(
+      callRecordLine(record, { operation: plan.operation.operationId, target: '(invalid)', caller: call.caller }, response!, {
+        durationMs: services.now() - call.startedMs,
+        correlationId: call.correlationId,
+      }),
+    );
+    if (!started && !(await store.readStatus(newId).catch(() => undefined))) await unlinkRestart(store, id, newId).catch(() => undefined);
   }
 }

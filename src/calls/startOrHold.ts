@@ -7,18 +7,12 @@
 import type { ApprovalRequirement } from '../access/accessPolicy';
 import { GatewayError } from '../errors';
 import { waitingApproval } from '../approvals/approvalTransitions';
-import type { StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
+import type { HeldOutcome, StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
 import { redactSecrets } from '../rules/redaction';
 import type { Services } from '../services';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
 import type { PreparedCall } from './operationCall';
-
-/** A start stored to wait for approval: nothing was sent upstream. */
-export interface HeldOutcome {
-  kind: 'waiting';
-  state: OrchestrationState;
-}
 
 type HeldListener = (services: Services, state: OrchestrationState) => Promise<void>;
 const heldListeners: HeldListener[] = [];

@@ -4,21 +4,20 @@
  * command runs as the chat user's caller and always ends in a message (a refusal, a usage
  * message, a failure's correlation id: never a 500), and the call leaves the usual call record.
  */
-import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import type { HttpHandler, HttpRequest } from '@azure/functions';
 import { GatewayError, toGatewayError } from '../errors';
 import { appBaseOf } from '../http/appBase';
 import { refusalCodes } from '../calls/authorization';
 import type { CallerIdentity } from '../callers/callerIdentity';
-import { inCallFrame, type FramedCall } from '../http/callFrame';
-import { correlationHeader } from '../http/correlation';
+import { framed, type FramedCall, type ServicesSource } from '../http/callFrame';
+import { correlationHeader } from '../rules/correlation';
 import { bodyBytesOf } from '../http/requestBody';
 import { failureForLog } from '../rules/redaction';
 import { jsonResponse } from '../calls/answers';
-import { getServices, type Services } from '../services';
-import { traceIncoming } from '../telemetry/hooks';
+import type { Services } from '../services';
 import { after, type ChatCall } from './chatCall';
 import { usageReply, type ChatReply } from './chatMessages';
-import type { ChatPlatform } from './chatNotifier';
+import type { ChatPlatformKey } from './chatPlatform';
 import { chatEnabled } from './chatSettings';
 import { commandUsage, parseCommand, type ChatCommand } from './commandGrammar';
 import { runApprovalCommand } from './approvalCommands';
@@ -39,7 +38,7 @@ export interface ChatRequest {
 
 /** How a platform's signed request proves itself and is read: what every chat route checks the same way. */
 export interface SignedChatRequests<Read extends { signedAtMs: number }> {
-  platform: ChatPlatform;
+  platform: ChatPlatformKey;
   /** The signature check, on the raw body. */
   verify(services: Services, request: HttpRequest, body: Buffer): SignatureVerdict;
   /** A signed request the platform sends only to check the route (Slack's `ssl_check=1`): answered 200, nothing read or run. */
@@ -53,9 +52,9 @@ export interface ChatPlatformHandler extends SignedChatRequests<ChatRequest> {
   render(reply: ChatReply): unknown;
 }
 
-const replayCaches = new Map<ChatPlatform, ReplayCache>();
+const replayCaches = new Map<string, ReplayCache>();
 
-function replayCacheOf(services: Services, platform: ChatPlatform): ReplayCache {
+function replayCacheOf(services: Services, platform: string): ReplayCache {
   const { CHATOPS_REPLAY_CACHE_SIZE, CHATOPS_TIMESTAMP_TOLERANCE_SECONDS } = services.config;
   // A signature stays refusable as long as its timestamp could pass: the tolerance either side of now.
   let cache = replayCaches.get(platform);
@@ -158,9 +157,6 @@ export async function answerChat(call: ChatCall, record: FramedCall['record'], r
   }
 }
 
-/** Who the call record names when the request stopped before its chat user was known. */
-export const unknownChatUser = (): CallerIdentity => ({ primary: 'anonymous', selectors: [] });
-
 /** A signed request past the checks: the platform's route check, not taken (storage could not say), or taken once, to be answered by `answerBy`. */
 export type Admission<Read> = { kind: 'check' } | { kind: 'unchecked'; chat: Read } | { kind: 'first'; chat: Read; answerBy: number };
 
@@ -184,10 +180,11 @@ export async function admitChatRequest<Read extends { signedAtMs: number }>(
   if (platform.isCheck?.(body)) return { kind: 'check' };
   const chat = platform.read(services, request, body);
   // Counted only once the whole request proved itself: a forged one cannot evict real ones.
-  if (!replayCacheOf(services, platform.platform).firstUse(verdict.signature, services.now())) throw new GatewayError('Unauthorized', verdictMessages.replayed);
+  if (!replayCacheOf(services, platform.platform.name).firstUse(verdict.signature, services.now()))
+    throw new GatewayError('Unauthorized', verdictMessages.replayed);
   // Then app-wide (chatReplays.ts): one conditional create, refused when another instance took it.
   const answerBy = startedMs + platform.answerBudgetMs(services) - lateMarginMs;
-  const use = await firstUseAppWide(services, { platform: platform.platform, signature: verdict.signature, signedAtMs: chat.signedAtMs }, answerBy, log);
+  const use = await firstUseAppWide(services, { platform: platform.platform.name, signature: verdict.signature, signedAtMs: chat.signedAtMs }, answerBy, log);
   if (use === 'replayed') throw new GatewayError('Unauthorized', verdictMessages.replayed);
   return use === 'unchecked' ? { kind: 'unchecked', chat } : { kind: 'first', chat, answerBy };
 }
@@ -196,32 +193,35 @@ export async function admitChatRequest<Read extends { signedAtMs: number }>(
  * A platform's route, traced as the app's other routes are: its span (the command's upstream
  * calls and storage calls within it, and the start's context stored for its polls and its end's post).
  */
-export function chatRoute(platform: ChatPlatformHandler) {
-  return traceIncoming(`chatops-${platform.platform}`, (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> =>
-    inCallFrame(request, context, unknownChatUser, async ({ correlationId, startedMs, record }) => {
-      const services = getServices();
-      const { config } = services;
-      const admission = await admitChatRequest(services, platform, request, startedMs, (line) => context.error(line));
-      if (admission.kind === 'check') return { status: 200, headers: { [correlationHeader]: correlationId } };
-      const { chat } = admission;
-      const caller = (record.caller = chat.caller);
-      if (admission.kind === 'unchecked') return jsonResponse(200, platform.render(uncheckedReply(correlationId)), correlationId);
-      const { answerBy } = admission;
-      const call: ChatCall = {
-        services,
-        caller,
-        correlationId,
-        appBase: appBaseOf(request.url, `chatops/${platform.platform}`, config.APP_PUBLIC_URL),
-        answerBy,
-        endTarget: chat.endTarget,
-        endNote: chat.endNote,
-        log: (line) => context.error(line),
-      };
-      const reply = await answerChat(call, record, () => {
-        const parsed = parseCommand(chat.text, config.CHATOPS_MAX_COMMAND_CHARS);
-        return parsed.ok ? runCommand(call, parsed.command) : Promise.resolve(usageReply(parsed.problem, commandUsage));
-      });
-      return jsonResponse(200, platform.render(reply), correlationId);
-    }),
-  );
+export function chatRoute(platform: ChatPlatformHandler): (getServices: ServicesSource) => HttpHandler {
+  return (getServices) =>
+    framed(
+      `chatops-${platform.platform.name}`,
+      getServices,
+      async ({ request, context, services, correlationId, startedMs, record }) => {
+        const { config } = services;
+        const admission = await admitChatRequest(services, platform, request, startedMs, (line) => context.error(line));
+        if (admission.kind === 'check') return { status: 200, headers: { [correlationHeader]: correlationId } };
+        const { chat } = admission;
+        const caller = (record.caller = chat.caller);
+        if (admission.kind === 'unchecked') return jsonResponse(200, platform.render(uncheckedReply(correlationId)), correlationId);
+        const { answerBy } = admission;
+        const call: ChatCall = {
+          services,
+          caller,
+          correlationId,
+          appBase: appBaseOf(request.url, `chatops/${platform.platform.name}`, config.APP_PUBLIC_URL),
+          answerBy,
+          endTarget: chat.endTarget,
+          endNote: chat.endNote,
+          log: (line) => context.error(line),
+        };
+        const reply = await answerChat(call, record, () => {
+          const parsed = parseCommand(chat.text, config.CHATOPS_MAX_COMMAND_CHARS);
+          return parsed.ok ? runCommand(call, parsed.command) : Promise.resolve(usageReply(parsed.problem, commandUsage));
+        });
+        return jsonResponse(200, platform.render(reply), correlationId);
+      },
+      { chatUser: true },
+    );
 }

@@ -1,8 +1,7 @@
 /**
- * What the app says in a chat, once, and how each platform shows it: a title, a few facts and
- * a few lines, short enough to read on a phone. Slack gets Block Kit (an ephemeral answer, seen
- * by the user who typed the command), Teams an Adaptive Card in a message activity, which both
- * an outgoing webhook's answer and a Workflows webhook take.
+ * What the app says in a chat, once, whatever the platform: a title, a few facts and a few
+ * lines, short enough to read on a phone. Each platform shows it its own way (slack/slackMessages.ts:
+ * Block Kit; teams/teamsMessages.ts: an Adaptive Card), within the bounds here.
  */
 
 export interface ChatReply {
@@ -37,84 +36,22 @@ export function operationFacts(view: OperationView): [string, string][] {
   return facts;
 }
 
-/** Block Kit's limits: 10 fields a section, 2000 characters a field, 3000 a text. */
-const maxFacts = 10;
-const maxFactChars = 300;
-const maxTextChars = 2900;
+/** What any message shows at most, within Block Kit's limits (10 fields a section, 2000 characters a field, 3000 a text), the strictest. */
+export const maxFacts = 10;
+export const maxFactChars = 300;
+export const maxTextChars = 2900;
 
-const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
-/** Slack's mrkdwn gives `&`, `<` and `>` meaning: text from elsewhere is escaped. */
-function slackEscape(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
-/**
- * Teams renders Markdown in a card's texts and facts (`[title](url)` is a link) and has no escape
- * every client honours: text from elsewhere (an upstream's failure message, a usage name) gets a
- * zero-width space inside each `](`, so it cannot become a link that looks like the app's own.
- */
-function teamsNeutral(text: string): string {
-  return text.replace(/\](?=\()/g, ']\u200b');
-}
+export const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /**
  * The plain text of a reply: the notification's fallback and what a screen reader reads. Title
  * and facts may hold text from elsewhere, so they pass through the platform's `escape`; the
  * lines are the app's own.
  */
-function replyText(reply: ChatReply, escape: (text: string) => string = (text) => text): string {
+export function replyText(reply: ChatReply, escape: (text: string) => string = (text) => text): string {
   const facts = (reply.facts ?? []).map(([label, value]) => `${escape(label)}: ${escape(value)}`);
   const links = (reply.links ?? []).map((link) => `${link.label}: ${link.url}`);
   return clip([escape(reply.title), ...facts, ...(reply.lines ?? []), ...links].join('\n'), maxTextChars);
-}
-
-export function slackMessage(reply: ChatReply, options: { replaceOriginal?: boolean } = {}) {
-  const facts = (reply.facts ?? []).slice(0, maxFacts);
-  const blocks: unknown[] = [{ type: 'section', text: { type: 'mrkdwn', text: clip(`*${slackEscape(reply.title)}*`, maxTextChars) } }];
-  if (facts.length > 0) {
-    blocks.push({
-      type: 'section',
-      fields: facts.map(([label, value]) => ({ type: 'mrkdwn', text: clip(`*${slackEscape(label)}*\n${slackEscape(value)}`, maxFactChars) })),
-    });
-  }
-  // Lines are the app's own text (commands in backticks are meant as code).
-  if (reply.lines?.length) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: clip(reply.lines.join('\n'), maxTextChars) } });
-  // The app's own URLs (its base and an id); `<url|label>` is Slack's link.
-  if (reply.links?.length)
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: reply.links.map((link) => `<${link.url}|${slackEscape(link.label)}>`).join('\n') } });
-  return {
-    response_type: 'ephemeral',
-    ...(options.replaceOriginal === undefined ? {} : { replace_original: options.replaceOriginal }),
-    text: replyText(reply, slackEscape),
-    blocks,
-  };
-}
-
-export function teamsMessage(reply: ChatReply) {
-  const facts = (reply.facts ?? [])
-    .slice(0, maxFacts)
-    .map(([title, value]) => ({ title: teamsNeutral(title), value: clip(teamsNeutral(value), maxFactChars) }));
-  const body: unknown[] = [{ type: 'TextBlock', text: clip(teamsNeutral(reply.title), maxFactChars), weight: 'Bolder', size: 'Medium', wrap: true }];
-  if (facts.length > 0) body.push({ type: 'FactSet', facts });
-  for (const line of reply.lines ?? []) body.push({ type: 'TextBlock', text: clip(line, maxFactChars), wrap: true });
-  return {
-    type: 'message',
-    text: teamsNeutral(replyText(reply)),
-    attachments: [
-      {
-        contentType: 'application/vnd.microsoft.card.adaptive',
-        contentUrl: null,
-        content: {
-          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
-          type: 'AdaptiveCard',
-          version: '1.4',
-          body,
-          ...(reply.links?.length ? { actions: reply.links.map((link) => ({ type: 'Action.OpenUrl', title: link.label, url: link.url })) } : {}),
-        },
-      },
-    ],
-  };
 }
 
 /** The usage message: what went wrong, then the grammar. */

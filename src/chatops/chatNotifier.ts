@@ -3,51 +3,20 @@
  * delivery, retried and resumed like any other) as the chat platform reads it instead of as a
  * CloudEvent.
  *
- * A chat delivery's target is the URL to post to with a fragment saying how (`#chatops=slack`,
- * `#chatops=teams`): a fragment is never sent in a request, the status document shows only a
- * target's origin, and the outbox's one-delivery-per-target rule holds as before. A Slack
- * target also carries when its response_url expires (Slack keeps one 30 minutes and takes 5
- * posts): an end after that goes to SLACK_WEBHOOK_URL instead, and no response_url is posted
- * to more than CHATOPS_RESPONSE_URL_MAX_POSTS times by the whole app (responseUrlPosts.ts: a
- * count shared by the instances in storage).
+ * A chat delivery's target is the URL to post to with a fragment saying which platform posts
+ * to it (`#chatops=<platform>`, chatPlatform.ts): a fragment is never sent in a request, the
+ * status document shows only a target's origin, and the outbox's one-delivery-per-target rule
+ * holds as before. Each platform's end sender decides how its ends go (slack/: a response_url
+ * within its 30 minutes and 5 posts, counted app-wide, then the channel's webhook).
  */
-import { notConfigured } from '../notifications/notificationDispatcher';
 import type { Dispatcher } from 'undici';
-import { endEventData } from '../orchestration/statusDocument';
+import { notConfigured } from '../notifications/notificationDispatcher';
 import { postDelivery, type CloudEvent, type NotificationSender } from '../notifications/notificationSender';
 import type { DeliveryOutcome } from '../orchestration/outbox';
+import { endEventData } from '../orchestration/statusDocument';
 import { traceNotification } from '../telemetry/hooks';
-import { operationFacts, slackMessage, teamsMessage, type ChatReply } from './chatMessages';
-import { ResponseUrlPosts } from './responseUrlPosts';
-import type { UseCounters } from '../storage/useCounters';
-
-export type ChatPlatform = 'slack' | 'teams';
-
-export interface ChatTarget {
-  platform: ChatPlatform;
-  url: string;
-  /** A Slack response_url's expiry (ms since the epoch). */
-  untilMs?: number;
-}
-
-/** How long Slack keeps a response_url. */
-export const responseUrlLifetimeMs = 30 * 60_000;
-
-export function chatTargetUrl(target: ChatTarget): string {
-  const url = new URL(target.url);
-  url.hash = new URLSearchParams({ chatops: target.platform, ...(target.untilMs === undefined ? {} : { until: String(target.untilMs) }) }).toString();
-  return url.toString();
-}
-
-export function chatTargetOf(target: string): ChatTarget | undefined {
-  const url = new URL(target);
-  const fragment = new URLSearchParams(url.hash.slice(1));
-  const platform = fragment.get('chatops');
-  if (platform !== 'slack' && platform !== 'teams') return undefined;
-  const until = Number(fragment.get('until'));
-  url.hash = '';
-  return { platform, url: url.toString(), ...(Number.isFinite(until) && until > 0 ? { untilMs: until } : {}) };
-}
+import { operationFacts, type ChatReply } from './chatMessages';
+import { chatTargetOf, type EndSender } from './chatPlatform';
 
 type EndData = ReturnType<typeof endEventData>;
 
@@ -62,52 +31,26 @@ export function endReply(data: EndData): ChatReply {
 export interface ChatNotifierOptions {
   /** The CloudEvent sender for every other target; absent without NOTIFY_SIGNING_SECRET. */
   events?: Pick<NotificationSender, 'send'>;
-  slackWebhookUrl?: string;
-  maxPostsPerResponseUrl: number;
-  /** The posts per response_url counted app-wide (storage/useCounters.ts); absent, per instance. */
-  postCounts?: Pick<UseCounters, 'take'>;
-  /** Most response_urls this instance remembers a count of (the oldest is forgotten past it). */
-  maxTracked: number;
+  /** The end senders of the platforms that are on, by platform name. */
+  senders: ReadonlyMap<string, EndSender>;
   timeoutMs: number;
-  now: () => number;
   /** The pool the CloudEvents go out on (deliveryPool): its owner closes it. */
   dispatcher: Dispatcher;
-  log?: (line: string) => void;
 }
 
 export class ChatNotifier implements Pick<NotificationSender, 'send'> {
   readonly #options: ChatNotifierOptions;
-  readonly #posts: ResponseUrlPosts;
+  readonly #platforms: string[];
 
   constructor(options: ChatNotifierOptions) {
     this.#options = options;
-    this.#posts = new ResponseUrlPosts({
-      counts: options.postCounts,
-      maxPosts: options.maxPostsPerResponseUrl,
-      maxTracked: options.maxTracked,
-      now: options.now,
-      // eslint-disable-next-line no-console
-      log: options.log ?? ((line) => console.log(line)),
-    });
+    this.#platforms = [...options.senders.keys()];
   }
 
   async send(target: string, event: CloudEvent): Promise<DeliveryOutcome> {
-    const chat = chatTargetOf(target);
-    if (!chat) {
-      return this.#options.events ? this.#options.events.send(target, event) : notConfigured;
-    }
-    const reply = endReply(event.data as EndData);
-    if (chat.platform === 'teams') return this.#post(chat.url, event, teamsMessage(reply));
-    if (chat.untilMs !== undefined && this.#options.now() > chat.untilMs) {
-      const { slackWebhookUrl } = this.#options;
-      if (!slackWebhookUrl) return { delivered: false, retriable: false, error: 'response_url expired (30 minutes) and no SLACK_WEBHOOK_URL is set' };
-      const { response_type: _ephemeral, ...channelMessage } = slackMessage(reply);
-      return this.#post(slackWebhookUrl, event, channelMessage);
-    }
-    const issuedAt = chat.untilMs === undefined ? undefined : chat.untilMs - responseUrlLifetimeMs;
-    if (!(await this.#posts.take(chat.url, issuedAt)))
-      return { delivered: false, retriable: false, error: `response_url took its ${this.#options.maxPostsPerResponseUrl} posts` };
-    return this.#post(chat.url, event, slackMessage(reply, { replaceOriginal: false }));
+    const chat = chatTargetOf(target, this.#platforms);
+    if (!chat) return this.#options.events ? this.#options.events.send(target, event) : notConfigured;
+    return this.#options.senders.get(chat.platform)!.send(chat, endReply(event.data as EndData), (url, message) => this.#post(url, event, message));
   }
 
   /** One post, a delivery span as a CloudEvent's is (linked to the start), its context in the post's `traceparent`. */

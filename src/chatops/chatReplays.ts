@@ -16,14 +16,13 @@ import { failureForLog } from '../rules/redaction';
 import type { Services } from '../services';
 import { after } from './chatCall';
 import type { ChatReply } from './chatMessages';
-import type { ChatPlatform } from './chatNotifier';
 
 export type AppWideUse = 'first' | 'replayed' | 'unchecked';
 
 /** Whether this is the first use of `signature` in the whole app, answered by `answerBy` (else 'unchecked'). */
 export async function firstUseAppWide(
   services: Services,
-  request: { platform: ChatPlatform; signature: string; signedAtMs: number },
+  request: { platform: string; signature: string; signedAtMs: number },
   answerBy: number,
   log: (line: string) => void,
 ): Promise<AppWideUse> {

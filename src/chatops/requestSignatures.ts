@@ -1,6 +1,6 @@
 /**
  * How a chat platform proves a request is its own, checked on the raw body before anything is
- * parsed:
+ * parsed (each platform's check is its own: slack/slackSignature.ts, teams/teamsSignature.ts):
  * - Slack ("Verifying requests from Slack"): `X-Slack-Signature: v0=<hex HMAC-SHA256>` of
  *   `v0:<X-Slack-Request-Timestamp>:<body>`, keyed with the signing secret; a timestamp more than
  *   the tolerance away from now is refused, so a captured request cannot be sent again later.
@@ -11,44 +11,15 @@
  * (ReplayCache in this instance, and the app-wide record of chatReplays.ts), so a replay inside
  * the window fails too.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 
 export type SignatureVerdict = { ok: true; signature: string } | { ok: false; reason: 'missing' | 'stale' | 'mismatch' };
 
-function sameText(given: string, expected: string): boolean {
+export function sameText(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   // timingSafeEqual needs equal lengths; comparing b with itself keeps the time the same.
   return a.length === b.length ? timingSafeEqual(a, b) : !timingSafeEqual(b, b);
-}
-
-/** Slack's signature of a request: what Slack sends in `X-Slack-Signature` (and `npm run chat` signs with). */
-export function slackSignatureOf(secret: string, timestamp: string, body: Buffer | string): string {
-  return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:`).update(body).digest('hex')}`;
-}
-
-export function verifySlackRequest(
-  secret: string,
-  headers: { timestamp: string | null; signature: string | null },
-  body: Buffer,
-  nowMs: number,
-  toleranceSeconds: number,
-): SignatureVerdict {
-  const { timestamp, signature } = headers;
-  if (!timestamp || !signature || !/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: 'missing' };
-  if (Math.abs(nowMs / 1000 - Number(timestamp)) > toleranceSeconds) return { ok: false, reason: 'stale' };
-  return sameText(signature, slackSignatureOf(secret, timestamp, body)) ? { ok: true, signature } : { ok: false, reason: 'mismatch' };
-}
-
-/** Teams' signature of a request: what follows `HMAC ` in its `Authorization` header. */
-export function teamsSignatureOf(base64Secret: string, body: Buffer | string): string {
-  return createHmac('sha256', Buffer.from(base64Secret, 'base64')).update(body).digest('base64');
-}
-
-export function verifyTeamsRequest(base64Secret: string, authorization: string | null, body: Buffer): SignatureVerdict {
-  const match = authorization ? /^HMAC ([A-Za-z0-9+/]{1,128}={0,2})$/.exec(authorization.trim()) : null;
-  if (!match) return { ok: false, reason: 'missing' };
-  return sameText(match[1]!, teamsSignatureOf(base64Secret, body)) ? { ok: true, signature: match[1]! } : { ok: false, reason: 'mismatch' };
 }
 
 /**

@@ -8,19 +8,14 @@
  * is called), so a slow upstream never holds the acknowledgement past the platform's limit; the
  * start goes on, and its end reaches the chat through the orchestration's outbox.
  */
-import { HttpRequest } from '@azure/functions';
 import { actionOf, appRoutes } from '../routes/appRoutes';
 import { fetchedCertificate } from '../certificates/fetchedCertificate';
-import { GatewayError } from '../errors';
+import { GatewayError, toGatewayError } from '../errors';
 import { grantFor } from '../calls/authorization';
-import { startOrHold, type HeldOutcome } from '../calls/startOrHold';
-import { prepareCall, sendUpstream, startRequestOf, type PreparedCall } from '../calls/operationCall';
-import { refuseRedirect } from '../upstream/upstreamClient';
+import { runOperation, type OperationCall, type OperationResult } from '../calls/operationCall';
 import { failureForLog } from '../rules/redaction';
-import type { StartOutcome } from '../orchestration/orchestrationEngine';
 import { operations, type OperationSpec } from '../spec/catalogue';
 import { isListPage } from '../upstream/paging';
-import type { UpstreamResponse } from '../upstream/upstreamClient';
 import { parseUpstreamJson } from '../upstream/upstreamJson';
 import { inOperation } from '../telemetry/hooks';
 import type { ChatReply } from './chatMessages';
@@ -45,47 +40,49 @@ function refuseWithoutOwnCredential(call: ChatCall, operation: OperationSpec): v
   throw new GatewayError('MissingBearerToken', 'This app is set up so that chat commands cannot call the management service; its operators can change that.');
 }
 
-/** The documented call a command stands for, prepared as an HTTP caller's would be. */
-async function prepared(call: ChatCall, operation: OperationSpec, params: Record<string, string>, body?: unknown): Promise<PreparedCall> {
+/**
+ * The documented call a command stands for, as the one pipeline takes it (src/calls/operationCall.ts):
+ * built from checked arguments only, with the command's own call record (the chat route's frame
+ * logs the chat request's).
+ */
+function operationCallOf(call: ChatCall, operation: OperationSpec, params: Record<string, string>, body?: unknown): OperationCall {
   refuseWithoutOwnCredential(call, operation);
-  const url = `${call.appBase}/chatops/${operation.name}?api-version=${encodeURIComponent(operation.apiVersion)}`;
-  const request = new HttpRequest({
-    method: operation.method,
-    url,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: { string: JSON.stringify(body) } }),
-  });
-  return prepareCall(operation, request, params, call.services, { correlationId: call.correlationId, caller: call.caller, query: new URL(url).searchParams });
+  const bytes = body === undefined ? undefined : new TextEncoder().encode(JSON.stringify(body));
+  return {
+    operation,
+    caller: call.caller,
+    params,
+    query: new URLSearchParams({ 'api-version': operation.apiVersion }),
+    ...(bytes ? { body: { contentType: 'application/json', read: async () => bytes } } : {}),
+    correlationId: call.correlationId,
+    startedMs: call.services.now(),
+    appBaseFor: () => call.appBase,
+    record: {},
+  };
 }
 
-/** Sends the documented call within the chat call's trace, as that operation: its attempts are counted under it. */
-async function send(ready: PreparedCall): Promise<UpstreamResponse> {
-  return refuseRedirect(await inOperation(ready.operation.operationId, () => sendUpstream(ready)));
-}
-
-type Settled = { outcome: StartOutcome | HeldOutcome } | { error: unknown };
+type Settled = { result: OperationResult } | { error: unknown };
 
 async function migrate(call: ChatCall, command: Extract<ChatCommand, { kind: 'migrate' }>): Promise<ChatReply> {
   const { services } = call;
   const operation = operationOf('ApiManagementService_MigrateToStv2');
   const params = { subscriptionId: command.subscriptionId, resourceGroupName: command.resourceGroupName, serviceName: command.serviceName };
-  const ready = await prepared(call, operation, params, { mode: command.mode });
   let announce: (id: string) => void = () => undefined;
   const announced = new Promise<string>((resolve) => (announce = resolve));
   // Sent at once, or held for approval when a rule of the user asks one (then nothing is sent now).
-  const request = { ...startRequestOf(ready, services, call.appBase), notifyTargets: call.endTarget ? [call.endTarget] : undefined };
-  const starting: Promise<Settled> = startOrHold(services, ready, request, (pending) => {
-    announce(pending.id);
-    return send(ready);
-  }).then(
-    (outcome) => ({ outcome }),
+  const starting: Promise<Settled> = inOperation(operation.operationId, () =>
+    runOperation(services, {
+      ...operationCallOf(call, operation, params, { mode: command.mode }),
+      endTarget: call.endTarget,
+      onStored: (pending) => announce(pending.id),
+    }),
+  ).then(
+    (result) => ({ result }),
     (error: unknown) => ({ error }),
   );
   // The start outlives the answer (and the invocation) when the upstream is slow: what it meets
   // goes to the process log, as the engine's own lines do, and its end reaches the chat all the same.
   void starting.then((settled) => {
-    // A repeat that joined the first start sent nothing upstream: its draw goes back to the user's share.
-    ready.draw.settle();
     if ('error' in settled) console.error(`A chat-started ${operation.operationId} failed: ${failureForLog(settled.error)}`);
   });
   const first = await Promise.race([announced.then((id) => ({ id })), starting, after(call.answerBy - services.now(), { late: true as const })]);
@@ -107,8 +104,8 @@ async function migrate(call: ChatCall, command: Extract<ChatCommand, { kind: 'mi
       ],
       lines: [call.endNote],
     };
-  const { outcome } = settled;
-  // Held for approval: stored, nothing sent upstream; the approvers are asked (approvalAnnouncements.ts).
+  const outcome = settled.result.outcome!;
+  // Held for approval: stored, nothing sent upstream; the approvers are asked (a platform's onHeldStart).
   const approval = approvalOf(outcome.state);
   if (approval?.state === 'waiting') return waitingReply(outcome.state, approval, call.appBase);
   if (outcome.kind === 'duplicate') return stateReply(outcome.state, 'This operation was already running for you: it was not started again.');
@@ -124,15 +121,22 @@ interface UsageItem {
 }
 
 async function usage(call: ChatCall, command: Extract<ChatCommand, { kind: 'usage' }>): Promise<ChatReply> {
-  const ready = await prepared(call, operationOf('Location_ListUsage'), { subscriptionId: command.subscriptionId, location: command.location });
+  const operation = operationOf('Location_ListUsage');
   const timedOut = { timedOut: true } as const;
-  const reading = send(ready);
+  const readCall = operationCallOf(call, operation, { subscriptionId: command.subscriptionId, location: command.location });
+  const reading = inOperation(operation.operationId, () => runOperation(call.services, readCall)).then(
+    (result) => ({ result }),
+    // A list answer the pipeline cannot pass on (no `value` array) is told as what it is, below.
+    (error: unknown) =>
+      readCall.record.upstream?.status === 200 && toGatewayError(error).code === 'UpstreamBadResponse' ? { unreadable: true as const } : Promise.reject(error),
+  );
   // A read that fails after the answer was given has no one to tell.
   reading.catch(() => undefined);
-  const response = await Promise.race([reading, after(call.answerBy - call.services.now(), timedOut)]);
-  if ('timedOut' in response) return { title: 'The upstream did not answer in time; ask again in a moment.' };
-  if (response.status !== 200) return { title: `The upstream answered HTTP ${response.status}.` };
-  const page = parseUpstreamJson(response);
+  const read = await Promise.race([reading, after(call.answerBy - call.services.now(), timedOut)]);
+  if ('timedOut' in read) return { title: 'The upstream did not answer in time; ask again in a moment.' };
+  const response = 'result' in read ? read.result.upstream! : undefined;
+  if (response && response.status !== 200) return { title: `The upstream answered HTTP ${response.status}.` };
+  const page = response ? parseUpstreamJson(response) : undefined;
   if (!isListPage(page)) return { title: 'The upstream answered with a usage list this app cannot read; ask again later, or read it with the usages route.' };
   // Only objects are usages: anything else in the list is left out rather than read.
   const items = page.value.filter((item): item is UsageItem => typeof item === 'object' && item !== null && !Array.isArray(item));

@@ -1,51 +1,81 @@
 /**
- * The frame around a call to one of the app's own routes: its correlation id, anything thrown
- * turned into the documented error answer (a failure logged, never its secrets), and the call
- * record every call leaves.
+ * The one frame around every way into the app (a documented operation, one of the app's own
+ * routes, a chat platform's route): its trace, its correlation id, who calls (built once, here),
+ * anything thrown turned into the documented error answer (a failure of 500 or more logged,
+ * never its secrets), and the one call record every call leaves (src/calls/callLog.ts).
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
-import { toGatewayError } from '../errors';
-import { refusalCodes } from '../calls/authorization';
-import { routeCallRecord } from '../calls/callLog';
-import { callerLogFields, type CallerIdentity } from '../callers/callerIdentity';
-import { correlationIdOf } from './correlation';
-import { failureForLog } from '../rules/redaction';
+import { callerOf, type CallerIdentity } from '../callers/callerIdentity';
 import { errorResponse } from '../calls/answers';
+import { refusalCodes } from '../calls/authorization';
+import { callRecordLine, type CallRecordDraft } from '../calls/callLog';
+import { toGatewayError } from '../errors';
+import { correlationIdOf } from '../rules/correlation';
+import { failureForLog } from '../rules/redaction';
+import type { Services } from '../services';
+import { callTraceOf, recordUpstreamIdsOnCall, traceIncoming, type CallTrace } from '../telemetry/hooks';
+import { rawQueryOf } from './requestQuery';
+
+/** Where a handler gets the app's collaborators: given by its registration (functions/), built on first use. */
+export type ServicesSource = () => Services;
 
 export interface FramedCall {
+  request: HttpRequest;
+  context: InvocationContext;
+  services: Services;
   correlationId: string;
-  /** When the request arrived (ms since the epoch). */
+  /** When the request arrived (ms since the epoch): waits are counted from it. */
   startedMs: number;
-  /** What the call record says, filled in as the handler learns it: who called, what the access policy decided. */
-  record: { caller?: CallerIdentity; decision?: string };
+  /** Who calls, as a function key, App Service Authentication or nobody names it (a chat route names its user itself, on `record`). */
+  caller: CallerIdentity;
+  /** What the call record says, filled in as the handler learns it. */
+  record: CallRecordDraft;
+  /** The call's trace, handed on by hand to its upstream requests (`passTrace`). */
+  callTrace?: CallTrace;
 }
 
-/** `unknownCaller`: who the record names when the handler stopped before knowing its caller. */
-export async function inCallFrame(
-  request: HttpRequest,
-  context: InvocationContext,
-  unknownCaller: () => CallerIdentity,
-  handle: (call: FramedCall) => Promise<HttpResponseInit>,
-): Promise<HttpResponseInit> {
-  const call: FramedCall = { correlationId: correlationIdOf(request.headers), startedMs: Date.now(), record: {} };
-  const { correlationId, startedMs, record } = call;
-  let response: HttpResponseInit;
-  try {
-    response = await handle(call);
-  } catch (thrown) {
-    const error = toGatewayError(thrown);
-    if (refusalCodes.has(error.code)) record.decision = error.code;
-    if (error.status >= 500) context.error(`${context.functionName} failed (${error.code}): ${failureForLog(thrown)}`);
-    response = errorResponse(error, correlationId);
-  }
-  // The same record as the documented operations leave.
-  context.log(
-    routeCallRecord(
-      { functionName: context.functionName, url: request.url, startedMs, correlationId },
-      callerLogFields(record.caller ?? unknownCaller()),
-      record.decision,
-      response,
-    ),
+const anonymous: CallerIdentity = { primary: 'anonymous', selectors: [] };
+
+export interface FrameOptions {
+  /** Hand the call's trace to the handler instead of entering it (the documented operations: see telemetry/hooks.ts). */
+  passTrace?: boolean;
+  /** The caller is not the HTTP request's (a chat route's is its platform's user, set on the record): none is built. */
+  chatUser?: boolean;
+}
+
+/** A handler of `name` (the span's and, unless the handler says otherwise, the record's operation) within the frame. */
+export function framed<Rest extends unknown[]>(
+  name: string,
+  getServices: ServicesSource,
+  handle: (call: FramedCall, ...rest: Rest) => Promise<HttpResponseInit>,
+  options: FrameOptions = {},
+): (request: HttpRequest, context: InvocationContext, ...rest: Rest) => Promise<HttpResponseInit> {
+  return traceIncoming<Rest>(
+    name,
+    async (request, context, ...rest) => {
+      const correlationId = correlationIdOf(request.headers);
+      const startedMs = Date.now();
+      const record: CallRecordDraft = {};
+      let caller = anonymous;
+      let response: HttpResponseInit;
+      const callTrace = options.passTrace ? callTraceOf(context) : undefined;
+      try {
+        const services = getServices();
+        if (!options.chatUser) caller = record.caller = callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED);
+        response = await handle({ request, context, services, correlationId, startedMs, caller, record, callTrace }, ...rest);
+      } catch (thrown) {
+        const error = toGatewayError(thrown);
+        if (refusalCodes.has(error.code)) record.decision = error.code;
+        if (error.status >= 500) context.error(`${record.operation ?? context.functionName} failed (${error.code}): ${failureForLog(thrown)}`);
+        response = errorResponse(error, correlationId);
+      }
+      // Without its services (settings that do not parse) the record names the caller by its key alone.
+      const caller0 = record.caller ?? (options.chatUser ? anonymous : callerOf(request.headers, rawQueryOf(request), false));
+      const defaults = { operation: context.functionName, target: new URL(request.url).pathname, caller: caller0 };
+      context.log(callRecordLine(record, defaults, response, { durationMs: Date.now() - startedMs, correlationId }));
+      if (record.upstream) recordUpstreamIdsOnCall(record.upstream.headers, callTrace);
+      return response;
+    },
+    options.passTrace ? { passTrace: true } : {},
   );
-  return response;
 }

@@ -8,12 +8,3 @@ import type { HttpRequest } from '@azure/functions';
 export function rawQueryOf(request: Pick<HttpRequest, 'url'>): URLSearchParams {
   return new URL(request.url).searchParams;
 }
-
-/**
- * The value of an app-only parameter, whose name is matched ignoring case as the host matches
- * `code`: `?Code=` must be read (and never forwarded) like `?code=`.
- */
-export function appParameterOf(query: URLSearchParams, name: string): string | null {
-  for (const [candidate, value] of query) if (candidate.toLowerCase() === name) return value;
-  return null;
-}

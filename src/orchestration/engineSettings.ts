@@ -2,6 +2,8 @@
  * What the orchestration engine's parts share: its settings and their defaults, what it is
  * built from, and the shapes of what it is asked and answers. No behaviour here.
  */
+import { defaultSettings, type Settings } from '../settings/config';
+import { engineLimits } from '../settings/limits';
 import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
 import type { PollIntervalPolicy } from './lroRules';
 import type { OrchestrationIndex } from './orchestrationIndex';
@@ -62,30 +64,62 @@ export interface OrchestrationSettings {
   janitorPageSize: number;
 }
 
-export const defaultOrchestrationSettings: OrchestrationSettings = {
-  pollInterval: { defaultMs: 60_000, floorMs: 1000, ceilingMs: 600_000 },
-  deadlineMs: { ApiManagementService_MigrateToStv2: 240 * 60_000 },
-  defaultDeadlineMs: 60 * 60_000,
-  claimMs: 60_000,
-  retentionMs: 7 * 24 * 3600_000,
-  pendingTimeoutMs: 10 * 60_000,
-  concurrency: 8,
-  pollConcurrency: 16,
-  pollMaxBytes: 8 * 1024 * 1024,
-  stateCacheBytes: 16 * 1024 * 1024,
-  startWritesMs: 30_000,
-  startRecordAttempts: 3,
-  deliveryBatch: 100,
-  maxNotifyTargets: 10,
-  allowedOrigins: [],
-  outbox: { maxAttempts: 8, firstRetryMs: 5000, maxRetryMs: 10 * 60_000, claimMs: 60_000 },
-  originGate: { perOriginConcurrency: 2, failuresToOpen: 3, coolDownMs: 60_000 },
-  deliveryWaitMs: 1000,
-  purgeBatch: 500,
-  housekeepingBudgetMs: 5000,
-  janitorIntervalMs: 60 * 60_000,
-  janitorPageSize: 500,
-};
+/**
+ * The engine's settings from the app's settings (src/settings/config.ts, where each has its one
+ * default) and the engine's constant bounds (src/settings/limits.ts). `endOrigins`: origins the
+ * ends of chat commands go to, allowed as end targets beside NOTIFY_ALLOWED_ORIGINS (x-gateway-notify
+ * is checked against NOTIFY_ALLOWED_ORIGINS alone).
+ */
+export function orchestrationSettingsOf(settings: Settings, endOrigins: readonly string[] = []): OrchestrationSettings {
+  const minutes = (value: number) => value * 60_000;
+  return {
+    pollInterval: {
+      defaultMs: settings.LRO_DEFAULT_POLL_SECONDS * 1000,
+      floorMs: settings.LRO_MIN_POLL_SECONDS * 1000,
+      ceilingMs: settings.LRO_MAX_POLL_SECONDS * 1000,
+    },
+    deadlineMs: {
+      ...engineLimits.documentedDeadlinesMs,
+      ...Object.fromEntries(Object.entries(settings.LRO_DEADLINE_MINUTES).map(([name, value]) => [name, minutes(value)])),
+    },
+    defaultDeadlineMs: engineLimits.defaultDeadlineMs,
+    claimMs: engineLimits.pollClaimMs,
+    retentionMs: settings.ORCHESTRATION_RETENTION_HOURS * 3600_000,
+    // A start is judged interrupted only once it cannot still be live: its writes (each within the
+    // storage budget: two before the upstream call, and the record of its answer with its tries)
+    // and its upstream call (within its own) done, with minutes to spare for clocks that differ
+    // between instances.
+    pendingTimeoutMs: Math.max(
+      engineLimits.pendingTimeoutMs,
+      settings.UPSTREAM_TIMEOUT_MS + (2 + settings.ORCHESTRATION_START_RECORD_ATTEMPTS) * settings.STORAGE_TIMEOUT_MS + minutes(5),
+    ),
+    concurrency: engineLimits.concurrency,
+    pollConcurrency: settings.ORCHESTRATION_POLL_CONCURRENCY,
+    pollMaxBytes: settings.ORCHESTRATION_POLL_MAX_BYTES,
+    stateCacheBytes: settings.ORCHESTRATION_CACHE_MB * 1024 * 1024,
+    // Three storage budgets: set again by engineOnContainer from the storage budget it is given.
+    startWritesMs: 3 * settings.STORAGE_TIMEOUT_MS,
+    startRecordAttempts: settings.ORCHESTRATION_START_RECORD_ATTEMPTS,
+    deliveryBatch: engineLimits.deliveryBatch,
+    maxNotifyTargets: engineLimits.maxNotifyTargets,
+    outbox: { maxAttempts: settings.NOTIFY_MAX_ATTEMPTS, ...engineLimits.deliveryRetry },
+    originGate: {
+      perOriginConcurrency: settings.NOTIFY_ORIGIN_CONCURRENCY,
+      failuresToOpen: settings.NOTIFY_CIRCUIT_FAILURES,
+      coolDownMs: settings.NOTIFY_CIRCUIT_COOLDOWN_SECONDS * 1000,
+    },
+    deliveryWaitMs: settings.NOTIFY_RUN_WAIT_MS,
+    notifyUrl: settings.NOTIFY_URL,
+    allowedOrigins: [...settings.NOTIFY_ALLOWED_ORIGINS, ...endOrigins],
+    purgeBatch: settings.ORCHESTRATION_PURGE_BATCH,
+    housekeepingBudgetMs: engineLimits.housekeepingBudgetMs,
+    janitorIntervalMs: minutes(settings.ORCHESTRATION_JANITOR_MINUTES),
+    janitorPageSize: engineLimits.janitorPageSize,
+  };
+}
+
+/** The engine's settings with every app setting at its default. */
+export const defaultOrchestrationSettings: OrchestrationSettings = orchestrationSettingsOf(defaultSettings);
 
 export interface EngineDependencies {
   store: OrchestrationStore;

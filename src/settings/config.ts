@@ -218,6 +218,13 @@ const settingsSchema = z.object({
 
 export type Settings = z.output<typeof settingsSchema>;
 
+/**
+ * Every setting at its default: what each part of the app starts from when built without the
+ * app's settings (its tests, the bench), so no default is written twice. The two settings without
+ * one are given addresses nothing listens on.
+ */
+export const defaultSettings: Settings = settingsSchema.parse({ MANAGEMENT_BASE_URL: 'http://127.0.0.1:9', LIFECYCLE_BASE_URL: 'http://127.0.0.1:9' });
+
 /** Every setting the app reads. */
 export const settingNames = Object.keys(settingsSchema.shape);
 

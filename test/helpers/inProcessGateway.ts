@@ -65,7 +65,7 @@ export async function startInProcessGateway(
     stop: async () => {
       await host.close();
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { getServices } = require('../../src/services') as typeof import('../../src/services');
+      const { getServices } = require('../../src/app/services') as typeof import('../../src/app/services');
       await getServices().upstreams.management.close();
       await emulator.close();
       await azurite.close();

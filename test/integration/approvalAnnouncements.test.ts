@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { announceApprovalRequest } from '../../src/chatops/approvalAnnouncements';
+import { announceApprovalRequest } from '../../src/chatops/slack/approvalAnnouncements';
 import { parseConfig } from '../../src/settings/config';
 import type { OrchestrationState } from '../../src/orchestration/orchestrationState';
 import type { Services } from '../../src/services';

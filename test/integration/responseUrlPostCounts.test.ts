@@ -7,8 +7,12 @@
  * counting on its own, from the last count it saw, with one log line, trying storage again after
  * a while, and losing no post it counted alone to a write under way meanwhile.
  */
-import { ChatNotifier, chatTargetUrl, responseUrlLifetimeMs } from '../../src/chatops/chatNotifier';
-import { countRetryAfterMs } from '../../src/chatops/responseUrlPosts';
+import { ChatNotifier } from '../../src/chatops/chatNotifier';
+import { chatTargetUrl } from '../../src/chatops/chatPlatform';
+import { responseUrlLifetimeMs } from '../../src/chatops/slack/slackCommand';
+import { slack } from '../../src/chatops/slack/slackPlatform';
+import { parseConfig } from '../../src/settings/config';
+import { countRetryAfterMs } from '../../src/chatops/slack/responseUrlPosts';
 import { deliveryPool, type CloudEvent } from '../../src/notifications/notificationSender';
 import { defaultOrchestrationSettings, engineOnContainer } from '../../src/orchestration/orchestrationEngine';
 import { allExpiring, OnceMarkers } from '../../src/storage/onceMarkers';
@@ -43,15 +47,14 @@ function countsOn(storage: CountingStorage = fx.storage, timeoutMs = 5000): UseC
 
 /** One instance's notifier, counting on `counts`. */
 function instance(counts: UseCounters, maxPosts = 5): ChatNotifier {
-  return new ChatNotifier({
-    maxPostsPerResponseUrl: maxPosts,
-    postCounts: counts,
-    maxTracked: 100,
-    timeoutMs: 5000,
-    now: () => fx.clock,
-    dispatcher: pool,
-    log: (line) => logs.push(line),
-  });
+  // The bound is Slack's (at most 5), which a test of the counting may pass.
+  const config = {
+    ...parseConfig({ MANAGEMENT_BASE_URL: 'https://management.example.com', LIFECYCLE_BASE_URL: 'https://lcs.example.com' }),
+    CHATOPS_RESPONSE_URL_MAX_POSTS: maxPosts,
+    CHATOPS_REPLAY_CACHE_SIZE: 100,
+  };
+  const context = { config, postCounts: counts, now: () => fx.clock, log: (line: string) => logs.push(line) };
+  return new ChatNotifier({ senders: new Map([[slack.name, slack.endSender(context)]]), timeoutMs: 5000, dispatcher: pool });
 }
 
 const event: CloudEvent = {

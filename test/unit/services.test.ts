@@ -5,7 +5,7 @@
  */
 import { parseConfig } from '../../src/settings/config';
 import * as lazyPackages from '../../src/loading/lazyPackages';
-import { createServices } from '../../src/services';
+import { createServices } from '../../src/app/services';
 
 afterEach(() => jest.restoreAllMocks());
 

@@ -82,7 +82,7 @@ const sourceFiles = filesUnder('src', (path) => path.endsWith('.ts'));
 const importsByFile = new Map(sourceFiles.map((file) => [file, valueImportsOf(file)]));
 
 it('reads the import graph of src/', () => {
-  expect(importsByFile.get('src/services.ts')).toContain('src/settings/config.ts');
+  expect(importsByFile.get('src/app/services.ts')).toContain('src/settings/config.ts');
 });
 
 it('keeps the lower layers from importing the HTTP layer or above', () => {

@@ -11,7 +11,7 @@ import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 import { hooksFor, log, registeredFunctions } from './coreApi';
-import { appParameterOf } from '../../src/http/requestQuery';
+import { appParameterOf } from '../../src/rules/appParameters';
 import { allMethods, collectHttpRoutes, collectTimers, invoke, type HttpRoute, type TimerFunction } from './functionRegistrations';
 import { namespaceHint, servedProviders } from './namespaceHint';
 import { decodeSegment, matchRoute } from './routeTemplate';

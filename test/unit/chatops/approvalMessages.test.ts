@@ -1,7 +1,8 @@
 /** What chat shows of a start waiting for approval: the Slack message's buttons, the decisions, the console's page. */
-import { approvalMessage } from '../../../src/chatops/approvalAnnouncements';
+import { approvalMessage } from '../../../src/chatops/slack/approvalAnnouncements';
 import { decisionReply, waitingReply, withApproval } from '../../../src/chatops/approvalReplies';
-import { slackMessage, teamsMessage } from '../../../src/chatops/chatMessages';
+import { slackMessage } from '../../../src/chatops/slack/slackMessages';
+import { teamsMessage } from '../../../src/chatops/teams/teamsMessages';
 import type { ApprovalStatus } from '../../../src/orchestration/approvalStatus';
 import type { OrchestrationState } from '../../../src/orchestration/orchestrationState';
 

@@ -1,6 +1,7 @@
 /** What the app's chat messages make of text from elsewhere (an upstream's failure message, a usage name). */
 import { endReply } from '../../../src/chatops/chatNotifier';
-import { slackMessage, teamsMessage } from '../../../src/chatops/chatMessages';
+import { slackMessage } from '../../../src/chatops/slack/slackMessages';
+import { teamsMessage } from '../../../src/chatops/teams/teamsMessages';
 import { stateReply } from '../../../src/chatops/orchestrationCommands';
 import type { OrchestrationState } from '../../../src/orchestration/orchestrationState';
 import { endEventData } from '../../../src/orchestration/statusDocument';

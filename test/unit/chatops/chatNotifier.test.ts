@@ -3,8 +3,10 @@
  * past its 30 minutes goes to SLACK_WEBHOOK_URL instead, no response_url gets more than its
  * posts, and every other target goes to the CloudEvent sender as before.
  */
-import { ChatNotifier, chatTargetOf, chatTargetUrl, responseUrlLifetimeMs } from '../../../src/chatops/chatNotifier';
-import { chatNotifierOf } from '../../../src/chatops/chatSettings';
+import { ChatNotifier } from '../../../src/chatops/chatNotifier';
+import { chatTargetOf, chatTargetUrl } from '../../../src/chatops/chatPlatform';
+import { chatNotifierOf, chatPlatforms } from '../../../src/chatops/platforms';
+import { responseUrlLifetimeMs } from '../../../src/chatops/slack/slackCommand';
 import { parseConfig } from '../../../src/settings/config';
 import { deliveryPool, type CloudEvent } from '../../../src/notifications/notificationSender';
 import { startChatPostReceiver, type ChatPostReceiver } from '../../helpers/chatPostReceiver';
@@ -37,20 +39,25 @@ const event = (runtimeStatus: string): CloudEvent => ({
 });
 
 function notifier(now: number, options: { slackWebhookUrl?: string; maxPosts?: number; events?: ChatNotifier['send'] } = {}) {
+  const config = parseConfig({
+    MANAGEMENT_BASE_URL: 'https://management.example.com',
+    LIFECYCLE_BASE_URL: 'https://lcs.example.com',
+    ...(options.slackWebhookUrl ? { SLACK_WEBHOOK_URL: options.slackWebhookUrl } : {}),
+    CHATOPS_RESPONSE_URL_MAX_POSTS: String(options.maxPosts ?? 5),
+    CHATOPS_REPLAY_CACHE_SIZE: '100',
+  });
+  const context = { config, now: () => now, log: () => undefined };
   return new ChatNotifier({
     events: options.events ? { send: options.events } : undefined,
-    slackWebhookUrl: options.slackWebhookUrl,
-    maxPostsPerResponseUrl: options.maxPosts ?? 5,
-    maxTracked: 100,
+    senders: new Map(chatPlatforms.map((platform) => [platform.name, platform.endSender(context)])),
     timeoutMs: 5000,
-    now: () => now,
     dispatcher: pool,
   });
 }
 
 it('a target keeps its URL, query included, with the platform and expiry in a fragment that is never sent', async () => {
   const target = chatTargetUrl({ platform: 'teams', url: `${origin}/workflows/w?sig=s3cret` });
-  expect(chatTargetOf(target)).toEqual({ platform: 'teams', url: `${origin}/workflows/w?sig=s3cret` });
+  expect(chatTargetOf(target, ['slack', 'teams'])).toEqual({ platform: 'teams', url: `${origin}/workflows/w?sig=s3cret` });
   expect(await notifier(0).send(target, event('Completed'))).toEqual({ delivered: true });
   expect(posts[0]).toMatchObject({ path: '/workflows/w?sig=s3cret', body: { type: 'message', text: expect.stringContaining(`Operation ${id} completed`) } });
 });

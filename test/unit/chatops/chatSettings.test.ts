@@ -1,6 +1,8 @@
 /** When a chat route is on, who a rule names, and the settings' checks. */
 import { accessPolicyOf } from '../../../src/access/accessPolicy';
-import { chatEnabled, chatSummary } from '../../../src/chatops/chatSettings';
+import { chatEnabled } from '../../../src/chatops/chatSettings';
+import { chatSummaries } from '../../../src/chatops/platforms';
+import { slackKey } from '../../../src/chatops/slack/slackCommand';
 import { ConfigError, parseConfig } from '../../../src/settings/config';
 
 const minimal = { MANAGEMENT_BASE_URL: 'https://management.example.com', LIFECYCLE_BASE_URL: 'https://lcs.example.com' };
@@ -20,7 +22,7 @@ describe('chatEnabled', () => {
     ['a rule but no secret', { ACCESS_POLICY: policy(['slack:T1/U1']) }, false],
     ["a secret and a rule naming another platform's user", { SLACK_SIGNING_SECRET: slackSecret, ACCESS_POLICY: policy([`teams:${tenant}/${user}`]) }, false],
   ])('Slack with %s: %s', (_name, settings, enabled) => {
-    expect(chatEnabled(configWith(settings), 'slack')).toBe(enabled);
+    expect(chatEnabled(configWith(settings), slackKey)).toBe(enabled);
   });
 });
 
@@ -65,14 +67,13 @@ describe('the chat settings', () => {
 
 describe("the start's Slack line", () => {
   it('names where approval requests go by origin only: the webhook path holds its token', () => {
-    const line = chatSummary(
+    const [, line] = chatSummaries(
       configWith({
         SLACK_SIGNING_SECRET: slackSecret,
         ACCESS_POLICY: policy(['slack:T1/U1']),
         SLACK_APPROVAL_WEBHOOK_URL: 'https://hooks.slack.com/services/T1/B1/approvals-token-0001',
       }),
-      'slack',
-    );
+    ).find(([title]) => title === 'Slack')!;
     expect(line).toContain('approval requests posted to SLACK_APPROVAL_WEBHOOK_URL (https://hooks.slack.com), their clicks to POST chatops/slack/interactive');
     expect(line).not.toContain('approvals-token-0001');
   });

@@ -4,7 +4,9 @@
  * the base64-decoded token), and the replay cache's bounds.
  */
 import { createHmac } from 'node:crypto';
-import { ReplayCache, verifySlackRequest, verifyTeamsRequest } from '../../../src/chatops/requestSignatures';
+import { ReplayCache } from '../../../src/chatops/requestSignatures';
+import { verifySlackRequest } from '../../../src/chatops/slack/slackSignature';
+import { verifyTeamsRequest } from '../../../src/chatops/teams/teamsSignature';
 
 const slackSecret = '8f742231b10e8888abcd99yyyzzz85a5';
 const body = Buffer.from('token=x&team_id=T1&user_id=U1&command=%2Fgw&text=help');

@@ -1,6 +1,6 @@
 /** A Slack click's form as the interactive route reads it: what it takes, and each refusal in words. */
 import { GatewayError } from '../../../src/errors';
-import { readSlackClick } from '../../../src/chatops/slackClickPayload';
+import { readSlackClick } from '../../../src/chatops/slack/slackClickPayload';
 
 const id = '0b5c7e2a-1f3d-4c55-9a6b-2d8e9f001122';
 

@@ -3,7 +3,7 @@ import type { RegisteredFunction } from '../../../tools/localHost/coreApi';
 import { collectHttpRoutes } from '../../../tools/localHost/functionRegistrations';
 import { comparePrecedence, matchRoute, parseRouteTemplate, routesOverlap } from '../../../tools/localHost/routeTemplate';
 import { appRoutes } from '../../../src/routes/appRoutes';
-import { scopeRouteTemplate } from '../../../src/http/scopeRoute';
+import { scopeRouteTemplate } from '../../../src/http/operationRoute';
 import { operations, resolvePathTemplate } from '../../../src/spec/catalogue';
 
 describe('matchRoute', () => {

@@ -1,7 +1,7 @@
 /** The notification settings as the engine gets them: the allow-list and the bounds per receiver. */
 import { ConfigError, parseConfig } from '../../../src/settings/config';
 import { defaultOrchestrationSettings } from '../../../src/orchestration/orchestrationEngine';
-import { orchestrationSettingsOf } from '../../../src/services';
+import { orchestrationSettingsOf } from '../../../src/orchestration/engineSettings';
 
 const minimal = { MANAGEMENT_BASE_URL: 'https://management.example.com', LIFECYCLE_BASE_URL: 'https://lcs.example.com' };
 const signing = { NOTIFY_SIGNING_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}` };

@@ -6,7 +6,7 @@
 import { parseConfig } from '../../../src/settings/config';
 import { longestWaitSeconds } from '../../../src/calls/gatewayWait';
 import { defaultOrchestrationSettings } from '../../../src/orchestration/orchestrationEngine';
-import { orchestrationSettingsOf } from '../../../src/services';
+import { orchestrationSettingsOf } from '../../../src/orchestration/engineSettings';
 
 const minimal = { MANAGEMENT_BASE_URL: 'https://management.example.com', LIFECYCLE_BASE_URL: 'https://lcs.example.com' };
 

@@ -2,7 +2,8 @@
  * What `npm run chat` sends: requests the app's own verification accepts, from the users, with the
  * secrets and to the stand-in that the documented local chat start (docs/chatops.md) sets.
  */
-import { verifySlackRequest, verifyTeamsRequest } from '../../../src/chatops/requestSignatures';
+import { verifySlackRequest } from '../../../src/chatops/slack/slackSignature';
+import { verifyTeamsRequest } from '../../../src/chatops/teams/teamsSignature';
 import { documentedSteps } from '../../helpers/documentedCommands';
 import { localChat, slackCommandRequest, teamsCommandRequest } from '../../../tools/chatRequests';
 

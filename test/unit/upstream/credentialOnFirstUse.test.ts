@@ -7,7 +7,7 @@ import { GatewayError } from '../../../src/errors';
 import * as lazyPackages from '../../../src/loading/lazyPackages';
 import { parseConfig } from '../../../src/settings/config';
 import { failureForLog } from '../../../src/rules/redaction';
-import { createTokenSource } from '../../../src/services';
+import { createTokenSource } from '../../../src/app/services';
 import { credentialOnFirstUse } from '../../../src/identity/credentialOnFirstUse';
 import { credentialTokenSource } from '../../../src/upstream/tokenSource';
 

@@ -5,11 +5,14 @@
  * Teams shows in the thread (HTTP 200 within 5 s); an operation's end is posted to the
  * Workflows webhook TEAMS_WORKFLOW_URL names.
  */
-import { GatewayError } from '../errors';
-import type { ChatPlatformHandler } from './chatEndpoint';
-import { teamsMessage } from './chatMessages';
-import { chatTargetUrl } from './chatNotifier';
-import { verifyTeamsRequest } from './requestSignatures';
+import { GatewayError } from '../../errors';
+import type { ChatPlatformHandler } from '../chatEndpoint';
+import { chatTargetUrl, type ChatPlatformKey } from '../chatPlatform';
+import { teamsMessage } from './teamsMessages';
+import { verifyTeamsRequest } from './teamsSignature';
+
+/** Teams among the platforms (teamsPlatform.ts is the whole of it). */
+export const teamsKey: ChatPlatformKey = { name: 'teams', secretSetting: 'TEAMS_WEBHOOK_SECRET' };
 
 const guid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -45,7 +48,7 @@ function activityOf(body: Buffer): Activity {
 }
 
 export const teamsActivities: ChatPlatformHandler = {
-  platform: 'teams',
+  platform: teamsKey,
   verify: (services, request, body) => verifyTeamsRequest(services.config.TEAMS_WEBHOOK_SECRET!, request.headers.get('authorization'), body),
   read(services, _request, body) {
     const activity = activityOf(body);

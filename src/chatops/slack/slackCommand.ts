@@ -5,12 +5,19 @@
  * posted to the command's `response_url`, an origin SLACK_RESPONSE_URL_ORIGINS allows.
  */
 import type { HttpRequest } from '@azure/functions';
-import { GatewayError } from '../errors';
-import { orchestrationSettingsOf, type Services } from '../services';
-import type { ChatPlatformHandler } from './chatEndpoint';
-import { slackMessage } from './chatMessages';
-import { chatTargetUrl, responseUrlLifetimeMs } from './chatNotifier';
-import { verifySlackRequest } from './requestSignatures';
+import { GatewayError } from '../../errors';
+import { orchestrationSettingsOf } from '../../orchestration/engineSettings';
+import type { Services } from '../../services';
+import type { ChatPlatformHandler } from '../chatEndpoint';
+import { chatTargetUrl, type ChatPlatformKey } from '../chatPlatform';
+import { slackMessage } from './slackMessages';
+import { verifySlackRequest } from './slackSignature';
+
+/** Slack among the platforms (slackPlatform.ts is the whole of it). */
+export const slackKey: ChatPlatformKey = { name: 'slack', secretSetting: 'SLACK_SIGNING_SECRET' };
+
+/** How long Slack keeps a response_url. */
+export const responseUrlLifetimeMs = 30 * 60_000;
 
 /** A Slack team or user id as Slack writes it. */
 export const slackId = /^[A-Z0-9]{1,32}$/;
@@ -62,7 +69,7 @@ export function slackFormOf(request: HttpRequest, body: Buffer, what: string): U
 }
 
 export const slackCommands: ChatPlatformHandler = {
-  platform: 'slack',
+  platform: slackKey,
   verify: verifySlack,
   // Slack checks the certificate of a command's URL with a signed `ssl_check=1` and expects a 200.
   isCheck: (body) => new URLSearchParams(body.toString('utf8')).get('ssl_check') === '1',

@@ -3,7 +3,7 @@
  * type (415), a nesting cap, and a parse that never throws past this module (400).
  */
 import { GatewayError } from '../errors';
-import { nestingDepth } from '../rules/nestingDepth';
+import { nestingDepth } from './nestingDepth';
 
 /** Deeper than any spec resource nests; a deeper body is an attack, not a declaration. */
 export const maxJsonDepth = 64;

@@ -15,7 +15,7 @@
  * where no webhook is set); refusing it would lose an end over a storage hiccup.
  */
 import { createHash } from 'node:crypto';
-import type { SeenCount, UseCounters } from '../storage/useCounters';
+import type { SeenCount, UseCounters } from '../../storage/useCounters';
 
 export interface ResponseUrlPostsOptions {
   /** The shared counts; absent, each instance counts its own posts. */

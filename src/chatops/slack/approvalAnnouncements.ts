@@ -11,14 +11,16 @@
  * (a failure names its origin) and never put in a message.
  */
 import type { Dispatcher } from 'undici';
-import { approvalOf } from '../approvals/approvalDecisions';
-import { deliveryPool, postDelivery } from '../notifications/notificationSender';
-import type { DeliveryOutcome } from '../orchestration/outbox';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
-import type { Services } from '../services';
-import { approvalFacts, approvalPageLink } from './approvalReplies';
-import { slackMessage, type ChatReply } from './chatMessages';
-import { chatEnabled } from './chatSettings';
+import { approvalOf } from '../../approvals/approvalDecisions';
+import { deliveryPool, postDelivery } from '../../notifications/notificationSender';
+import type { DeliveryOutcome } from '../../orchestration/outbox';
+import type { OrchestrationState } from '../../orchestration/orchestrationState';
+import type { Services } from '../../services';
+import { approvalFacts, approvalPageLink } from '../approvalReplies';
+import type { ChatReply } from '../chatMessages';
+import { chatEnabled } from '../chatSettings';
+import { slackKey } from './slackCommand';
+import { slackMessage } from './slackMessages';
 import { approvalActions } from './slackClickPayload';
 
 let pool: Dispatcher | undefined;
@@ -75,7 +77,7 @@ export function approvalMessage(state: OrchestrationState, appBase: string | und
 export async function announceApprovalRequest(services: Services, state: OrchestrationState): Promise<void> {
   const { config } = services;
   const webhook = config.SLACK_APPROVAL_WEBHOOK_URL;
-  if (!webhook || !chatEnabled(config, 'slack') || approvalOf(state)?.state !== 'waiting') return;
+  if (!webhook || !chatEnabled(config, slackKey) || approvalOf(state)?.state !== 'waiting') return;
   let problem: string | undefined;
   try {
     const outcome = await postSlackMessage(services, webhook, approvalMessage(state, state.appBase ?? config.APP_PUBLIC_URL));

@@ -4,7 +4,7 @@
  * wrong. Slack sends much more (the whole message, the channel), which is left unread.
  */
 import { z } from 'zod';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../../errors';
 import { slackId } from './slackCommand';
 
 /** What a button's `action_id` says: set by approvalAnnouncements.ts, read back here. */
