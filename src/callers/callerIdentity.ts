@@ -1,6 +1,7 @@
 /**
- * Who is calling, for the access policy and the call log: never a secret, and never a name the
- * caller chose.
+ * Who is calling, for the access policy and the call log, built here alone whatever the way in
+ * (a function key, an App Service Authentication principal, a chat platform's user): never a
+ * secret, and never a name the caller chose.
  * - A function key is named by a short fingerprint of its hash (the host does not tell a Node
  *   worker the key's name), and only the key the host authenticated names the caller (see
  *   authenticatedKeyOf).
@@ -102,6 +103,16 @@ export function callerOf(headers: HeaderGetter, query: URLSearchParams, platform
     ...(principal.name === undefined ? {} : { principalName: principal.name }),
     ...(subject === undefined ? {} : { unverifiedTokenSubject: subject }),
   };
+}
+
+/**
+ * A chat platform's user as the app names it: `<platform>:<the platform's own ids of them>`
+ * (`slack:<team>/<user>`, `teams:<tenant>/<AAD object id>`), the name ACCESS_POLICY rules give.
+ * The platform's signature vouches for it; only the platform's route builds one.
+ */
+export function chatCallerOf(platform: string, user: string): CallerIdentity {
+  const name = `${platform}:${user}`;
+  return { primary: name, selectors: [name] };
 }
 
 /** The caller as the call log names it: its most specific name, never a secret. */

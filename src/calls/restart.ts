@@ -16,7 +16,7 @@ import { isActive, type OrchestrationState } from '../orchestration/orchestratio
 import { linkRestart, unlinkRestart } from '../orchestration/restartLinks';
 import { redactedMarker } from '../rules/redaction';
 import type { Services } from '../services';
-import { operations, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
+import { operations, pathParamsOf, resolvePathTemplate } from '../spec/catalogue';
 import { appParameterOf } from '../rules/appParameters';
 import { callRecordLine, type CallRecordDraft } from './callLog';
 import { forwardedCallerHeaders, runOperation, type OperationCall } from './operationCall';
@@ -28,27 +28,6 @@ function holdsRedacted(value: unknown): boolean {
   if (value === redactedMarker) return true;
   if (Array.isArray(value)) return value.some(holdsRedacted);
   return typeof value === 'object' && value !== null && Object.values(value).some(holdsRedacted);
-}
-
-/** The route values of a stored path, read against the operation's path template. */
-function paramsOf(operation: OperationSpec, path: string, providerNamespace: string): Record<string, string> | undefined {
-  const template = resolvePathTemplate(operation, providerNamespace).split('/');
-  let segments = path.split('/');
-  const params: Record<string, string> = {};
-  if (template[0] === '{scope}') {
-    const scopeLength = segments.length - (template.length - 1);
-    if (scopeLength < 1) return undefined;
-    params.scope = segments.slice(0, scopeLength).map(decodeURIComponent).join('/');
-    segments = ['', ...segments.slice(scopeLength)];
-  }
-  if (segments.length !== template.length) return undefined;
-  for (const [index, part] of template.entries()) {
-    if (index === 0 && part === '{scope}') continue;
-    const name = /^\{(\w+)\}$/.exec(part)?.[1];
-    if (name) params[name] = decodeURIComponent(segments[index]!);
-    else if (part.toLowerCase() !== segments[index]!.toLowerCase()) return undefined;
-  }
-  return params;
 }
 
 /** What is replayed, or why it cannot be: checked before the original is linked. */
@@ -69,7 +48,7 @@ function replayPlanOf(original: OrchestrationState, services: Services) {
     );
   }
   const operation = operations.find((candidate) => candidate.operationId === original.name && candidate.longRunning);
-  const params = operation && paramsOf(operation, original.input.path, services.config.PROVIDER_NAMESPACE);
+  const params = operation && pathParamsOf(resolvePathTemplate(operation, services.config.PROVIDER_NAMESPACE), original.input.path);
   if (!operation || !params) {
     throw new GatewayError(
       'Conflict',

@@ -272,3 +272,27 @@ export function fillPath(template: string, params: Record<string, string>): stri
     return name === 'scope' ? value.split('/').map(encodeURIComponent).join('/') : encodeURIComponent(value);
   });
 }
+
+/**
+ * The route values of a path filled from `template` (fillPath's inverse), or undefined when the
+ * path is not one of the template's: how a stored request's path is read back (a restart).
+ */
+export function pathParamsOf(template: string, path: string): Record<string, string> | undefined {
+  const parts = template.split('/');
+  let segments = path.split('/');
+  const params: Record<string, string> = {};
+  if (parts[0] === '{scope}') {
+    const scopeLength = segments.length - (parts.length - 1);
+    if (scopeLength < 1) return undefined;
+    params.scope = segments.slice(0, scopeLength).map(decodeURIComponent).join('/');
+    segments = ['', ...segments.slice(scopeLength)];
+  }
+  if (segments.length !== parts.length) return undefined;
+  for (const [index, part] of parts.entries()) {
+    if (index === 0 && part === '{scope}') continue;
+    const name = /^\{(\w+)\}$/.exec(part)?.[1];
+    if (name) params[name] = decodeURIComponent(segments[index]!);
+    else if (part.toLowerCase() !== segments[index]!.toLowerCase()) return undefined;
+  }
+  return params;
+}

@@ -26,7 +26,7 @@ import { after, type ChatCall } from '../chatCall';
 import { admitChatRequest, answerChat, type SignedChatRequests } from '../chatEndpoint';
 import { slackMessage } from './slackMessages';
 import { uncheckedReply } from '../chatReplays';
-import type { CallerIdentity } from '../../callers/callerIdentity';
+import { chatCallerOf, type CallerIdentity } from '../../callers/callerIdentity';
 import { readSlackClick, type SlackClick } from './slackClickPayload';
 import { responseUrlOf, slackFormOf, slackKey, slackSignedAtMs, verifySlack } from './slackCommand';
 
@@ -37,11 +37,11 @@ const slackClicks: SignedChatRequests<VerifiedClick> = {
   verify: verifySlack,
   read(services, request, body) {
     const click = readSlackClick(slackFormOf(request, body, 'A Slack click'));
-    const caller = `slack:${click.team}/${click.user}`;
+
     return {
       ...click,
       responseUrl: responseUrlOf(services, click.responseUrl),
-      caller: { primary: caller, selectors: [caller] },
+      caller: chatCallerOf(slackKey.name, `${click.team}/${click.user}`),
       signedAtMs: slackSignedAtMs(request),
     };
   },

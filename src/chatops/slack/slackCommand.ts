@@ -5,6 +5,7 @@
  * posted to the command's `response_url`, an origin SLACK_RESPONSE_URL_ORIGINS allows.
  */
 import type { HttpRequest } from '@azure/functions';
+import { chatCallerOf } from '../../callers/callerIdentity';
 import { GatewayError } from '../../errors';
 import { orchestrationSettingsOf } from '../../orchestration/engineSettings';
 import type { Services } from '../../services';
@@ -79,9 +80,8 @@ export const slackCommands: ChatPlatformHandler = {
     const user = form.get('user_id') ?? '';
     if (!slackId.test(team) || !slackId.test(user)) throw new GatewayError('InvalidRequest', 'A slash command names its team_id and user_id.');
     const responseUrl = responseUrlOf(services, form.get('response_url'));
-    const caller = `slack:${team}/${user}`;
     return {
-      caller: { primary: caller, selectors: [caller] },
+      caller: chatCallerOf(slackKey.name, `${team}/${user}`),
       text: form.get('text') ?? '',
       endTarget: responseUrl && chatTargetUrl({ platform: 'slack', url: responseUrl, untilMs: services.now() + responseUrlLifetimeMs }),
       endNote: endNoteOf(services, responseUrl),

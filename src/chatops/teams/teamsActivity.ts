@@ -5,6 +5,7 @@
  * Teams shows in the thread (HTTP 200 within 5 s); an operation's end is posted to the
  * Workflows webhook TEAMS_WORKFLOW_URL names.
  */
+import { chatCallerOf } from '../../callers/callerIdentity';
 import { GatewayError } from '../../errors';
 import type { ChatPlatformHandler } from '../chatEndpoint';
 import { chatTargetUrl, type ChatPlatformKey } from '../chatPlatform';
@@ -63,9 +64,9 @@ export const teamsActivities: ChatPlatformHandler = {
       throw new GatewayError('InvalidRequest', 'The activity names no tenant id and AAD object id of its sender.');
     }
     const workflowUrl = services.config.TEAMS_WORKFLOW_URL;
-    const caller = `teams:${tenant}/${user}`.toLowerCase();
     return {
-      caller: { primary: caller, selectors: [caller] },
+      // Teams' ids are GUIDs, which ACCESS_POLICY names in any case: the name is lower case.
+      caller: chatCallerOf(teamsKey.name, `${tenant}/${user}`.toLowerCase()),
       text: typeof activity.text === 'string' ? commandTextOf(activity.text.slice(0, 4 * services.config.CHATOPS_MAX_COMMAND_CHARS)) : '',
       endTarget: workflowUrl && chatTargetUrl({ platform: 'teams', url: workflowUrl }),
       endNote: workflowUrl ? 'Its end will be posted to the channel.' : 'No channel webhook is set: `status <id>` reads the end.',
