@@ -134,7 +134,7 @@ export const purgeOrchestration = appHandler(appRoutes.orchestrationsPurge, asyn
 export const purgeOrchestrations = appHandler(appRoutes.orchestrationsPurgeMany, async (call) => {
   const { filter, continuationToken } = purgeRequestOf(call.query, call.request.headers);
   const purged = await call.services.orchestrations.purgeMatching(visibleFilter(call.services, call.caller, filter), {
-    top: call.services.config.ORCHESTRATION_PURGE_BATCH,
+    top: call.services.config.ORCHESTRATION_PURGE_REQUEST_MAX,
     continuationToken,
     ...scanBoundsOf(call.services.config),
   });

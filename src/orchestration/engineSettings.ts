@@ -56,8 +56,11 @@ export interface OrchestrationSettings {
   notifyUrl?: string;
   /** The origins `x-gateway-notify` may name (`NOTIFY_ALLOWED_ORIGINS`), checked again at every delivery. */
   allowedOrigins: readonly string[];
-  /** Most orchestrations one sweep purges, and the time a sweep may give purging and the janitor. */
+  /** Most orchestrations past their retention one sweep purges (ORCHESTRATION_PURGE_BATCH). */
   purgeBatch: number;
+  /** Most expired records one sweep removes, and stale ones the janitor's turn removes (RECORDS_JANITOR_BATCH). */
+  recordsBatch: number;
+  /** The time a sweep may give purging and the janitor. */
   housekeepingBudgetMs: number;
   /** How often the janitor walks every document (ms), and how many it reads per sweep. */
   janitorIntervalMs: number;
@@ -112,6 +115,7 @@ export function orchestrationSettingsOf(settings: Settings, endOrigins: readonly
     notifyUrl: settings.NOTIFY_URL,
     allowedOrigins: [...settings.NOTIFY_ALLOWED_ORIGINS, ...endOrigins],
     purgeBatch: settings.ORCHESTRATION_PURGE_BATCH,
+    recordsBatch: settings.RECORDS_JANITOR_BATCH,
     housekeepingBudgetMs: engineLimits.housekeepingBudgetMs,
     janitorIntervalMs: minutes(settings.ORCHESTRATION_JANITOR_MINUTES),
     janitorPageSize: engineLimits.janitorPageSize,

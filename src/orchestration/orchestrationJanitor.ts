@@ -22,7 +22,7 @@ export class OrchestrationJanitor {
    * was stored before the index existed (purging ended documents past their retention directly,
    * except one with a notification still pending: it is kept, its outbox marked, until the
    * delivery ends). It also removes the receivers' circuit records nobody probed for long
-   * (sharedCircuit.ts), at most `purgeBatch`.
+   * (src/notifications/sharedCircuit.ts), at most `recordsBatch`.
    */
   async turn(): Promise<{ scanned: number; repaired: number }> {
     const { store, index, settings } = this.deps;
@@ -58,7 +58,7 @@ export class OrchestrationJanitor {
 
   /**
    * Every run, not only on the janitor's turn: the expired records of `expiringMarkers` (the chat
-   * replay records, the response_urls' post counts, the callers' share buckets idle for long), at most `purgeBatch` of them in all, oldest
+   * replay records, the response_urls' post counts, the callers' share buckets idle for long), at most `recordsBatch` of them in all, oldest
    * first; the rest in the next run. Any instance may do it at once (a delete of what is gone is
    * nothing), and a failure waits for the next run: a replay record kept longer refuses nothing a
    * fresh request could send, and a post count kept longer counts posts to a URL Slack expired.
@@ -67,7 +67,7 @@ export class OrchestrationJanitor {
     const { expiringMarkers, settings } = this.deps;
     if (!expiringMarkers) return 0;
     try {
-      return await expiringMarkers.removeExpired(this.deps.now(), settings.purgeBatch, settings.concurrency);
+      return await expiringMarkers.removeExpired(this.deps.now(), settings.recordsBatch, settings.concurrency);
     } catch (error) {
       this.records.log({ step: 'markers-error', code: (error as { code?: string }).code ?? 'InternalError' });
       return 0;
@@ -78,7 +78,7 @@ export class OrchestrationJanitor {
   async #removeStaleRecords(now: number): Promise<void> {
     const { staleRecords, settings } = this.deps;
     try {
-      await staleRecords?.removeExpired(now, settings.purgeBatch, settings.concurrency);
+      await staleRecords?.removeExpired(now, settings.recordsBatch, settings.concurrency);
     } catch (error) {
       this.records.log({ step: 'circuits-error', code: (error as { code?: string }).code ?? 'InternalError' });
     }

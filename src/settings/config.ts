@@ -155,7 +155,12 @@ const settingsSchema = z.object({
   APPROVAL_MAX_MINUTES: integerText(1, approvalBounds.maxMinutes).default(1440),
   APPROVAL_MAX_PENDING_PER_CALLER: integerText(1, 10_000).default(20),
   APPROVAL_MAX_PENDING: integerText(1, 100_000).default(1000),
+  // Three bounds of removals, each apart: orchestrations past their retention one poller run purges,
+  // the ended ones one `DELETE orchestrations?…` purges, and the expired records (chat replay
+  // records, post counts, share buckets; on the janitor's turn, stale receiver circuits) one run removes.
   ORCHESTRATION_PURGE_BATCH: integerText(1, 10_000).default(500),
+  ORCHESTRATION_PURGE_REQUEST_MAX: integerText(1, 10_000).default(500),
+  RECORDS_JANITOR_BATCH: integerText(1, 10_000).default(500),
   // Most orchestrations one bulk terminate or restart acts on (or a dry run lists); a continuation token goes on.
   ORCHESTRATION_BULK_BATCH: integerText(1, 1000).default(100),
   // Most stored orchestrations one list, count, purge or bulk request looks at (blob metadata only).

@@ -30,13 +30,13 @@ describe('chat replay records', () => {
     expect(fx.storage.requests).toEqual(Array.from({ length: 4 }, () => expect.stringMatching(/^PUT [^?]*chat-replay\/\d{13}\//)));
   });
 
-  it('are removed by the janitor once expired, oldest first, at most purgeBatch in a run', async () => {
+  it('are removed by the janitor once expired, oldest first, at most recordsBatch in a run', async () => {
     const markers = markersOf();
     const engine = engineOnContainer(fx.storage.service.getContainerClient(fx.container), {
       storageTimeoutMs: 5000,
       upstream: upstreamOf(fx),
       expiringMarkers: markers,
-      settings: { ...defaultOrchestrationSettings, retentionMs, purgeBatch: 3 },
+      settings: { ...defaultOrchestrationSettings, retentionMs, recordsBatch: 3 },
       now: () => fx.clock,
       log: () => undefined,
     });

@@ -88,7 +88,7 @@ describe('the janitor', () => {
       storageTimeoutMs: 5000,
       upstream: upstreamOf(fx),
       expiringMarkers: allExpiring([buckets]),
-      settings: { ...defaultOrchestrationSettings, retentionMs, purgeBatch: 3 },
+      settings: { ...defaultOrchestrationSettings, retentionMs, recordsBatch: 3 },
       now: () => now,
       log: () => undefined,
     });

@@ -137,7 +137,7 @@ it('are removed by the janitor once the response_url expired, in the same bounde
     storageTimeoutMs: 5000,
     upstream: upstreamOf(fx),
     expiringMarkers: allExpiring([replays, counts]),
-    settings: { ...defaultOrchestrationSettings, retentionMs, purgeBatch: 3 },
+    settings: { ...defaultOrchestrationSettings, retentionMs, recordsBatch: 3 },
     now: () => fx.clock,
     log: () => undefined,
   });

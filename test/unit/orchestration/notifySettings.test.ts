@@ -41,3 +41,11 @@ it.each([
   expect(() => parseConfig({ ...minimal, [name]: value })).toThrow(ConfigError);
   expect(() => parseConfig({ ...minimal, [name]: value })).toThrow(new RegExp(`${name} `));
 });
+
+it('bounds the purges of a run and the removals of expired records apart (ORCHESTRATION_PURGE_BATCH, RECORDS_JANITOR_BATCH)', () => {
+  const settings = orchestrationSettingsOf(
+    parseConfig({ ...minimal, ORCHESTRATION_PURGE_BATCH: '7', RECORDS_JANITOR_BATCH: '11', ORCHESTRATION_PURGE_REQUEST_MAX: '13' }),
+  );
+  expect(settings).toMatchObject({ purgeBatch: 7, recordsBatch: 11 });
+  expect(defaultOrchestrationSettings).toMatchObject({ purgeBatch: 500, recordsBatch: 500 });
+});
