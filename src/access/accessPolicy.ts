@@ -200,6 +200,13 @@ export class AccessPolicy {
     const admin = this.#rulesFor(caller).filter((rule) => rule.allow.includes('admin'));
     return admin.length === 0 ? undefined : { scopes: scopesOf(admin) };
   }
+
+  /** Whether the caller may see an orchestration: its own, or one in a scope where it has `admin` (its target's). */
+  maySee(caller: Caller, orchestration: { startedBy?: string; target?: string }): boolean {
+    if (orchestration.startedBy === caller.primary) return true;
+    const admin = this.adminGrant(caller);
+    return admin !== undefined && (!admin.scopes || (orchestration.target !== undefined && isScopeAllowed(orchestration.target, admin.scopes)));
+  }
 }
 
 /** Whether one of `selectors` (as a rule writes them: keys, principals, roles, chat users) names the caller; `*` never does here. */

@@ -6,15 +6,26 @@
  */
 import { matchesAny } from '../access/accessPolicy';
 import { GatewayError } from '../errors';
-import { maySee } from '../calls/authorization';
-import { approvalRecord } from '../calls/callLog';
 import type { CallerIdentity } from '../callers/callerIdentity';
 import { deciderOf, identitiesOf, sameCaller, starterOf } from './approvalIdentities';
 import type { ApprovalRoute, ApprovalStatus } from '../orchestration/approvalStatus';
 import { awaitsSend } from './approvalTransitions';
 import { isActive, type OrchestrationState } from '../orchestration/orchestrationState';
 import { sanitizeText } from '../rules/redaction';
-import type { Services } from '../services';
+import type { AccessPolicy } from '../access/accessPolicy';
+import type { OrchestrationEngine } from '../orchestration/orchestrationEngine';
+import type { TokenSource } from '../upstream/tokenSource';
+import type { Approvals } from './approvals';
+
+/** What a decision works with: the app's services (src/services.ts) hold these. */
+export interface DecisionServices {
+  access: { policy: AccessPolicy };
+  approvals: Pick<Approvals, 'decide'>;
+  orchestrations: Pick<OrchestrationEngine, 'advance' | 'get'>;
+  tokens: Pick<TokenSource, 'mode'>;
+  backgroundToken(upstream: 'management'): Promise<string | undefined>;
+  now(): number;
+}
 
 export type { ApprovalRoute, ApprovalStatus } from '../orchestration/approvalStatus';
 
@@ -33,7 +44,7 @@ export function approvalOf(state: OrchestrationState): ApprovalStatus | undefine
 }
 
 /** Whether some rule names the caller as an approver. */
-export function mayApprove(services: Services, caller: CallerIdentity): boolean {
+export function mayApprove(services: Pick<DecisionServices, 'access'>, caller: CallerIdentity): boolean {
   return services.access.policy.namesApprover(caller);
 }
 
@@ -52,10 +63,10 @@ const notAllowed = (message: string) => new GatewayError('ApprovalNotAllowed', m
  * decider, when it shares any name with it (approvalIdentities.ts), not only its first one.
  * Judged again on each try of the decision's conditional write, with the time of that try.
  */
-export function judgeDecision(services: Services, caller: CallerIdentity, state: OrchestrationState): void {
+export function judgeDecision(services: DecisionServices, caller: CallerIdentity, state: OrchestrationState): void {
   const approval = approvalOf(state);
   const named = namedApprover(caller, approval);
-  if (!named && !maySee(services, caller, { startedBy: state.startedBy, target: state.input.path }))
+  if (!named && !services.access.policy.maySee(caller, { startedBy: state.startedBy, target: state.input.path }))
     throw new GatewayError('NotFound', `No orchestration ${state.id}.`, { target: 'id' });
   if (!isActive(state)) {
     throw new GatewayError(
@@ -117,7 +128,12 @@ function reasonOf(reason: string | undefined): string | undefined {
  * it no longer waits (already approved) or the caller (under any of its names) decided it already.
  * Returns the state after the decision.
  */
-export async function decideApproval(services: Services, caller: CallerIdentity, id: string, decision: ApprovalDecisionRequest): Promise<OrchestrationState> {
+export async function decideApproval(
+  services: DecisionServices,
+  caller: CallerIdentity,
+  id: string,
+  decision: ApprovalDecisionRequest,
+): Promise<OrchestrationState> {
   const reason = reasonOf(decision.reason);
   const made = { by: caller.primary, identities: identitiesOf(caller), approved: decision.approved, route: decision.route, ...(reason ? { reason } : {}) };
   let state = await services.approvals.decide(id, made, (current) => judgeDecision(services, caller, current));
@@ -142,7 +158,7 @@ export async function decideApproval(services: Services, caller: CallerIdentity,
  * Sends an approved start at once with the app's token, rather than at the next poller run.
  * A failure here is the poller's to carry on: the start stays approved, its key due.
  */
-async function sendNow(services: Services, state: OrchestrationState): Promise<OrchestrationState> {
+async function sendNow(services: DecisionServices, state: OrchestrationState): Promise<OrchestrationState> {
   try {
     const token = await services.backgroundToken('management');
     if (token === undefined || !(await services.orchestrations.advance(state.id, { token }))) return state;
@@ -159,4 +175,21 @@ async function sendNow(services: Services, state: OrchestrationState): Promise<O
     );
     return state;
   }
+}
+
+/**
+ * The record of one decision on a start waiting for approval, whichever route made it: who, which
+ * way, through what, and where the start stands after it. Never the reason (free text, kept in
+ * the status document and told in the end notification).
+ */
+export function approvalRecord(record: {
+  id: string;
+  name: string;
+  caller: string;
+  approved: boolean;
+  route: string;
+  standing?: string;
+  runtimeStatus: string;
+}): string {
+  return JSON.stringify({ event: 'approval', ...record });
 }

@@ -15,7 +15,7 @@
 import { distinctApprovals, identitiesOf } from './approvalIdentities';
 import type { ApprovalDecisionRecord, ApprovalStatus } from '../orchestration/approvalStatus';
 import type { OrchestrationState } from '../orchestration/orchestrationState';
-import type { HoldRules } from '../orchestration/heldStarts';
+import type { HoldRules } from '../orchestration/engineSettings';
 import type { Ending } from '../orchestration/transitions';
 
 export const notApprovedCode = 'NotApproved';

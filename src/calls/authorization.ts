@@ -77,13 +77,6 @@ export async function takeCallerRate(services: Services, caller: CallerIdentity,
   return new ShareDraw(taken.giveBack);
 }
 
-/** Whether the caller may see an orchestration: its own, or one in a scope where it has `admin` (its target's). */
-export function maySee(services: Services, caller: CallerIdentity, orchestration: { startedBy?: string; target?: string }): boolean {
-  if (orchestration.startedBy === caller.primary) return true;
-  const admin = services.access.policy.adminGrant(caller);
-  return admin !== undefined && (!admin.scopes || (orchestration.target !== undefined && isScopeAllowed(orchestration.target, admin.scopes)));
-}
-
 /** A list or purge filter held to what the caller may see: all with `admin` everywhere, else its own and those in its `admin` scopes. */
 export function visibleFilter(services: Services, caller: CallerIdentity, filter: SummaryFilter): SummaryFilter {
   const admin = services.access.policy.adminGrant(caller);

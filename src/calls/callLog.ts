@@ -72,20 +72,3 @@ export function callRecordLine(
     errorCode: errorCodeOf(response),
   });
 }
-
-/**
- * The record of one decision on a start waiting for approval, whichever route made it: who, which
- * way, through what, and where the start stands after it. Never the reason (free text, kept in
- * the status document and told in the end notification).
- */
-export function approvalRecord(record: {
-  id: string;
-  name: string;
-  caller: string;
-  approved: boolean;
-  route: string;
-  standing?: string;
-  runtimeStatus: string;
-}): string {
-  return JSON.stringify({ event: 'approval', ...record });
-}

@@ -17,17 +17,20 @@ import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec/catal
 import { inCallTrace, type CallTrace } from '../telemetry/hooks';
 import { collectPagesText, isListPage, listPageText, rewriteNextLink, type FetchedPage, type ListPage } from '../upstream/paging';
 import { actorOf } from '../upstream/tokenSource';
-import { refuseRedirect, type UpstreamClient, type UpstreamResponse } from '../upstream/upstreamClient';
+import { refuseRedirect, type UpstreamResponse } from '../upstream/upstreamClient';
 import { parseUpstreamJson } from '../upstream/upstreamJson';
 import { upstreamResponse } from './answers';
-import { assertWithinGrant, grantFor, refusalCodes, takeCallerRate, type ShareDraw } from './authorization';
+import { assertWithinGrant, grantFor, refusalCodes, takeCallerRate } from './authorization';
 import { assertBodyWithinScopes } from './bodyReferences';
 import type { CallRecordDraft } from './callLog';
 import { longestWaitSeconds, takeWaitSlot, waitForEnd } from './gatewayWait';
 import { notifyTargetsOf } from './notifyTarget';
 import { operationAnswer, startAnswer } from './orchestrationAnswers';
-import { validateOperationCall, type ValidatedCall } from './operationRequest';
+import { validateOperationCall } from './operationRequest';
+import type { PreparedCall } from './preparedCall';
 import { startOrHold } from './startOrHold';
+
+export type { PreparedCall } from './preparedCall';
 
 /** Caller headers that carry meaning for the upstream and are forwarded as they are. */
 export const forwardedCallerHeaders = ['if-match', 'if-none-match', 'accept-language'] as const;
@@ -73,28 +76,6 @@ export interface OperationResult {
   upstream?: UpstreamResponse;
   /** A long-running start's outcome: started, joined, held for approval, or answered at once. */
   outcome?: StartOutcome | HeldOutcome;
-}
-
-/** A call checked and resolved, before the first byte goes upstream. */
-export interface PreparedCall {
-  operation: OperationSpec;
-  call: ValidatedCall;
-  targetPath: string;
-  url: string;
-  headers: Record<string, string>;
-  token: string;
-  client: UpstreamClient;
-  correlationId: string;
-  /** Bounds of a merge of pages; the deadline is the call's time budget from its start. */
-  limits: { deadlineAt: number; maxItems: number; maxBytes: number };
-  /** Where to tell of a long-running operation's end. */
-  notifyTargets?: string[];
-  caller: CallerIdentity;
-  /** The call's draw on the caller's share (ACCESS_POLICY): spent by `sendPrepared`, else given back. */
-  draw: ShareDraw;
-  /** Takes one more upstream read from the caller's share (ACCESS_POLICY), or throws 429. */
-  takeRead: () => Promise<void>;
-  callTrace?: CallTrace;
 }
 
 /**

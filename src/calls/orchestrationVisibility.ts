@@ -12,7 +12,7 @@ import type { OrchestrationState } from '../orchestration/orchestrationState';
 import type { StoredStatus } from '../orchestration/orchestrationStore';
 import type { Services } from '../services';
 import type { CallerIdentity } from '../callers/callerIdentity';
-import { maySee, notAllowed } from './authorization';
+import { notAllowed } from './authorization';
 
 export interface Viewer {
   services: Services;
@@ -46,7 +46,7 @@ export async function visibleOrchestration(viewer: Viewer, id: string): Promise<
   const state = await services.orchestrations.get(id);
   if (readsAsApprover(viewer, state)) return state!;
   if (viewer.starterOnly && state?.startedBy !== caller.primary) throw notAllowed(caller, { names: [viewer.routeName] });
-  if (!state || !maySee(services, caller, { startedBy: state.startedBy, target: state.input.path })) throw viewer.notFound(id);
+  if (!state || !services.access.policy.maySee(caller, { startedBy: state.startedBy, target: state.input.path })) throw viewer.notFound(id);
   return state;
 }
 
@@ -60,7 +60,7 @@ export async function visibleStatus(viewer: Viewer, id: string): Promise<StoredS
   const { services, caller } = viewer;
   const status = await services.orchestrations.store.readStatus(id);
   // An approver's rights are in the document, not in its metadata: read from there.
-  if (status && status.startedBy !== caller.primary && services.access.policy.namesApprover(caller) && !maySee(services, caller, status)) {
+  if (status && status.startedBy !== caller.primary && services.access.policy.namesApprover(caller) && !services.access.policy.maySee(caller, status)) {
     await visibleOrchestration(viewer, id);
     return status;
   }
@@ -69,6 +69,6 @@ export async function visibleStatus(viewer: Viewer, id: string): Promise<StoredS
     await visibleOrchestration(viewer, id);
     return status;
   }
-  if (!status || !maySee(services, caller, status)) throw viewer.notFound(id);
+  if (!status || !services.access.policy.maySee(caller, status)) throw viewer.notFound(id);
   return status;
 }

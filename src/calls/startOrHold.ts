@@ -12,7 +12,7 @@ import type { OrchestrationState } from '../orchestration/orchestrationState';
 import { redactSecrets } from '../rules/redaction';
 import type { Services } from '../services';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
-import type { PreparedCall } from './operationCall';
+import type { PreparedCall } from './preparedCall';
 
 type HeldListener = (services: Services, state: OrchestrationState) => Promise<void>;
 const heldListeners: HeldListener[] = [];

@@ -16,11 +16,9 @@ import { environmentAtRisk, type WatchPolicy } from './certificateWatch';
 import { verifyCertificateBundle } from './certificateVerification';
 import type { DistributedRateLimiter } from './rateLimiter';
 import { recordCertificateExpiry } from '../telemetry/hooks';
+import type { CertificateEnvironment } from '../settings/settingValues';
 
-export interface CertificateEnvironment {
-  projectId: number;
-  environmentId: string;
-}
+export type { CertificateEnvironment } from '../settings/settingValues';
 
 export interface RefreshOutcome extends CertificateEnvironment {
   outcome: AttemptRecord['outcome'];

@@ -8,7 +8,6 @@ import type { HttpHandler, HttpRequest } from '@azure/functions';
 import { GatewayError, toGatewayError } from '../errors';
 import { appBaseOf } from '../http/appBase';
 import { refusalCodes } from '../calls/authorization';
-import type { CallerIdentity } from '../callers/callerIdentity';
 import { framed, type FramedCall, type ServicesSource } from '../http/callFrame';
 import { correlationHeader } from '../rules/correlation';
 import { bodyBytesOf } from '../http/requestBody';
@@ -17,40 +16,14 @@ import { jsonResponse } from '../calls/answers';
 import type { Services } from '../services';
 import { after, type ChatCall } from './chatCall';
 import { usageReply, type ChatReply } from './chatMessages';
-import type { ChatPlatformKey } from './chatPlatform';
+import type { ChatPlatformHandler, SignedChatRequests } from './chatPlatform';
 import { chatEnabled } from './chatSettings';
 import { commandUsage, parseCommand, type ChatCommand } from './commandGrammar';
 import { runApprovalCommand } from './approvalCommands';
 import { runOrchestrationCommand } from './orchestrationCommands';
 import { firstUseAppWide, uncheckedReply } from './chatReplays';
-import { ReplayCache, type SignatureVerdict } from './requestSignatures';
+import { ReplayCache } from './requestSignatures';
 import { runUpstreamCommand } from './upstreamCommands';
-
-/** What a platform's route does with a verified request: who sent which text, and where its end goes. */
-export interface ChatRequest {
-  caller: CallerIdentity;
-  text: string;
-  endTarget?: string;
-  endNote: string;
-  /** The time the request was signed at (ms since the epoch): the same for every copy of one signature. */
-  signedAtMs: number;
-}
-
-/** How a platform's signed request proves itself and is read: what every chat route checks the same way. */
-export interface SignedChatRequests<Read extends { signedAtMs: number }> {
-  platform: ChatPlatformKey;
-  /** The signature check, on the raw body. */
-  verify(services: Services, request: HttpRequest, body: Buffer): SignatureVerdict;
-  /** A signed request the platform sends only to check the route (Slack's `ssl_check=1`): answered 200, nothing read or run. */
-  isCheck?(body: Buffer): boolean;
-  /** The verified request read; a GatewayError for one that is signed but unreadable. */
-  read(services: Services, request: HttpRequest, body: Buffer): Read;
-  answerBudgetMs(services: Services): number;
-}
-
-export interface ChatPlatformHandler extends SignedChatRequests<ChatRequest> {
-  render(reply: ChatReply): unknown;
-}
 
 const replayCaches = new Map<string, ReplayCache>();
 

@@ -14,7 +14,9 @@ import type { OrchestrationState } from '../orchestration/orchestrationState';
 import type { Services } from '../services';
 import type { UseCounters } from '../storage/useCounters';
 import type { ChatReply } from './chatMessages';
-import type { ChatRequest, SignedChatRequests } from './chatEndpoint';
+import type { HttpRequest } from '@azure/functions';
+import type { CallerIdentity } from '../callers/callerIdentity';
+import type { SignatureVerdict } from './requestSignatures';
 
 /** The settings that hold a platform's secret: its route is off until one is set. */
 export type ChatSecretSetting = { [Name in keyof Config]-?: Config[Name] extends string | undefined ? Name : never }[keyof Config];
@@ -51,13 +53,40 @@ export interface EndSender {
   send(target: ChatTarget, reply: ChatReply, post: PostMessage): Promise<DeliveryOutcome>;
 }
 
+/** How a platform's commands come in, and how its replies are shown. */
+/** What a platform's route does with a verified request: who sent which text, and where its end goes. */
+export interface ChatRequest {
+  caller: CallerIdentity;
+  text: string;
+  endTarget?: string;
+  endNote: string;
+  /** The time the request was signed at (ms since the epoch): the same for every copy of one signature. */
+  signedAtMs: number;
+}
+
+/** How a platform's signed request proves itself and is read: what every chat route checks the same way. */
+export interface SignedChatRequests<Read extends { signedAtMs: number }> {
+  platform: ChatPlatformKey;
+  /** The signature check, on the raw body. */
+  verify(services: Services, request: HttpRequest, body: Buffer): SignatureVerdict;
+  /** A signed request the platform sends only to check the route (Slack's `ssl_check=1`): answered 200, nothing read or run. */
+  isCheck?(body: Buffer): boolean;
+  /** The verified request read; a GatewayError for one that is signed but unreadable. */
+  read(services: Services, request: HttpRequest, body: Buffer): Read;
+  answerBudgetMs(services: Services): number;
+}
+
+export interface ChatPlatformHandler extends SignedChatRequests<ChatRequest> {
+  render(reply: ChatReply): unknown;
+}
+
 export interface ChatPlatform extends ChatPlatformKey {
   /** Its name as people write it (the start-up summary's label). */
   title: string;
   /** Its routes (declared in src/routes) and their handlers: registered always, answering 404 until the platform is on. */
   routes: { route: AppRoute; handler: (getServices: ServicesSource) => HttpHandler }[];
   /** Its slash commands or mentions: checked, read and answered within its ack budget. */
-  commands: SignedChatRequests<ChatRequest> & { render(reply: ChatReply): unknown };
+  commands: ChatPlatformHandler;
   /** Builds what posts the ends of its commands. */
   endSender(context: EndSenderContext): EndSender;
   /** The origins its ends go to (allowed as end targets beside NOTIFY_ALLOWED_ORIGINS). */

@@ -11,7 +11,8 @@ import type { OrchestrationState } from './orchestrationState';
 import type { OrchestrationStore } from './orchestrationStore';
 import type { OutboxPolicy } from './outbox';
 import type { Expiring } from '../storage/onceMarkers';
-import type { HoldRules } from './heldStarts';
+import type { KeySchedule } from './orchestrationIndex';
+import type { Ending } from './transitions';
 import type { StoredState } from './orchestrationStore';
 
 export interface OrchestrationSettings {
@@ -228,4 +229,22 @@ export interface SweepResult {
   deferred: number;
   /** Documents the janitor looked at in this run (0 but for one run in many, see orchestrationJanitor.ts). */
   janitorScanned: number;
+}
+
+/** What a step does with a held start: end it, send it, or nothing yet. */
+export type HeldStep = { kind: 'end'; ending: Ending } | { kind: 'send' } | { kind: 'wait' };
+
+/** A change to a held start: its next version, or its end. */
+export type HeldChange = { state: OrchestrationState } | { ending: Ending };
+
+/** What decides a held start's course (heldStarts.ts); pure functions of its document and the time, but `release`. */
+export interface HoldRules {
+  /** What a step does with it at `now`. */
+  stepOf(state: OrchestrationState, now: number): HeldStep;
+  /** When the index brings it to the poller next, while it is held. */
+  scheduleOf(state: OrchestrationState): KeySchedule | undefined;
+  /** Whether it may be sent now and no instance claimed its send yet. */
+  isDue(state: OrchestrationState): boolean;
+  /** Gives back what it held (its place among the held starts) once it is due or ended. Idempotent. */
+  release(state: OrchestrationState): Promise<void>;
 }

@@ -10,31 +10,11 @@
  */
 import { GatewayError } from '../errors';
 import { refuseRedirect, type UpstreamResponse } from '../upstream/upstreamClient';
-import type { EngineDependencies, PollReader } from './engineSettings';
-import type { KeySchedule } from './orchestrationIndex';
+import type { EngineDependencies, HeldChange, HoldRules, PollReader } from './engineSettings';
 import type { OrchestrationRecords } from './orchestrationRecords';
 import type { OrchestrationState } from './orchestrationState';
 import type { StoredState } from './orchestrationStore';
 import type { StartRecorder } from './startAnswers';
-import type { Ending } from './transitions';
-
-/** What a step does with a held start: end it, send it, or nothing yet. */
-export type HeldStep = { kind: 'end'; ending: Ending } | { kind: 'send' } | { kind: 'wait' };
-
-/** A change to a held start: its next version, or its end. */
-export type HeldChange = { state: OrchestrationState } | { ending: Ending };
-
-/** What decides a held start's course; pure functions of its document and the time, but `release`. */
-export interface HoldRules {
-  /** What a step does with it at `now`. */
-  stepOf(state: OrchestrationState, now: number): HeldStep;
-  /** When the index brings it to the poller next, while it is held. */
-  scheduleOf(state: OrchestrationState): KeySchedule | undefined;
-  /** Whether it may be sent now and no instance claimed its send yet. */
-  isDue(state: OrchestrationState): boolean;
-  /** Gives back what it held (its place among the held starts) once it is due or ended. Idempotent. */
-  release(state: OrchestrationState): Promise<void>;
-}
 
 /** The document as one instance claims the send of a held start (a conditional write makes it the only one). */
 export function withSendClaim(state: OrchestrationState, now: number): OrchestrationState {

@@ -18,7 +18,7 @@ import { GatewayError } from '../errors';
 import { StorageBudget } from '../storage/storageBudget';
 import type { UpstreamResponse } from '../upstream/upstreamClient';
 import { mapConcurrently } from '../concurrency';
-import type { EndDeliveries, EngineDependencies, HeldOutcome, PollReader, StartOutcome, StartRequest, SweepResult } from './engineSettings';
+import type { EndDeliveries, EngineDependencies, HeldChange, HeldOutcome, PollReader, StartOutcome, StartRequest, SweepResult } from './engineSettings';
 import { OrchestrationIndex } from './orchestrationIndex';
 import { OrchestrationJanitor } from './orchestrationJanitor';
 import { OrchestrationRecords } from './orchestrationRecords';
@@ -28,7 +28,7 @@ import { OrchestrationStepper } from './orchestrationStepper';
 import { OrchestrationStore } from './orchestrationStore';
 import type { SummaryFilter, SummaryPage, SummaryQuery } from './summaryQuery';
 import { OrchestrationSweeper } from './orchestrationSweeper';
-import { HeldStarts, type HeldChange } from './heldStarts';
+import { HeldStarts } from './heldStarts';
 import { StartRecorder } from './startAnswers';
 import { nextDeliveryAt } from './outbox';
 
@@ -37,7 +37,10 @@ export type {
   DeliveryParts,
   EndDeliveries,
   EngineDependencies,
+  HeldChange,
   HeldOutcome,
+  HeldStep,
+  HoldRules,
   OrchestrationSettings,
   PollReader,
   StartOutcome,

@@ -204,6 +204,9 @@ export const certificateEnvironment = z.object({
   environmentId: z.guid(),
 });
 
+/** One environment whose certificate the app keeps (CERT_ENVIRONMENTS): the lifecycle service's project and environment. */
+export type CertificateEnvironment = z.output<typeof certificateEnvironment>;
+
 /** A chat platform's secret: long enough to be one, and never repeated in a message. */
 export const chatSecret = z.string().min(16, 'must be the secret the platform shows (at least 16 characters)').max(512, 'must be at most 512 characters');
 

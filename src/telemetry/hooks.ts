@@ -7,7 +7,10 @@
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import type { Instrumentation } from './exportSdk';
+import type { AttemptFacts, CallTrace } from './callTrace';
 import { carrierOf, type TraceCarrier } from './traceCarrier';
+
+export type { AttemptFacts, CallTrace } from './callTrace';
 import { instrumentation } from './telemetry';
 
 type Handler<Rest extends unknown[]> = (request: HttpRequest, context: InvocationContext, ...rest: Rest) => Promise<HttpResponseInit>;
@@ -38,9 +41,6 @@ export function recordUpstreamIdsOnCall(headers: Record<string, string> | undefi
   instrumentation()?.recordUpstreamIdsOnCall(headers, callTrace);
 }
 
-/** An incoming call's trace, as the SDK's file keeps it: nothing outside it looks inside. */
-export type CallTrace = object;
-
 /** The trace of an incoming call traced with `passTrace`; undefined when nothing is exported. */
 export function callTraceOf(invocation: InvocationContext): CallTrace | undefined {
   return instrumentation()?.callTraceOf(invocation);
@@ -59,18 +59,6 @@ export function inCallTrace<T>(callTrace: CallTrace | undefined, work: () => Pro
 export function inOperation<T>(operation: string, work: () => Promise<T>): Promise<T> {
   const traced = instrumentation();
   return traced ? traced.withOperation(operation, work) : work();
-}
-
-export interface AttemptFacts {
-  method: string;
-  origin: string;
-  path: string;
-  /** 0 for the first attempt. */
-  attempt: number;
-  /** How long the client waited before this attempt (its back-off). */
-  waitedMs: number;
-  /** The incoming call's trace, when handed on by hand (else the async context's is the parent). */
-  callTrace?: CallTrace;
 }
 
 /** One upstream attempt: `send` gets the headers to send (with `traceparent` when exported). */

@@ -24,7 +24,7 @@ import { ChainedContext } from './chainedContext';
 import { traceparentOf, type GatewayTracer } from './gatewaySpans';
 import { recordRefusal, recordUpstreamAttempt } from './metrics';
 import { upstreamIdsOf, type UpstreamIds } from './upstreamIds';
-import type { AttemptFacts, CallTrace } from './hooks';
+import type { AttemptFacts, CallTrace } from './callTrace';
 import { carrierOf, type TraceCarrier } from './traceCarrier';
 
 let tracer: GatewayTracer;

@@ -9,8 +9,7 @@ import { chatCallerOf } from '../../callers/callerIdentity';
 import { GatewayError } from '../../errors';
 import { orchestrationSettingsOf } from '../../orchestration/engineSettings';
 import type { Services } from '../../services';
-import type { ChatPlatformHandler } from '../chatEndpoint';
-import { chatTargetUrl, type ChatPlatformKey } from '../chatPlatform';
+import { chatTargetUrl, type ChatPlatformHandler, type ChatPlatformKey } from '../chatPlatform';
 import { slackMessage } from './slackMessages';
 import { verifySlackRequest } from './slackSignature';
 

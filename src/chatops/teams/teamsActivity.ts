@@ -7,8 +7,7 @@
  */
 import { chatCallerOf } from '../../callers/callerIdentity';
 import { GatewayError } from '../../errors';
-import type { ChatPlatformHandler } from '../chatEndpoint';
-import { chatTargetUrl, type ChatPlatformKey } from '../chatPlatform';
+import { chatTargetUrl, type ChatPlatformHandler, type ChatPlatformKey } from '../chatPlatform';
 import { teamsMessage } from './teamsMessages';
 import { verifyTeamsRequest } from './teamsSignature';
 
