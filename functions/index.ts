@@ -13,4 +13,4 @@ for (const { name, handler, ...registration } of routeTable) app.http(name, { ..
 startTelemetry();
 // What is buffered is sent before the worker stops.
 app.hook.appTerminate(() => stopTelemetry());
-export { routesOff, settingsSummary } from '../src/settingsSummary';
+export { routesOff, settingsSummary } from '../src/app/settingsSummary';

@@ -22,6 +22,8 @@ export const errorStatusByCode = {
   Unauthorized: 401,
   ScopeNotAllowed: 403,
   OperationNotAllowed: 403,
+  /** A state-changing request from a page of another origin (src/rules/crossSite.ts). */
+  CrossSiteRequest: 403,
   /** The caller may see a request waiting for approval but may not decide it. */
   ApprovalNotAllowed: 403,
   /** The final answer of a start that waited for approval and was rejected or expired: nothing was sent upstream. */

@@ -10,6 +10,7 @@
  * with no retry, on a connection pool of its own, so probes never queue ahead of real calls.
  */
 import type { CertificateWatchReport } from './certificates/certificateWatch';
+import { tokenWaits } from './identity/credentialOnFirstUse';
 
 export type DependencyName = 'storage' | 'management' | 'lifecycle';
 
@@ -58,7 +59,10 @@ async function timed(check: () => Promise<string>, now: () => number): Promise<D
     const detail = await check();
     return { ok: true, detail, durationMs: now() - started };
   } catch (error) {
-    return { ok: false, detail: (error as { code?: string }).code ?? (error as Error).name ?? 'error', durationMs: now() - started };
+    const code = (error as { code?: string }).code ?? (error as Error).name ?? 'error';
+    // A dependency reached with an identity may be waiting on its token, not on itself: say so.
+    const waits = tokenWaits().map((wait) => `a token for ${wait.usedFor} asked ${Math.round((now() - wait.sinceMs) / 100) / 10} s ago has no answer yet`);
+    return { ok: false, detail: waits.length > 0 ? `${code}; ${waits.join('; ')}` : code, durationMs: now() - started };
   }
 }
 

@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Emulator } from './emulator/emulatorServer';
-import type { EmbeddedServices } from '../src/settingsSummary';
+import type { EmbeddedServices } from '../src/app/settingsSummary';
 import { azureMarkerOf } from '../src/settings/azureMarkers';
 import { startAzurite, type RunningAzurite } from './embeddedAzurite';
 import type { HttpsCertificate } from './localHost/httpsCertificate';

@@ -52,6 +52,8 @@ function lifecycleUserCredential(config: Config): TokenCredential | undefined {
   if (!LIFECYCLE_TENANT_ID || !LIFECYCLE_CLIENT_ID || !LIFECYCLE_USERNAME || !LIFECYCLE_PASSWORD) return undefined;
   return credentialOnFirstUse(
     (identity) => new identity.UsernamePasswordCredential(LIFECYCLE_TENANT_ID, LIFECYCLE_CLIENT_ID, LIFECYCLE_USERNAME, LIFECYCLE_PASSWORD),
+    config.TOKEN_TIMEOUT_MS,
+    'the lifecycle upstream',
   );
 }
 
@@ -62,7 +64,7 @@ export function createTokenSource(config: Config): TokenSource {
     case 'passthrough':
       return passthroughTokenSource();
     case 'managed': {
-      const credential = credentialOnFirstUse((identity) => new identity.DefaultAzureCredential());
+      const credential = credentialOnFirstUse((identity) => new identity.DefaultAzureCredential(), config.TOKEN_TIMEOUT_MS, 'the upstreams');
       return credentialTokenSource(
         { management: credential, lifecycle: lifecycleUserCredential(config) ?? credential },
         { management: config.managementTokenScope, lifecycle: config.lifecycleTokenScope },
@@ -151,7 +153,7 @@ interface StoredServices {
 }
 
 function createStoredServices(config: Config, upstreams: Services['upstreams']): StoredServices {
-  const blobService = blobServiceOf(config.storage);
+  const blobService = blobServiceOf(config.storage, config.TOKEN_TIMEOUT_MS);
   const certificateContainer = blobService.getContainerClient(config.CERT_CONTAINER);
   const limiter = new DistributedRateLimiter(certificateContainer, config.CERT_RATE_WINDOW_SECONDS * 1000, config.STORAGE_TIMEOUT_MS);
   const certificateStore = new CertificateStore(

@@ -75,7 +75,7 @@ async function actOn(action: BulkAction, call: RouteCall, viewer: Viewer, id: st
 export async function bulkAction(action: BulkAction, call: RouteCall, viewer: Viewer): Promise<HttpResponseInit> {
   const { services } = call;
   const { query } = call;
-  const { filter, dryRun, continuationToken } = bulkRequestOf(action, query, call.headers);
+  const { filter, dryRun, continuationToken, reason: given } = bulkRequestOf(action, query, call.headers);
   // Only what existed when the first batch was read: a restart's new orchestration is never acted on by a later batch.
   const asOf = (continuationToken && decodeCursor(continuationToken).asOf) || new Date(services.now()).toISOString();
   const createdTo = filter.createdTo && filter.createdTo < asOf ? filter.createdTo : asOf;
@@ -88,7 +88,7 @@ export async function bulkAction(action: BulkAction, call: RouteCall, viewer: Vi
   const next: Record<string, string> = page.continuationToken ? { [continuationHeader]: encodeCursor({ ...decodeCursor(page.continuationToken), asOf }) } : {};
   const instanceIds = page.summaries.map((summary) => summary.id);
   if (dryRun) return jsonResponse(200, { dryRun: true, count: instanceIds.length, instanceIds }, call.correlationId, next);
-  const reason = query.get('reason') ?? `Terminated by a bulk terminate (${call.caller.primary}).`;
+  const reason = given ?? `Terminated by a bulk terminate (${call.caller.primary}).`;
   const results = await mapConcurrently(instanceIds, actionConcurrency, (id) =>
     services.now() - call.startedMs < actionBudgetMs ? actOn(action, call, viewer, id, reason) : Promise.resolve(notReached(id)),
   );

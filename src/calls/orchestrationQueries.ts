@@ -7,7 +7,7 @@
 import type { ErrorDetail } from '../errors';
 import type { RuntimeStatus } from '../orchestration/orchestrationState';
 import { cursorOf, invalidContinuationMessage, type SummaryFilter } from '../orchestration/summaryQuery';
-import { appParameterOf } from '../rules/appParameters';
+import { appParameterOf, isAppQueryParameter } from '../rules/appParameters';
 import { invalidRequest, ProblemList } from '../rules/validationDetails';
 
 export const runtimeStatuses: readonly RuntimeStatus[] = ['Pending', 'Running', 'Completed', 'Failed', 'Terminated'];
@@ -17,6 +17,27 @@ export const continuationHeader = 'x-ms-continuation-token';
 export const listBounds = { defaultTop: 100, maxTop: 1000 };
 
 const problem = (target: string, message: string): ErrorDetail => ({ code: 'InvalidParameter', target, message });
+
+/** The list filters' parameters, with Durable Functions' names. */
+const filterParameters = ['runtimeStatus', 'name', 'createdTimeFrom', 'createdTimeTo', 'instanceIdPrefix'];
+
+/**
+ * The query with each parameter under its documented name, matched ignoring case as `code` is
+ * (`DryRun=TRUE` is `dryRun`), so a misspelt case never goes unread. A destructive action
+ * (`refuseUnknown`) never guesses: a parameter it does not take is refused, naming it; the app's
+ * own (`code`, `gateway-wait`) are always taken.
+ */
+function documentedQuery(query: URLSearchParams, names: readonly string[], problems: ProblemList, refuseUnknown: boolean): URLSearchParams {
+  const byLowerCase = new Map(names.map((name) => [name.toLowerCase(), name]));
+  const documented = new URLSearchParams();
+  for (const [given, value] of query) {
+    const name = byLowerCase.get(given.toLowerCase());
+    if (name !== undefined) documented.append(name, value);
+    else if (refuseUnknown && !isAppQueryParameter(given))
+      problems.add(problem(given.slice(0, 40), `${given.slice(0, 40)} is not a parameter of this action; it takes ${names.join(', ')}.`));
+  }
+  return documented;
+}
 
 /**
  * `gateway-wait=<seconds>`: how long to hold the answer, held to `maxSeconds` (below the
@@ -91,8 +112,9 @@ export interface ListRequest {
   continuationToken?: string;
 }
 
-export function listRequestOf(query: URLSearchParams, headers: { get(name: string): string | null }): ListRequest {
+export function listRequestOf(given: URLSearchParams, headers: { get(name: string): string | null }): ListRequest {
   const problems = new ProblemList();
+  const query = documentedQuery(given, [...filterParameters, 'top', 'showInput'], problems, false);
   const filter = filterOf(query, problems);
   const topText = query.get('top');
   const top = topText === null ? listBounds.defaultTop : /^[1-9][0-9]{0,4}$/.test(topText) ? Number(topText) : NaN;
@@ -112,8 +134,9 @@ function requireFilter(filter: SummaryFilter, what: string, problems: ProblemLis
 }
 
 /** The purge by filter: ended orchestrations only, and at least one filter, so no call empties the store by accident. */
-export function purgeRequestOf(query: URLSearchParams, headers: { get(name: string): string | null }): { filter: SummaryFilter; continuationToken?: string } {
+export function purgeRequestOf(given: URLSearchParams, headers: { get(name: string): string | null }): { filter: SummaryFilter; continuationToken?: string } {
   const problems = new ProblemList();
+  const query = documentedQuery(given, filterParameters, problems, true);
   const filter = filterOf(query, problems);
   if (filter.statuses?.some((status) => status === 'Pending' || status === 'Running')) {
     problems.add(problem('runtimeStatus', 'Only ended orchestrations (Completed, Failed, Terminated) can be purged; terminate a running one first.'));
@@ -138,14 +161,17 @@ export interface BulkRequest {
   filter: SummaryFilter;
   dryRun: boolean;
   continuationToken?: string;
+  /** A bulk terminate's reason, as each terminated orchestration records it. */
+  reason?: string;
 }
 
 /**
  * A bulk terminate or restart: at least one filter, the statuses held to those the action takes
  * (all of them when none is named), `dryRun=true` to only count.
  */
-export function bulkRequestOf(action: BulkAction, query: URLSearchParams, headers: { get(name: string): string | null }): BulkRequest {
+export function bulkRequestOf(action: BulkAction, given: URLSearchParams, headers: { get(name: string): string | null }): BulkRequest {
   const problems = new ProblemList();
+  const query = documentedQuery(given, [...filterParameters, 'dryRun', ...(action === 'terminate' ? ['reason'] : [])], problems, true);
   const filter = filterOf(query, problems);
   const actedOn = bulkStatuses[action];
   const statuses = filter.statuses?.filter((status) => actedOn.includes(status)) ?? actedOn;
@@ -161,12 +187,13 @@ export function bulkRequestOf(action: BulkAction, query: URLSearchParams, header
   if (dryRunText !== null && !/^(true|false)$/i.test(dryRunText)) problems.add(problem('dryRun', 'dryRun must be true or false.'));
   const continuationToken = continuationOf(headers, problems);
   if (problems.total > 0) throw invalidRequest(problems);
-  return { filter: { ...filter, statuses }, dryRun: dryRunText?.toLowerCase() === 'true', continuationToken };
+  return { filter: { ...filter, statuses }, dryRun: dryRunText?.toLowerCase() === 'true', continuationToken, reason: query.get('reason') ?? undefined };
 }
 
 /** The counts by status: the list's filters, none required. */
-export function countsRequestOf(query: URLSearchParams, headers: { get(name: string): string | null }): { filter: SummaryFilter; continuationToken?: string } {
+export function countsRequestOf(given: URLSearchParams, headers: { get(name: string): string | null }): { filter: SummaryFilter; continuationToken?: string } {
   const problems = new ProblemList();
+  const query = documentedQuery(given, filterParameters, problems, false);
   const filter = filterOf(query, problems);
   const continuationToken = continuationOf(headers, problems);
   if (problems.total > 0) throw invalidRequest(problems);

@@ -66,6 +66,8 @@ export async function startOrHold(
     approval,
     { perCaller: config.APPROVAL_MAX_PENDING_PER_CALLER, total: config.APPROVAL_MAX_PENDING },
   );
-  if (outcome.kind === 'waiting') await Promise.all(heldListeners.map((listener) => listener(services, outcome.state)));
+  // Told after the answer, never before it: an announcement is best effort (bounded, each failure
+  // logged by its listener), and a receiver that does not answer must not hold the start's answer.
+  if (outcome.kind === 'waiting') void Promise.allSettled(heldListeners.map((listener) => listener(services, outcome.state)));
   return outcome;
 }

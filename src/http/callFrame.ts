@@ -9,7 +9,8 @@ import { callerOf, type CallerIdentity } from '../callers/callerIdentity';
 import { errorResponse } from '../calls/answers';
 import { refusalCodes } from '../calls/authorization';
 import { callRecordLine, type CallRecordDraft } from '../calls/callLog';
-import { toGatewayError } from '../errors';
+import { GatewayError, toGatewayError } from '../errors';
+import { crossSiteReasonOf } from '../rules/crossSite';
 import { correlationIdOf } from '../rules/correlation';
 import { failureForLog } from '../rules/redaction';
 import type { Services } from '../services';
@@ -36,6 +37,21 @@ export interface FramedCall {
 
 const anonymous: CallerIdentity = { primary: 'anonymous', selectors: [] };
 
+/**
+ * A state-changing request from another origin's page is refused before anything is read or
+ * judged (src/rules/crossSite.ts says why); a chat platform's route is signed by the platform
+ * instead, and takes no browser's session.
+ */
+function refuseCrossSite(request: HttpRequest, publicUrl: string | undefined): void {
+  const ownOrigins = [new URL(request.url).origin, ...(publicUrl ? [new URL(publicUrl).origin] : [])].map((origin) => origin.toLowerCase());
+  const reason = crossSiteReasonOf(request.method, request.headers, ownOrigins);
+  if (!reason) return;
+  throw new GatewayError(
+    'CrossSiteRequest',
+    `This request changes something and came from a page of another origin (${reason}), which could be acting in a signed-in user's name: it is refused. Send it from a script, an SDK or the app's own console.`,
+  );
+}
+
 export interface FrameOptions {
   /** Hand the call's trace to the handler instead of entering it (the documented operations: see telemetry/hooks.ts). */
   passTrace?: boolean;
@@ -61,7 +77,10 @@ export function framed<Rest extends unknown[]>(
       const callTrace = options.passTrace ? callTraceOf(context) : undefined;
       try {
         const services = getServices();
-        if (!options.chatUser) caller = record.caller = callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED);
+        if (!options.chatUser) {
+          caller = record.caller = callerOf(request.headers, rawQueryOf(request), services.config.WEBSITE_AUTH_ENABLED);
+          refuseCrossSite(request, services.config.APP_PUBLIC_URL);
+        }
         response = await handle({ request, context, services, correlationId, startedMs, caller, record, callTrace }, ...rest);
       } catch (thrown) {
         const error = toGatewayError(thrown);

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 
-type HeaderGetter = { get(name: string): string | null };
+export type HeaderGetter = { get(name: string): string | null };
 
 export const correlationHeader = 'x-correlation-id';
 

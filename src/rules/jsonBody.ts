@@ -14,8 +14,12 @@ export interface ParsedBody {
   value: unknown;
 }
 
+/**
+ * Whether a body is declared JSON. One declared as nothing is not: a browser page of another
+ * origin can send a body without a type and no preflight, and a JSON API must not take it.
+ */
 export function isJsonMediaType(contentType: string | null | undefined): boolean {
-  if (!contentType) return true;
+  if (!contentType) return false;
   const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
   return mediaType === 'application/json' || /^application\/[\w.+-]+\+json$/.test(mediaType);
 }
@@ -27,9 +31,13 @@ export function parseJsonBody(bytes: Uint8Array, contentType: string | null | un
   const text = utf8TextOf(bytes, name);
   if (text.trim() === '') return undefined;
   if (!isJsonMediaType(contentType)) {
-    throw new GatewayError('UnsupportedMediaType', `The request body must be JSON (Content-Type: application/json), not ${contentType}.`, {
-      target: 'Content-Type',
-    });
+    throw new GatewayError(
+      'UnsupportedMediaType',
+      `The request body must be declared JSON: send it with Content-Type: application/json${contentType ? `, not ${contentType}` : ''}.`,
+      {
+        target: 'Content-Type',
+      },
+    );
   }
   const depth = nestingDepth(text);
   if (depth > maxJsonDepth) {

@@ -86,6 +86,8 @@ const settingsSchema = z.object({
   WEBSITE_SKU: z.string().min(1).optional(),
   WEBSITE_POD_NAME: z.string().min(1).optional(),
   STORAGE_TIMEOUT_MS: integerText(100, 120_000).default(10_000),
+  // Each token request of the app's identities (storage, the upstreams, the telemetry exporter) fails past it, and the next asks again.
+  TOKEN_TIMEOUT_MS: integerText(100, 120_000).default(10_000),
   CERT_ENVIRONMENTS: jsonText(z.array(certificateEnvironment), '[{"projectId":1,"environmentId":"<guid>"}]').default([]),
   CERT_REFRESH_SCHEDULE: timerSchedule.default('0 0 */6 * * *'),
   ORCHESTRATION_POLL_SCHEDULE: timerSchedule.default('*/10 * * * * *'),

@@ -11,14 +11,14 @@ import { storageBlobPackage } from '../loading/lazyPackages';
 import type { StorageTarget } from '../settings/storageSettings';
 
 /** The credential of an identity-based target, built (and @azure/identity loaded) at its first token. */
-function credentialOf(target: Extract<StorageTarget, { kind: 'identity' }>): TokenCredential {
-  if (target.credential === 'default') return credentialOnFirstUse((identity) => new identity.DefaultAzureCredential());
-  return managedIdentityOnFirstUse(target);
+function credentialOf(target: Extract<StorageTarget, { kind: 'identity' }>, tokenTimeoutMs: number): TokenCredential {
+  if (target.credential === 'default') return credentialOnFirstUse((identity) => new identity.DefaultAzureCredential(), tokenTimeoutMs, 'storage');
+  return managedIdentityOnFirstUse(target, tokenTimeoutMs, 'storage');
 }
 
 /** The client of every storage use of the app. */
-export function blobServiceOf(target: StorageTarget): BlobServiceClient {
+export function blobServiceOf(target: StorageTarget, tokenTimeoutMs: number): BlobServiceClient {
   const { BlobServiceClient } = storageBlobPackage();
   if (target.kind === 'connectionString') return BlobServiceClient.fromConnectionString(target.connectionString);
-  return new BlobServiceClient(target.blobServiceUri, credentialOf(target));
+  return new BlobServiceClient(target.blobServiceUri, credentialOf(target, tokenTimeoutMs));
 }

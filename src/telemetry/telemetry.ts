@@ -47,7 +47,9 @@ export function exportSettingsOf(config: Config) {
     applicationInsights: APPLICATIONINSIGHTS_CONNECTION_STRING
       ? {
           connectionString: APPLICATIONINSIGHTS_CONNECTION_STRING,
-          ...(config.APPLICATIONINSIGHTS_AUTHENTICATION_STRING && { credential: managedIdentityOnFirstUse(config.APPLICATIONINSIGHTS_AUTHENTICATION_STRING) }),
+          ...(config.APPLICATIONINSIGHTS_AUTHENTICATION_STRING && {
+            credential: managedIdentityOnFirstUse(config.APPLICATIONINSIGHTS_AUTHENTICATION_STRING, config.TOKEN_TIMEOUT_MS, 'the telemetry exporter'),
+          }),
         }
       : undefined,
     serviceName: config.OTEL_SERVICE_NAME,
