@@ -39,6 +39,8 @@ export interface OrchestrationSettings {
   stateCacheBytes: number;
   /** How long a start's own two first writes may take (a few storage budgets): see orchestrationStarter.ts. */
   startWritesMs: number;
+  /** How long a change of a held start (a decision) may take to land, its tries included: see HeldStarts.change. */
+  changeWindowMs: number;
   /**
    * Tries of each write that records what the upstream answered a start, on a transient storage
    * failure (each within the storage budget): see orchestrationStarter.ts.
@@ -87,15 +89,15 @@ export function orchestrationSettingsOf(settings: Settings, endOrigins: readonly
       ...Object.fromEntries(Object.entries(settings.LRO_DEADLINE_MINUTES).map(([name, value]) => [name, minutes(value)])),
     },
     defaultDeadlineMs: engineLimits.defaultDeadlineMs,
-    claimMs: engineLimits.pollClaimMs,
+    claimMs: settings.ORCHESTRATION_CLAIM_SECONDS * 1000,
     retentionMs: settings.ORCHESTRATION_RETENTION_HOURS * 3600_000,
     // A start is judged interrupted only once it cannot still be live: its writes (each within the
     // storage budget: two before the upstream call, and the record of its answer with its tries)
-    // and its upstream call (within its own) done, with minutes to spare for clocks that differ
-    // between instances.
+    // and its upstream call (within its own) done, with a margin for clocks that differ between
+    // instances; ORCHESTRATION_INTERRUPTED_AFTER_SECONDS can lengthen that, never shorten it.
     pendingTimeoutMs: Math.max(
-      engineLimits.pendingTimeoutMs,
-      settings.UPSTREAM_TIMEOUT_MS + (2 + settings.ORCHESTRATION_START_RECORD_ATTEMPTS) * settings.STORAGE_TIMEOUT_MS + minutes(5),
+      settings.ORCHESTRATION_INTERRUPTED_AFTER_SECONDS * 1000,
+      settings.UPSTREAM_TIMEOUT_MS + (2 + settings.ORCHESTRATION_START_RECORD_ATTEMPTS) * settings.STORAGE_TIMEOUT_MS + engineLimits.clockSkewMarginMs,
     ),
     concurrency: engineLimits.concurrency,
     pollConcurrency: settings.ORCHESTRATION_POLL_CONCURRENCY,
@@ -103,6 +105,8 @@ export function orchestrationSettingsOf(settings: Settings, endOrigins: readonly
     stateCacheBytes: settings.ORCHESTRATION_CACHE_MB * 1024 * 1024,
     // Three storage budgets: set again by engineOnContainer from the storage budget it is given.
     startWritesMs: 3 * settings.STORAGE_TIMEOUT_MS,
+    // A document write tries up to five times, each within the storage budget, after a read.
+    changeWindowMs: 6 * settings.STORAGE_TIMEOUT_MS,
     startRecordAttempts: settings.ORCHESTRATION_START_RECORD_ATTEMPTS,
     deliveryBatch: engineLimits.deliveryBatch,
     maxNotifyTargets: engineLimits.maxNotifyTargets,

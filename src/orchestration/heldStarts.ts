@@ -23,7 +23,7 @@ export function withSendClaim(state: OrchestrationState, now: number): Orchestra
 
 export class HeldStarts {
   constructor(
-    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'upstream' | 'now' | 'holds'>,
+    private readonly deps: Pick<EngineDependencies, 'store' | 'index' | 'upstream' | 'now' | 'holds' | 'settings'>,
     private readonly records: OrchestrationRecords,
     private readonly recorder: StartRecorder,
   ) {}
@@ -36,10 +36,13 @@ export class HeldStarts {
   /**
    * Changes a held start: `change` sees each version about to be written (and throws when the
    * change is refused on it, so a version changed meanwhile is judged again). An ending ends it
-   * at once. A change that makes it due schedules its key at once, beside the write, so an
-   * instance that stops between the two still leaves the send due for the next poller run (a
-   * key due early for a start still held is set back by that run); and again after it, in case
-   * that run set it back while the write was on its way; what it held is then given back.
+   * at once. A change that makes it due (an approval completing it) is durable in any order an
+   * instance stops in: its key is made due first, marked with when the change began; then the
+   * document is written; then the key is scheduled again (in case a poller run set it back while
+   * the write was on its way) and what the start held is given back. A poller run that finds the
+   * key due while the document still says held (the write not landed yet, or never) sets the key
+   * back no later than the change's window (`changeWindowMs`) past its start, so a write that
+   * lands meanwhile is found by a later run within that window, whoever stopped when.
    */
   async change(id: string, change: (state: OrchestrationState, now: number) => HeldChange): Promise<OrchestrationState> {
     const rules = this.#rules;
@@ -58,10 +61,8 @@ export class HeldStarts {
       if ('ending' in decided) throw new GatewayError('Conflict', `Orchestration ${id} changed meanwhile; try again.`, { target: 'id' });
       return decided.state;
     };
-    const early = rules.isDue(preview.state) ? this.deps.index.scheduleKey(preview.state.requestKey, id, rules.scheduleOf(preview.state)!) : undefined;
-    const [write] = await Promise.allSettled([this.records.write(stored, changed), early]);
-    if (write.status === 'rejected') throw write.reason;
-    const { state } = write.value;
+    if (rules.isDue(preview.state)) await this.deps.index.scheduleKey(preview.state.requestKey, id, { ...rules.scheduleOf(preview.state)!, changedAt: now });
+    const { state } = await this.records.write(stored, changed);
     if (rules.isDue(state)) await Promise.all([this.deps.index.scheduleKey(state.requestKey, id, rules.scheduleOf(state)!), rules.release(state)]);
     return state;
   }
@@ -71,7 +72,7 @@ export class HeldStarts {
    * once its send was claimed and never recorded, failed by the stale-start rule. Whether it
    * did something.
    */
-  async step(stored: StoredState, reader: PollReader | undefined, keyEtag: string | undefined): Promise<boolean> {
+  async step(stored: StoredState, reader: PollReader | undefined, keyEtag: string | undefined, keyChangedAt?: number): Promise<boolean> {
     const rules = this.#rules;
     const now = this.deps.now();
     const next = rules.stepOf(stored.state, now);
@@ -80,12 +81,18 @@ export class HeldStarts {
     if (next.kind === 'end') return this.records.failStalePending(stored, now);
     if (next.kind === 'wait') {
       if (await this.records.failStalePending(stored, now)) return true;
-      // The poller found it due while it is still held (a change half written when an instance
-      // stopped): its key is set back to its own schedule. Only the poller (it holds the key's
-      // ETag) does this, not every read of a caller; never once its send is claimed.
+      // The poller found it due while it is still held (a change on its way, or half written when
+      // an instance stopped): its key is set back to its own schedule, but while the change may
+      // still land, to no later than the change's window (see change). Only the poller (it holds
+      // the key's ETag) does this, not every read of a caller; never once its send is claimed.
       const schedule = rules.scheduleOf(stored.state);
       if (keyEtag === undefined || stored.state.heldStart?.sendingSince !== undefined || !schedule) return false;
-      await this.deps.index.scheduleKey(stored.state.requestKey, stored.state.id, schedule, keyEtag);
+      const windowEndsAt = keyChangedAt === undefined ? undefined : keyChangedAt + this.deps.settings.changeWindowMs;
+      const setBack =
+        windowEndsAt !== undefined && windowEndsAt > now
+          ? { ...schedule, nextPollAt: Math.min(schedule.nextPollAt ?? windowEndsAt, windowEndsAt), changedAt: keyChangedAt }
+          : schedule;
+      await this.deps.index.scheduleKey(stored.state.requestKey, stored.state.id, setBack, keyEtag);
       return true;
     }
     const { state } = stored;

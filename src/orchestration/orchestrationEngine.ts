@@ -200,7 +200,7 @@ export function engineOnContainer(
   dependencies: Omit<EngineDependencies, 'store' | 'index'> & { storageTimeoutMs: number },
 ): OrchestrationEngine {
   const budget = new StorageBudget(dependencies.storageTimeoutMs, 'Orchestration storage');
-  const settings = { ...dependencies.settings, startWritesMs: 3 * dependencies.storageTimeoutMs };
+  const settings = { ...dependencies.settings, startWritesMs: 3 * dependencies.storageTimeoutMs, changeWindowMs: 6 * dependencies.storageTimeoutMs };
   return new OrchestrationEngine({
     ...dependencies,
     settings,

@@ -27,6 +27,12 @@ export interface KeySchedule {
   startedAt: number;
   nextPollAt?: number;
   deadlineAt?: number;
+  /**
+   * When a change of a held start began that makes it due (a decision): while that change may
+   * still be landing, the poller looks again soon instead of setting the key back to the start's
+   * own schedule (see HeldStarts.change).
+   */
+  changedAt?: number;
 }
 
 export interface ActiveEntry extends Partial<KeySchedule> {
@@ -61,7 +67,13 @@ function optionalNumber(text: string | undefined): number | undefined {
 }
 
 function scheduleMetadata(id: string, schedule: KeySchedule): Record<string, string> {
-  return { id, startedat: String(schedule.startedAt), nextpollat: String(schedule.nextPollAt ?? ''), deadlineat: String(schedule.deadlineAt ?? '') };
+  return {
+    id,
+    startedat: String(schedule.startedAt),
+    nextpollat: String(schedule.nextPollAt ?? ''),
+    deadlineat: String(schedule.deadlineAt ?? ''),
+    ...(schedule.changedAt === undefined ? {} : { changedat: String(schedule.changedAt) }),
+  };
 }
 
 /** `2026112310` for any time in that UTC hour. */
@@ -156,6 +168,7 @@ export class OrchestrationIndex {
           startedAt: optionalNumber(metadata.startedat) ?? blob.properties.createdOn?.getTime(),
           nextPollAt: optionalNumber(metadata.nextpollat),
           deadlineAt: optionalNumber(metadata.deadlineat),
+          changedAt: optionalNumber(metadata.changedat),
         });
       }
     }

@@ -26,6 +26,8 @@ import { answerOf } from './upstreamAnswer';
 export interface StepContext {
   budgetEndsAt?: number;
   keyEtag?: string;
+  /** When a change of a held start that made its key due began, as the key says (see HeldStarts.change). */
+  keyChangedAt?: number;
 }
 
 /** A read that did not end the operation, with the answer it read. */
@@ -59,11 +61,12 @@ export class OrchestrationStepper {
    * a version since replaced is refused, and the step returns false having made no call).
    */
   async step(stored: StoredState, reader: PollReader | undefined, context: StepContext = {}): Promise<boolean> {
-    const { budgetEndsAt, keyEtag } = context;
+    const { budgetEndsAt, keyEtag, keyChangedAt } = context;
     const now = this.deps.now();
     const { state } = stored;
     // A start that waited for approval is ended, sent or left waiting by its own rules (heldStarts.ts).
-    if (state.runtimeStatus === 'Pending') return state.heldStart ? this.heldStarts.step(stored, reader, keyEtag) : this.records.failStalePending(stored, now);
+    if (state.runtimeStatus === 'Pending')
+      return state.heldStart ? this.heldStarts.step(stored, reader, keyEtag, keyChangedAt) : this.records.failStalePending(stored, now);
     const poll = state.poll;
     if (!poll) return false;
     if (now >= poll.deadlineAt) {

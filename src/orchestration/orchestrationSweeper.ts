@@ -123,7 +123,7 @@ export class OrchestrationSweeper {
     const { store, index } = this.deps;
     const scheduled = entry.id !== '' && entry.nextPollAt !== undefined;
     const cached = scheduled ? this.parts.records.cache.get(entry.id) : undefined;
-    if (cached && (await this.parts.stepper.step(cached, reader, { keyEtag: entry.etag }))) return 'stepped';
+    if (cached && (await this.parts.stepper.step(cached, reader, { keyEtag: entry.etag, keyChangedAt: entry.changedAt }))) return 'stepped';
     const id = entry.id || (await index.keyHolder(entry.requestKey))?.id;
     if (!id) return undefined;
     const stored = await store.read(id);
@@ -138,7 +138,9 @@ export class OrchestrationSweeper {
     }
     // A key written before its schedule was (an older version, or a start whose second write failed).
     if (!scheduled && stored.state.poll) await index.scheduleKey(entry.requestKey, id, scheduleOf(stored.state));
-    return (await this.parts.stepper.step(stored, reader, { keyEtag: scheduled ? entry.etag : undefined })) ? 'stepped' : undefined;
+    return (await this.parts.stepper.step(stored, reader, { keyEtag: scheduled ? entry.etag : undefined, keyChangedAt: entry.changedAt }))
+      ? 'stepped'
+      : undefined;
   }
 
   /**

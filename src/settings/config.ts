@@ -181,6 +181,11 @@ const settingsSchema = z.object({
   // answer ends and its continuation token reads on.
   ORCHESTRATION_LIST_INPUT_BYTES: integerText(64 * 1024, 256 * 1024 * 1024).default(4 * 1024 * 1024),
   ORCHESTRATION_JANITOR_MINUTES: integerText(1, 7 * 24 * 60).default(60),
+  // Recovery after an instance stopped: how long one instance's claim on a poll holds before another
+  // may make it, and how long a start cut between its claim and its answer's record waits before it
+  // ends StartInterrupted (never less than its upstream call and writes could still take: see engineSettings.ts).
+  ORCHESTRATION_CLAIM_SECONDS: integerText(1, 3600).default(60),
+  ORCHESTRATION_INTERRUPTED_AFTER_SECONDS: integerText(1, 86_400).default(600),
   // Tries of each write recording what the upstream answered a start (each within STORAGE_TIMEOUT_MS):
   // the upstream has acted, so one transient storage failure must not lose the start.
   ORCHESTRATION_START_RECORD_ATTEMPTS: integerText(1, 10).default(3),

@@ -11,10 +11,8 @@ const minute = 60 * second;
 
 /** The orchestration engine's (src/orchestration). */
 export const engineLimits = {
-  /** How long one instance holds a poll before another may take it. */
-  pollClaimMs: minute,
-  /** A start that never got its upstream answer (its instance died) fails after at least this (see orchestrationSettingsOf). */
-  pendingTimeoutMs: 10 * minute,
+  /** What the engine allows for clocks that differ between instances, beyond a start's own writes and upstream call, before it judges a start interrupted. */
+  clockSkewMarginMs: minute,
   /** Deliveries in flight at once in one instance, and purges and janitor checks at once in one run. */
   concurrency: 8,
   /** Most orchestrations whose deliveries one sweep makes. */

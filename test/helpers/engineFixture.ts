@@ -62,8 +62,9 @@ export function makeEngine(
   now: () => number = () => fixture.clock,
   settings: Partial<OrchestrationSettings> = {},
   parts: Pick<EngineDependencies, 'holds' | 'deliveries'> = {},
+  storage: CountingStorage = fixture.storage,
 ): OrchestrationEngine {
-  return engineOnContainer(fixture.storage.service.getContainerClient(fixture.container), {
+  return engineOnContainer(storage.service.getContainerClient(fixture.container), {
     // As the app's: deliveries made, each given up with no signing secret to sign it.
     deliveries: deliveriesOf({}),
     ...parts,
@@ -83,9 +84,13 @@ export function makeEngine(
 }
 
 /** An engine that holds starts for approval as the app's does (src/approvals), with the approvals on it. */
-export function makeApprovalEngine(fixture: EngineFixture, now: () => number = () => fixture.clock): ApprovalEngine {
-  const waits = new ApprovalWaits(fixture.storage.service.getContainerClient(fixture.container), new StorageBudget(5000, 'Orchestration storage'));
-  const engine = makeEngine(fixture, now, {}, { holds: approvalHolds(waits) });
+export function makeApprovalEngine(
+  fixture: EngineFixture,
+  now: () => number = () => fixture.clock,
+  storage: CountingStorage = fixture.storage,
+): ApprovalEngine {
+  const waits = new ApprovalWaits(storage.service.getContainerClient(fixture.container), new StorageBudget(5000, 'Orchestration storage'));
+  const engine = makeEngine(fixture, now, {}, { holds: approvalHolds(waits) }, storage);
   return Object.assign(engine, { approvals: new Approvals(engine, waits, now) });
 }
 

@@ -15,6 +15,7 @@ import { waitingApproval } from '../../src/approvals/approvalTransitions';
 import type { StartRequest } from '../../src/orchestration/orchestrationEngine';
 import type { OrchestrationState } from '../../src/orchestration/orchestrationState';
 import type { Services } from '../../src/services';
+import { countingStorage } from '../../tools/harness/countingStorage';
 import { blobNames, groupStart, makeApprovalEngine, token, useEngineFixture, type ApprovalEngine, type EngineFixture } from '../helpers/engineFixture';
 
 const fixture = useEngineFixture();
@@ -112,6 +113,43 @@ it('carries on an approved start whose instance stopped before sending: a later 
   expect((await later.get(state.id))?.runtimeStatus).toBe('Running');
   await later.sweep(token);
   expect(putsUpstream(fixture)).toHaveLength(1);
+});
+
+it('sends an approval whose instance stopped after its document write, even when a poller run set its key back while that write was on its way', async () => {
+  const engine = makeApprovalEngine(fixture);
+  const state = await hold(engine);
+  // The deciding instance: its document write is held until the poller has run, and it stops
+  // (its later storage requests never answer) right after that write lands.
+  let releaseWrite: () => void = () => undefined;
+  const writeHeld = new Promise<void>((resolve) => (releaseWrite = resolve));
+  let written = false;
+  let revive: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => (revive = resolve));
+  const deciding = countingStorage(fixture.azurite.connectionString, (line) => {
+    if (line.endsWith(`instances/${state.id}.json`) && line.startsWith('PUT')) {
+      written = true;
+      return writeHeld;
+    }
+    return written && line.includes('keys/') ? stopped : 0;
+  });
+  const decider = makeApprovalEngine(fixture, () => fixture.clock, deciding);
+  void decider.approvals.decide(state.id, { by: 'key:approver0001', approved: true, route: 'api' }, () => undefined).catch(() => undefined);
+  for (let tries = 0; !written && tries < 200; tries += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+  expect(written).toBe(true);
+  // Meanwhile a poller run finds the key due, reads the document still waiting, and sets the key back.
+  await makeApprovalEngine(fixture).sweep(token);
+  releaseWrite();
+  for (let tries = 0; (await engine.get(state.id))?.customStatus?.approval?.state !== 'approved' && tries < 200; tries += 1)
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  expect((await engine.get(state.id))?.customStatus?.approval?.state).toBe('approved');
+  // Within the change's window (six storage budgets of 5 s here), a later run sends it, once.
+  fixture.clock += 31_000;
+  const later = makeApprovalEngine(fixture);
+  await later.sweep(token);
+  expect(putsUpstream(fixture)).toHaveLength(1);
+  await later.sweep(token);
+  expect(putsUpstream(fixture)).toHaveLength(1);
+  revive();
 });
 
 it('leaves waiting starts to their expiry, past the stale-start timeout, then ends them NotApproved with no upstream call', async () => {

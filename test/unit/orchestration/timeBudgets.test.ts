@@ -26,3 +26,20 @@ it("a wait leaves room for two storage reads before the front end's 230 s", () =
   expect(longestWaitSeconds(parseConfig({ ...minimal, GATEWAY_WAIT_MAX_SECONDS: '220', STORAGE_TIMEOUT_MS: '60000' }))).toBe(110);
   expect(longestWaitSeconds(parseConfig({ ...minimal, STORAGE_TIMEOUT_MS: '120000' }))).toBe(1);
 });
+
+it('takes the recovery times from the settings, never shortening the wait for a cut start below what the start could still take', () => {
+  const quick = orchestrationSettingsOf(
+    parseConfig({
+      ...minimal,
+      ORCHESTRATION_CLAIM_SECONDS: '5',
+      ORCHESTRATION_INTERRUPTED_AFTER_SECONDS: '1',
+      UPSTREAM_TIMEOUT_MS: '1000',
+      STORAGE_TIMEOUT_MS: '500',
+    }),
+  );
+  expect(quick.claimMs).toBe(5000);
+  // The start's upstream call (1 s) and its writes (2 + 3 tries of 0.5 s) and a minute for clocks that differ.
+  expect(quick.pendingTimeoutMs).toBe(1000 + 5 * 500 + 60_000);
+  const patient = orchestrationSettingsOf(parseConfig({ ...minimal, ORCHESTRATION_INTERRUPTED_AFTER_SECONDS: '7200' }));
+  expect(patient.pendingTimeoutMs).toBe(7_200_000);
+});
