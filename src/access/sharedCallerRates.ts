@@ -15,6 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { BlockBlobClient } from '@azure/storage-blob';
+import { LRUCache } from 'lru-cache';
 import { GatewayError } from '../errors';
 import { StorageBudget } from '../storage/storageBudget';
 import { CallerRateLimiter, type CallKind } from './callerRateLimiter';
@@ -90,7 +91,7 @@ async function endsBy(work: Promise<void>, deadline: number): Promise<boolean> {
 const refusal = (waitMs: number): Drawn => ({ allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) });
 
 export class SharedCallerRates implements CallerRates {
-  readonly #shares = new Map<string, Share>();
+  readonly #shares: LRUCache<string, Share>;
   readonly #local: CallerRateLimiter;
   readonly #budget: StorageBudget;
   readonly #taker = randomUUID().slice(0, 8);
@@ -99,6 +100,7 @@ export class SharedCallerRates implements CallerRates {
   #nextTryAt = 0;
 
   constructor(private readonly options: SharedCallerRatesOptions) {
+    this.#shares = new LRUCache({ max: options.maxCallers });
     this.#local = new CallerRateLimiter(options.maxCallers);
     this.#budget = new StorageBudget(options.timeoutMs, 'Caller shares');
   }
@@ -272,9 +274,7 @@ export class SharedCallerRates implements CallerRates {
   #shareOf(subject: string, kind: CallKind): Share {
     const key = `${kind}\u0000${subject}`;
     const share = this.#shares.get(key) ?? { blob: this.options.store.blobOf(subject, kind), leases: [], waiting: 0, emptyUntil: 0, demand: {} };
-    this.#shares.delete(key);
     this.#shares.set(key, share);
-    if (this.#shares.size > this.options.maxCallers) this.#shares.delete(this.#shares.keys().next().value!);
     return share;
   }
 }

@@ -15,6 +15,7 @@
  * where no webhook is set); refusing it would lose an end over a storage hiccup.
  */
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { SeenCount, UseCounters } from '../../storage/useCounters';
 
 export interface ResponseUrlPostsOptions {
@@ -50,8 +51,8 @@ function later(a: SeenCount | undefined, b: SeenCount): SeenCount {
 
 export class ResponseUrlPosts {
   readonly #options: ResponseUrlPostsOptions;
-  /** Per response_url, by a hash of it (the URL holds a token). */
-  readonly #known = new Map<string, Known>();
+  /** Per response_url, by a hash of it (the URL holds a token); the one least recently written is forgotten past `maxTracked` (a peek does not count). */
+  readonly #known: LRUCache<string, Known>;
   /** Since when storage could not count (undefined while it answers): the outage is logged once. */
   #downSince: number | undefined;
   /** While storage is down, when a post may try it again. */
@@ -59,6 +60,7 @@ export class ResponseUrlPosts {
 
   constructor(options: ResponseUrlPostsOptions) {
     this.#options = options;
+    this.#known = new LRUCache({ max: options.maxTracked });
   }
 
   /** Whether one more post to `responseUrl` (issued at `issuedAtMs`, when known) may go. */
@@ -67,26 +69,26 @@ export class ResponseUrlPosts {
     const key = createHash('sha256').update(responseUrl).digest('hex');
     // A target stored before response_urls carried their expiry names no shared record.
     if (counts && issuedAtMs !== undefined && this.#mayTryStorage()) {
-      const before = this.#known.get(key) ?? nothingKnown;
+      const before = this.#known.peek(key) ?? nothingKnown;
       // The posts counted here alone go with this write: concurrent posts neither send them again nor forget them.
       const sent = before.unrecorded;
-      this.#remember(key, { seen: before.seen, unrecorded: 0, sending: before.sending + sent });
+      this.#known.set(key, { seen: before.seen, unrecorded: 0, sending: before.sending + sent });
       try {
         const counted = await counts.take(issuedAtMs, key, maxPosts, before.seen, sent);
         this.#downSince = undefined;
-        const now = this.#known.get(key) ?? nothingKnown;
-        this.#remember(key, { seen: later(now.seen, counted.seen), unrecorded: now.unrecorded, sending: Math.max(0, now.sending - sent) });
+        const now = this.#known.peek(key) ?? nothingKnown;
+        this.#known.set(key, { seen: later(now.seen, counted.seen), unrecorded: now.unrecorded, sending: Math.max(0, now.sending - sent) });
         return counted.taken;
       } catch (error) {
-        const now = this.#known.get(key) ?? nothingKnown;
-        this.#remember(key, { seen: now.seen, unrecorded: now.unrecorded + sent, sending: Math.max(0, now.sending - sent) });
+        const now = this.#known.peek(key) ?? nothingKnown;
+        this.#known.set(key, { seen: now.seen, unrecorded: now.unrecorded + sent, sending: Math.max(0, now.sending - sent) });
         this.#failed(error);
       }
     }
     // Read again: other posts of this instance may have been counted while storage was tried.
-    const now = this.#known.get(key) ?? nothingKnown;
+    const now = this.#known.peek(key) ?? nothingKnown;
     if ((now.seen?.count ?? 0) + now.unrecorded + now.sending >= maxPosts) return false;
-    this.#remember(key, { ...now, unrecorded: now.unrecorded + 1 });
+    this.#known.set(key, { ...now, unrecorded: now.unrecorded + 1 });
     return true;
   }
 
@@ -117,11 +119,5 @@ export class ResponseUrlPosts {
         detail: `The app-wide counts of response_urls' posts could not be taken in time: until storage answers again, this instance counts its own posts, trying storage again at most every ${Math.round(this.#retryAfterMs / 1000)} s.`,
       }),
     );
-  }
-
-  #remember(key: string, known: Known): void {
-    this.#known.delete(key);
-    this.#known.set(key, known);
-    while (this.#known.size > this.#options.maxTracked) this.#known.delete(this.#known.keys().next().value!);
   }
 }
