@@ -97,11 +97,7 @@ export class CircuitRecords {
       throw error;
     }
     // On the ETag listed: a record an instance moved on meanwhile is live again, and stays.
-    await mapConcurrently(stale, concurrency, ({ name, etag }) =>
-      this.budget.conditional('remove a stale receiver circuit', (abortSignal) =>
-        this.container.deleteBlob(name, { conditions: { ifMatch: etag }, abortSignal }),
-      ),
-    );
+    await mapConcurrently(stale, concurrency, ({ name, etag }) => this.#records.remove(name, etag, 'remove a stale receiver circuit'));
     return stale.length;
   }
 }
