@@ -17,7 +17,7 @@
  * `when missing` (when a create finds none: made, once for the calls finding it so at the same
  * time, and the create sent again), or by another store (a create then fails as a conflict).
  */
-import type { BlockBlobClient, ContainerClient } from '@azure/storage-blob';
+import type { BlockBlobClient } from '@azure/storage-blob';
 import { downloadText, isConditionFailure, statusCodeOf } from './blobText';
 import { containerMadeOnce, containerOf, type ContainerMaker, type ContainerSource } from './containerMadeOnce';
 import type { StorageBudget } from './storageBudget';
@@ -131,10 +131,6 @@ export class RecordStore<T> {
   /** The blob of a record (for a caller that names it by its blob, or reads it as a blob). */
   blob(name: string): BlockBlobClient {
     return containerOf(this.#container).getBlockBlobClient(name);
-  }
-
-  get container(): ContainerClient {
-    return containerOf(this.#container);
   }
 
   /** The record, or undefined when there is none. One download. */
