@@ -14,6 +14,7 @@ import type { ContainerClient } from '@azure/storage-blob';
 import { mapConcurrently } from '../concurrency';
 import { statusCodeOf } from '../storage/blobText';
 import type { Expiring } from '../storage/onceMarkers';
+import { RecordStore } from '../storage/recordStore';
 import type { StorageBudget } from '../storage/storageBudget';
 import { shareBucketPrefix } from './shareBucketStore';
 
@@ -27,6 +28,8 @@ export class IdleShareBuckets implements Expiring {
   /** Where the next run's listing resumes (undefined: from the start), so every bucket is looked at in turn. */
   #marker: string | undefined;
   readonly idleAfterMs: number;
+  /** The buckets, to remove them on their ETag. */
+  readonly #buckets: RecordStore<unknown>;
 
   constructor(
     private readonly container: ContainerClient,
@@ -34,6 +37,7 @@ export class IdleShareBuckets implements Expiring {
     leaseLifetimeMs: number,
   ) {
     this.idleAfterMs = 60_000 + leaseLifetimeMs + clockSkewMarginMs;
+    this.#buckets = new RecordStore({ container, budget });
   }
 
   /**
@@ -65,11 +69,7 @@ export class IdleShareBuckets implements Expiring {
       if (statusCodeOf((error as { cause?: unknown }).cause) === 404) return 0;
       throw error;
     }
-    const removed = await mapConcurrently(idle, concurrency, ({ name, etag }) =>
-      this.budget.conditional('remove an idle caller share bucket', (abortSignal) =>
-        this.container.deleteBlob(name, { conditions: { ifMatch: etag }, abortSignal }),
-      ),
-    );
+    const removed = await mapConcurrently(idle, concurrency, ({ name, etag }) => this.#buckets.remove(name, etag, 'remove an idle caller share bucket'));
     return removed.filter(Boolean).length;
   }
 }

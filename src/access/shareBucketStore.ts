@@ -10,7 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { BlockBlobClient, ContainerClient } from '@azure/storage-blob';
-import { downloadText, isConditionFailure, statusCodeOf } from '../storage/blobText';
+import { RecordStore, type RecordCalls, type RecordFormat } from '../storage/recordStore';
+import { StorageBudget } from '../storage/storageBudget';
 import type { CallKind } from './callerRateLimiter';
 import { parseBucket, takeLease, type BucketState, type LeaseOutcome, type LeaseRequest } from './shareBucket';
 
@@ -28,45 +29,44 @@ export type StoreLease =
 /** Where the buckets are named, in the orchestration container. */
 export const shareBucketPrefix = 'caller-shares/';
 
+/** A bucket's text: its JSON, read leniently (one that is not a bucket reads as none). */
+const bucketFormat: RecordFormat<BucketState | undefined> = { text: (state) => JSON.stringify(state), value: parseBucket, contentType: 'application/json' };
+
 export class ShareBucketStore {
-  #containerMade: Promise<unknown> | undefined;
+  /**
+   * The buckets, their container made when the first write of a new storage account finds none.
+   * A lease take runs on the abort signal of the lease's budget (SharedCallerRates'); this
+   * store's own budget bounds only a call made apart from one.
+   */
+  readonly #buckets: RecordStore<BucketState | undefined>;
 
   constructor(
-    private readonly container: () => ContainerClient,
+    container: () => ContainerClient,
     private readonly prefix = shareBucketPrefix,
-  ) {}
+    storageTimeoutMs = 10_000,
+  ) {
+    this.#buckets = new RecordStore({
+      container,
+      budget: new StorageBudget(storageTimeoutMs, 'Caller share buckets'),
+      makeContainer: 'when missing',
+      format: bucketFormat,
+    });
+  }
 
   /** The subject is hashed: a Slack or Teams id holds characters a blob name should not, and the name need not say whose it is. */
   blobOf(subject: string, kind: CallKind): BlockBlobClient {
     const digest = createHash('sha256').update(subject).digest('hex').slice(0, 32);
-    return this.container().getBlockBlobClient(`${this.prefix}${kind}/${digest}.json`);
+    return this.#buckets.blob(`${this.prefix}${kind}/${digest}.json`);
   }
 
-  async #read(blob: BlockBlobClient, abortSignal: AbortSignal): Promise<SeenBucket> {
-    const stored = await downloadText(blob, abortSignal);
-    return stored ? { state: parseBucket(stored.text), etag: stored.etag } : { state: undefined, etag: undefined };
+  async #read(buckets: RecordCalls<BucketState | undefined>, blob: BlockBlobClient): Promise<SeenBucket> {
+    const stored = await buckets.read(blob.name);
+    return stored ? { state: stored.value, etag: stored.etag } : { state: undefined, etag: undefined };
   }
 
   /** Writes `state` if the blob is still at `etag` (none: still absent); its new ETag, or undefined when another writer was first. */
-  async #write(blob: BlockBlobClient, state: BucketState, etag: string | undefined, abortSignal: AbortSignal): Promise<string | undefined> {
-    const text = JSON.stringify(state);
-    for (let made = false; ; made = true) {
-      try {
-        const written = await blob.upload(text, Buffer.byteLength(text), { conditions: etag ? { ifMatch: etag } : { ifNoneMatch: '*' }, abortSignal });
-        return written.etag;
-      } catch (error) {
-        if (isConditionFailure(error) || (etag && statusCodeOf(error) === 404)) return undefined;
-        // No container yet (the first write of a new storage account): made once, then the write again.
-        if (statusCodeOf(error) !== 404 || made) throw error;
-        this.#containerMade ??= this.container()
-          .createIfNotExists({ abortSignal })
-          .catch((failure: unknown) => {
-            this.#containerMade = undefined;
-            throw failure;
-          });
-        await this.#containerMade;
-      }
-    }
+  #write(buckets: RecordCalls<BucketState | undefined>, blob: BlockBlobClient, state: BucketState, etag: string | undefined): Promise<string | undefined> {
+    return etag ? buckets.replace(blob.name, state, etag) : buckets.create(blob.name, state);
   }
 
   /**
@@ -81,6 +81,7 @@ export class ShareBucketStore {
     attempts: number,
     abortSignal: AbortSignal,
   ): Promise<StoreLease> {
+    const buckets = this.#buckets.on(abortSignal);
     const { taker, lifetimeMs } = request(false);
     // A state other instances drew on when it was written is likely stale by now: read it rather than try a write bound to fail.
     const sharedLately = seen?.state?.leases.some(([takenAt, , other]) => other !== taker && takenAt > seen.state!.updatedAt - lifetimeMs);
@@ -90,7 +91,7 @@ export class ShareBucketStore {
     let contended = false;
     for (let attempt = 0; attempt < attempts;) {
       const fresh = current === undefined;
-      current ??= await this.#read(blob, abortSignal);
+      current ??= await this.#read(buckets, blob);
       const outcome = takeLease(current.state, request(contended));
       if (outcome.count === 0) {
         // Another instance may have given up calls it held since this one wrote: read before refusing.
@@ -99,7 +100,7 @@ export class ShareBucketStore {
         continue;
       }
       attempt += 1;
-      const etag = await this.#write(blob, outcome.next, current.etag, abortSignal);
+      const etag = await this.#write(buckets, blob, outcome.next, current.etag);
       if (etag) return { kind: 'taken', outcome, seen: { state: outcome.next, etag } };
       contended ||= fresh;
       current = undefined;

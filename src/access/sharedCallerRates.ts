@@ -15,7 +15,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { BlockBlobClient } from '@azure/storage-blob';
-import { GatewayError } from '../errors';
+import { LRUCache } from 'lru-cache';
+import { OutageLatch } from '../storage/outageLatch';
 import { StorageBudget } from '../storage/storageBudget';
 import { CallerRateLimiter, type CallKind } from './callerRateLimiter';
 import type { LeaseRequest } from './shareBucket';
@@ -42,7 +43,7 @@ export interface SharedCallerRatesOptions {
   /** Callers (subject and kind) remembered; the least recently used goes first (CALLER_SHARE_MAX_CALLERS). */
   maxCallers: number;
   now: () => number;
-  /** Where the lines saying it fell back, and recovered, go. */
+  /** Where the lines saying it fell back, and recovered, go (storage/outageLatch.ts' format). */
   warn: (line: string) => void;
 }
 
@@ -90,17 +91,25 @@ async function endsBy(work: Promise<void>, deadline: number): Promise<boolean> {
 const refusal = (waitMs: number): Drawn => ({ allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) });
 
 export class SharedCallerRates implements CallerRates {
-  readonly #shares = new Map<string, Share>();
+  readonly #shares: LRUCache<string, Share>;
   readonly #local: CallerRateLimiter;
   readonly #budget: StorageBudget;
   readonly #taker = randomUUID().slice(0, 8);
-  /** Since when storage failed a lease (undefined: it answers). */
-  #downSince: number | undefined;
-  #nextTryAt = 0;
+  /** Whether storage fails leases, tried again once a lease lifetime meanwhile. */
+  readonly #storage: OutageLatch;
 
   constructor(private readonly options: SharedCallerRatesOptions) {
+    this.#shares = new LRUCache({ max: options.maxCallers });
     this.#local = new CallerRateLimiter(options.maxCallers);
     this.#budget = new StorageBudget(options.timeoutMs, 'Caller shares');
+    this.#storage = new OutageLatch({
+      subject: 'caller shares',
+      fallback: 'each instance keeps a share of its own for each caller (a caller may get its share on each instance)',
+      retryAfterMs: options.leaseLifetimeMs,
+      retry: 'one call',
+      now: options.now,
+      log: options.warn,
+    });
   }
 
   /** Callers remembered now (for the bound's test). */
@@ -120,7 +129,7 @@ export class SharedCallerRates implements CallerRates {
     // One budget for the call, however many rounds of leases it waits on (in real time, as the waits are).
     const deadline = performance.now() + this.options.timeoutMs;
     for (let round = 0; ; round += 1) {
-      if (this.#downSince !== undefined) {
+      if (this.#storage.down) {
         this.#tryStorageAgain(share, perMinute);
         return this.#locally(subject, kind, perMinute);
       }
@@ -224,7 +233,7 @@ export class SharedCallerRates implements CallerRates {
       const taken = await this.#budget.call('take a lease of calls', (abortSignal) =>
         this.options.store.take(share.blob, share.seen, request, attempts, abortSignal),
       );
-      this.#answered();
+      this.#storage.answered();
       if (taken.kind === 'contended') {
         share.seen = undefined;
         return;
@@ -240,31 +249,13 @@ export class SharedCallerRates implements CallerRates {
       share.leases.push({ remaining: count, expiresAt: startedAt + leaseLifetimeMs - Math.min(clockSkewMarginMs, leaseLifetimeMs / 4) });
     } catch (error) {
       share.seen = undefined;
-      this.#failed(error);
+      this.#storage.failed(error);
     }
-  }
-
-  #answered(): void {
-    if (this.#downSince === undefined) return;
-    this.#downSince = undefined;
-    this.options.warn("Caller shares: storage answers again; each caller's share holds across every instance again.");
-  }
-
-  #failed(error: unknown): void {
-    const now = this.options.now();
-    this.#nextTryAt = now + this.options.leaseLifetimeMs;
-    if (this.#downSince !== undefined) return;
-    this.#downSince = now;
-    const reason = error instanceof GatewayError ? error.message : 'Caller shares: storage failed.';
-    this.options.warn(
-      `${reason} Until storage answers again, each instance keeps a share of its own for each caller (a caller may get its share on each instance).`,
-    );
   }
 
   /** While storage is down, one lease take in the background once a lease lifetime: its success ends the fall back. */
   #tryStorageAgain(share: Share, perMinute: number): void {
-    if (this.options.now() < this.#nextTryAt || share.taking) return;
-    this.#nextTryAt = this.options.now() + this.options.leaseLifetimeMs;
+    if (share.taking || !this.#storage.shouldTry()) return;
     void this.#takeLease(share, perMinute);
   }
 
@@ -272,9 +263,7 @@ export class SharedCallerRates implements CallerRates {
   #shareOf(subject: string, kind: CallKind): Share {
     const key = `${kind}\u0000${subject}`;
     const share = this.#shares.get(key) ?? { blob: this.options.store.blobOf(subject, kind), leases: [], waiting: 0, emptyUntil: 0, demand: {} };
-    this.#shares.delete(key);
     this.#shares.set(key, share);
-    if (this.#shares.size > this.options.maxCallers) this.#shares.delete(this.#shares.keys().next().value!);
     return share;
   }
 }

@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ContainerClient } from '@azure/storage-blob';
+import { markerFormat, RecordStore } from '../storage/recordStore';
 import type { StorageBudget } from '../storage/storageBudget';
 
 const prefix = 'approvals/waiting/';
@@ -43,13 +44,18 @@ function textOf(metadata: string | undefined): string {
 }
 
 export class ApprovalWaits {
+  /** Empty blobs, in the container the orchestration store makes. */
+  readonly #markers: RecordStore<null>;
+
   constructor(
     private readonly container: ContainerClient,
     private readonly budget: StorageBudget,
-  ) {}
+  ) {
+    this.#markers = new RecordStore({ container, budget, format: markerFormat });
+  }
 
-  #marker(startedBy: string, id: string) {
-    return this.container.getBlockBlobClient(`${prefix}${starterFolder(startedBy)}/${id}`);
+  #marker(startedBy: string, id: string): string {
+    return `${prefix}${starterFolder(startedBy)}/${id}`;
   }
 
   async hold(marker: WaitingMarker): Promise<void> {
@@ -59,9 +65,7 @@ export class ApprovalWaits {
       expiresat: String(marker.expiresAt),
       approvers: metadataText(JSON.stringify(marker.approvers)),
     };
-    await this.budget.call('hold a place for a start waiting for approval', (abortSignal) =>
-      this.#marker(marker.startedBy, marker.id).upload('', 0, { metadata, abortSignal }),
-    );
+    await this.#markers.write(this.#marker(marker.startedBy, marker.id), null, { metadata, what: 'hold a place for a start waiting for approval' });
   }
 
   /**
@@ -95,7 +99,7 @@ export class ApprovalWaits {
   }
 
   async release(startedBy: string, id: string): Promise<void> {
-    await this.budget.call('release a place of a start waiting for approval', (abortSignal) => this.#marker(startedBy, id).deleteIfExists({ abortSignal }));
+    await this.#markers.remove(this.#marker(startedBy, id), undefined, 'release a place of a start waiting for approval');
   }
 
   /**
@@ -135,13 +139,7 @@ export class ApprovalWaits {
       if (read >= limit) break;
     }
     // Best effort: a marker not removed now is removed by a later count.
-    await Promise.allSettled(
-      leftBehind
-        .slice(0, 100)
-        .map((name) =>
-          this.budget.call('remove a place left behind', (abortSignal) => this.container.getBlockBlobClient(name).deleteIfExists({ abortSignal })),
-        ),
-    );
+    await Promise.allSettled(leftBehind.slice(0, 100).map((name) => this.#markers.remove(name, undefined, 'remove a place left behind')));
     return found;
   }
 }

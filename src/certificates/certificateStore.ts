@@ -7,7 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import type { ContainerClient } from '@azure/storage-blob';
 import { GatewayError } from '../errors';
-import { downloadText, statusCodeOf } from '../storage/blobText';
+import { statusCodeOf } from '../storage/blobText';
+import { containerMadeOnce } from '../storage/containerMadeOnce';
+import { jsonFormat, RecordStore } from '../storage/recordStore';
 import { StorageBudget } from '../storage/storageBudget';
 
 export interface CertificateMetadata {
@@ -66,8 +68,11 @@ function ignoreMissing(error: unknown): undefined {
 }
 
 export class CertificateStore {
-  #ready: Promise<unknown> | undefined;
   readonly #budget: StorageBudget;
+  /** Creates both containers, once; private: no public access level is given. */
+  readonly #ensureReady: () => Promise<void>;
+  /** The JSON records of the bundles' container: each bundle's metadata.json, an environment's current.json and last-attempt.json. */
+  readonly #records: RecordStore<unknown>;
 
   constructor(
     private readonly bundles: ContainerClient,
@@ -76,19 +81,9 @@ export class CertificateStore {
     storageTimeoutMs = 10_000,
   ) {
     this.#budget = new StorageBudget(storageTimeoutMs, 'Certificate storage');
-  }
-
-  async #ensureReady(): Promise<void> {
-    // Containers are created private: no public access level is given.
-    this.#ready ??= this.#budget
-      .call('create its containers', (abortSignal) =>
-        Promise.all([this.bundles.createIfNotExists({ abortSignal }), this.secrets.createIfNotExists({ abortSignal })]),
-      )
-      .catch((error: unknown) => {
-        this.#ready = undefined;
-        throw error;
-      });
-    await this.#ready;
+    this.#ensureReady = containerMadeOnce([bundles, secrets], this.#budget, 'create its containers');
+    // Made by #ensureReady, which every method calls first.
+    this.#records = new RecordStore({ container: bundles, budget: this.#budget, format: jsonFormat(2) });
   }
 
   #folder(projectId: number, environmentId: string): string {
@@ -96,20 +91,7 @@ export class CertificateStore {
   }
 
   async #readJson<T>(name: string): Promise<{ value: T; etag?: string } | undefined> {
-    const blob = await this.#budget.call('read a record', (abortSignal) => downloadText(this.bundles.getBlockBlobClient(name), abortSignal));
-    return blob && { value: JSON.parse(blob.text) as T, etag: blob.etag };
-  }
-
-  /** Writes a JSON record (with blob metadata, if given); false when its condition failed. */
-  #writeJson(name: string, value: unknown, conditions?: { ifMatch?: string; ifNoneMatch?: string }, metadata?: Record<string, string>): Promise<boolean> {
-    const text = JSON.stringify(value, null, 2);
-    return this.#budget
-      .conditional('write a record', (abortSignal) =>
-        this.bundles
-          .getBlockBlobClient(name)
-          .upload(text, Buffer.byteLength(text), { conditions, metadata, abortSignal, blobHTTPHeaders: { blobContentType: 'application/json' } }),
-      )
-      .then((written) => written !== undefined);
+    return (await this.#records.read(name)) as { value: T; etag: string } | undefined;
   }
 
   async read(projectId: number, environmentId: string): Promise<EnvironmentRecord> {
@@ -182,7 +164,7 @@ export class CertificateStore {
     const previous = await this.#readJson<CertificateMetadata>(`${folder}/current.json`);
     const unchanged = ' (the current certificate is unchanged)';
     // The pointer's version this save will replace, kept with the bundle for pruning to read.
-    await this.#writeJson(`${bundleFolder}/metadata.json`, metadata, undefined, { [basedOnKey]: previous?.etag ?? '' });
+    await this.#records.write(`${bundleFolder}/metadata.json`, metadata, { metadata: { [basedOnKey]: previous?.etag ?? '' } });
     await this.#budget.call(`write the secret${unchanged}`, (abortSignal) =>
       this.secrets.getBlockBlobClient(`${bundleFolder}/secret`).upload(secret, Buffer.byteLength(secret), { abortSignal }),
     );
@@ -191,7 +173,8 @@ export class CertificateStore {
         .getBlockBlobClient(`${bundleFolder}/${metadata.filename}`)
         .uploadData(zip, { abortSignal, blobHTTPHeaders: { blobContentType: 'application/zip' } }),
     );
-    if (!(await this.#writeJson(`${folder}/current.json`, metadata, previous?.etag ? { ifMatch: previous.etag } : { ifNoneMatch: '*' }))) {
+    const pointer = `${folder}/current.json`;
+    if ((previous?.etag ? await this.#records.replace(pointer, metadata, previous.etag) : await this.#records.create(pointer, metadata)) === undefined) {
       // This bundle can never become current. A concurrent pruning may have removed its
       // metadata.json already (its save had replaced the pointer), so nothing else would
       // remove what this save wrote after; if this removal fails, metadata.json (removed
@@ -256,6 +239,6 @@ export class CertificateStore {
   async recordAttempt(projectId: number, environmentId: string, attempt: AttemptRecord): Promise<void> {
     await this.#ensureReady();
     // The record of an attempt is best effort: failing to write it must not hide the attempt's outcome.
-    await this.#writeJson(`${this.#folder(projectId, environmentId)}/last-attempt.json`, attempt).catch(() => undefined);
+    await this.#records.write(`${this.#folder(projectId, environmentId)}/last-attempt.json`, attempt).catch(() => undefined);
   }
 }

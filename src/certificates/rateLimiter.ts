@@ -3,8 +3,8 @@
  * state is a blob per key, changed only with ETag conditions, so of two instances asking at
  * once exactly one wins. A 429 from the service moves the next allowed time as it asks.
  */
-import type { BlockBlobClient, ContainerClient } from '@azure/storage-blob';
-import { downloadText } from '../storage/blobText';
+import type { ContainerClient } from '@azure/storage-blob';
+import { RecordStore, type StoredRecord } from '../storage/recordStore';
 import { StorageBudget } from '../storage/storageBudget';
 
 export interface LimitState {
@@ -23,29 +23,18 @@ export type Acquired = { allowed: true } | { allowed: false; retryAt: number };
 export const maxDeferMs = 24 * 3600_000;
 
 export class DistributedRateLimiter {
-  #ready: Promise<unknown> | undefined;
-  readonly #budget: StorageBudget;
+  readonly #records: RecordStore<LimitState>;
 
   constructor(
-    private readonly container: ContainerClient,
+    container: ContainerClient,
     private readonly windowMs: number,
     storageTimeoutMs = 10_000,
   ) {
-    this.#budget = new StorageBudget(storageTimeoutMs, 'The rate limiter');
+    this.#records = new RecordStore({ container, budget: new StorageBudget(storageTimeoutMs, 'The rate limiter'), makeContainer: 'before the first call' });
   }
 
-  #blob(key: string): BlockBlobClient {
-    return this.container.getBlockBlobClient(`limits/${key}.json`);
-  }
-
-  async #ensureReady(): Promise<void> {
-    this.#ready ??= this.#budget
-      .call('create its container', (abortSignal) => this.container.createIfNotExists({ abortSignal }))
-      .catch((error: unknown) => {
-        this.#ready = undefined;
-        throw error;
-      });
-    await this.#ready;
+  #name(key: string): string {
+    return `limits/${key}.json`;
   }
 
   /**
@@ -54,29 +43,35 @@ export class DistributedRateLimiter {
    * environment locked for ever, nor hold a time a date cannot.
    */
   async read(key: string, now = Date.now()): Promise<{ state?: LimitState; etag?: string }> {
-    await this.#ensureReady();
-    const blob = await this.#budget.call('read its state', (abortSignal) => downloadText(this.#blob(key), abortSignal));
-    if (!blob) return {};
-    const state = JSON.parse(blob.text) as LimitState;
-    const latest = Math.min(now, blob.lastModified?.getTime() ?? now) + this.windowMs + maxDeferMs;
-    const nextAllowedAt = Number.isFinite(state.nextAllowedAt) ? Math.min(state.nextAllowedAt, latest) : now;
-    return { state: { ...state, nextAllowedAt }, etag: blob.etag };
+    const stored = await this.#records.read(this.#name(key), 'read its state');
+    return stored ? { state: this.#bounded(stored, now), etag: stored.etag } : {};
   }
 
-  #write(key: string, state: LimitState, etag: string | undefined): Promise<boolean> {
-    const text = JSON.stringify(state);
-    return this.#budget
-      .conditional('write its state', (abortSignal) =>
-        this.#blob(key).upload(text, Buffer.byteLength(text), { conditions: etag ? { ifMatch: etag } : { ifNoneMatch: '*' }, abortSignal }),
-      )
-      .then((written) => written !== undefined);
+  #bounded(stored: StoredRecord<LimitState>, now: number): LimitState {
+    const state = stored.value;
+    const latest = Math.min(now, stored.lastModified?.getTime() ?? now) + this.windowMs + maxDeferMs;
+    const nextAllowedAt = Number.isFinite(state.nextAllowedAt) ? Math.min(state.nextAllowedAt, latest) : now;
+    return { ...state, nextAllowedAt };
+  }
+
+  /** Reads the state and writes `change` of it on the ETag read, `attempts` writes at most. */
+  #update(key: string, now: number, change: (state: LimitState | undefined) => LimitState | undefined, attempts: number) {
+    return this.#records.update(this.#name(key), (stored) => change(stored && this.#bounded(stored, now)), attempts, {
+      what: 'write its state',
+      whatRead: 'read its state',
+    });
   }
 
   /** Takes the one call of the window, or says when the next may be made. */
   async tryAcquire(key: string, now: number): Promise<Acquired> {
-    const { state, etag } = await this.read(key, now);
-    if (state && now < state.nextAllowedAt) return { allowed: false, retryAt: state.nextAllowedAt };
-    if (await this.#write(key, { nextAllowedAt: now + this.windowMs, lastCallAt: now, reason: 'call' }, etag)) return { allowed: true };
+    const taken = await this.#update(
+      key,
+      now,
+      (state) => (state && now < state.nextAllowedAt ? undefined : { nextAllowedAt: now + this.windowMs, lastCallAt: now, reason: 'call' }),
+      1,
+    );
+    if (taken.kind === 'written') return { allowed: true };
+    if (taken.kind === 'unchanged') return { allowed: false, retryAt: this.#bounded(taken.current!, now).nextAllowedAt };
     // Another instance took it between our read and write.
     const current = (await this.read(key, now)).state;
     return { allowed: false, retryAt: current?.nextAllowedAt ?? now + this.windowMs };
@@ -88,10 +83,11 @@ export class DistributedRateLimiter {
    */
   async deferUntil(key: string, until: number, now = Date.now()): Promise<void> {
     const bounded = Math.min(until, now + maxDeferMs);
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const { state, etag } = await this.read(key, now);
-      if (state && state.nextAllowedAt >= bounded) return;
-      if (await this.#write(key, { ...state, nextAllowedAt: bounded, reason: 'throttled' }, etag)) return;
-    }
+    await this.#update(
+      key,
+      now,
+      (state) => (state && state.nextAllowedAt >= bounded ? undefined : { ...state, nextAllowedAt: bounded, reason: 'throttled' }),
+      5,
+    );
   }
 }

@@ -12,6 +12,7 @@
  * the window fails too.
  */
 import { timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 export type SignatureVerdict = { ok: true; signature: string } | { ok: false; reason: 'missing' | 'stale' | 'mismatch' };
 
@@ -28,22 +29,27 @@ export function sameText(given: string, expected: string): boolean {
  * than that (the default is far above any chat workspace's command rate).
  */
 export class ReplayCache {
-  readonly #seen = new Map<string, number>();
+  /** When each signature may be offered again, by signature; `has` does not touch the order, so the oldest set is the least recent. */
+  readonly #seen: LRUCache<string, number>;
 
   constructor(
-    private readonly maxEntries: number,
+    maxEntries: number,
     private readonly ttlMs: number,
-  ) {}
+  ) {
+    this.#seen = new LRUCache({ max: maxEntries });
+  }
 
   /** True the first time a signature is offered within the window; false for a replay. */
   firstUse(signature: string, nowMs: number): boolean {
-    for (const [key, expiresAt] of this.#seen) {
-      if (expiresAt > nowMs) break;
-      this.#seen.delete(key);
+    // Expiry follows insertion (one ttl for all), so the expired ones are the oldest: dropped from that end.
+    const expired: string[] = [];
+    for (const key of this.#seen.rkeys()) {
+      if (this.#seen.peek(key)! > nowMs) break;
+      expired.push(key);
     }
+    for (const key of expired) this.#seen.delete(key);
     if (this.#seen.has(signature)) return false;
     this.#seen.set(signature, nowMs + this.ttlMs);
-    while (this.#seen.size > this.maxEntries) this.#seen.delete(this.#seen.keys().next().value!);
     return true;
   }
 

@@ -8,9 +8,10 @@
  * knows (so an answer seen late does not close a circuit opened again since).
  */
 import { createHash } from 'node:crypto';
-import type { BlockBlobClient, ContainerClient } from '@azure/storage-blob';
+import type { ContainerClient } from '@azure/storage-blob';
 import { mapConcurrently } from '../concurrency';
 import { statusCodeOf } from '../storage/blobText';
+import { RecordStore } from '../storage/recordStore';
 import type { StorageBudget } from '../storage/storageBudget';
 
 const prefix = 'circuit/';
@@ -21,60 +22,57 @@ export interface CircuitRecord {
   nextProbeAt: number;
 }
 
+/** What a record's body holds (its metadata repeats the time, as ms since the epoch). */
+interface CircuitBody {
+  origin: string;
+  nextProbeAt: string;
+}
+
 export class CircuitRecords {
+  /** In the orchestration container, which the orchestration store makes. */
+  readonly #records: RecordStore<CircuitBody>;
+
   constructor(
     private readonly container: ContainerClient,
     private readonly budget: StorageBudget,
     /** How long past its next probe time a record nobody probed is kept (then the janitor removes it). */
     readonly staleAfterMs: number,
-  ) {}
+  ) {
+    this.#records = new RecordStore({ container, budget });
+  }
 
-  #blob(origin: string): BlockBlobClient {
-    return this.container.getBlockBlobClient(`${prefix}${createHash('sha256').update(origin).digest('hex')}`);
+  #name(origin: string): string {
+    return `${prefix}${createHash('sha256').update(origin).digest('hex')}`;
   }
 
   /** The origin's record, or undefined when its circuit is closed app-wide. One HEAD. */
   async read(origin: string): Promise<CircuitRecord | undefined> {
-    const blob = this.#blob(origin);
-    return this.budget.call('read a receiver circuit', async (abortSignal) => {
-      try {
-        const properties = await blob.getProperties({ abortSignal });
-        return { etag: properties.etag ?? '', nextProbeAt: Number(properties.metadata?.nextprobeat ?? 0) || 0 };
-      } catch (error) {
-        if (statusCodeOf(error) === 404) return undefined;
-        throw error;
-      }
-    });
+    const head = await this.#records.head(this.#name(origin), 'read a receiver circuit');
+    return head && { etag: head.etag, nextProbeAt: Number(head.metadata.nextprobeat ?? 0) || 0 };
   }
 
   /** Opens the circuit app-wide unless it is already open; the record's ETag, or undefined if another was first. */
   open(origin: string, nextProbeAt: number): Promise<string | undefined> {
-    return this.#write(origin, nextProbeAt, { ifNoneMatch: '*' }, 'open a receiver circuit');
+    return this.#records.create(this.#name(origin), this.#body(origin, nextProbeAt), this.#written(nextProbeAt, 'open a receiver circuit'));
   }
 
   /** Takes the probe: moves the next probe time on, if the record is still at `etag`; the new ETag, or undefined if another instance was first. */
   takeProbe(origin: string, etag: string, nextProbeAt: number): Promise<string | undefined> {
-    return this.#write(origin, nextProbeAt, { ifMatch: etag }, 'take a receiver probe');
+    return this.#records.replace(this.#name(origin), this.#body(origin, nextProbeAt), etag, this.#written(nextProbeAt, 'take a receiver probe'));
   }
 
   /** Closes the circuit app-wide, if the record is still at `etag`. */
   async close(origin: string, etag: string): Promise<void> {
-    const blob = this.#blob(origin);
-    await this.budget.conditional('close a receiver circuit', (abortSignal) => blob.delete({ conditions: { ifMatch: etag }, abortSignal }));
+    await this.#records.remove(this.#name(origin), etag, 'close a receiver circuit');
   }
 
-  async #write(origin: string, nextProbeAt: number, conditions: { ifMatch?: string; ifNoneMatch?: string }, what: string): Promise<string | undefined> {
-    const blob = this.#blob(origin);
-    const text = JSON.stringify({ origin, nextProbeAt: new Date(nextProbeAt).toISOString() });
-    const written = await this.budget.conditional(what, (abortSignal) =>
-      blob.upload(text, Buffer.byteLength(text), {
-        conditions,
-        metadata: { nextprobeat: String(nextProbeAt) },
-        blobHTTPHeaders: { blobContentType: 'application/json' },
-        abortSignal,
-      }),
-    );
-    return written?.etag;
+  #body(origin: string, nextProbeAt: number): CircuitBody {
+    return { origin, nextProbeAt: new Date(nextProbeAt).toISOString() };
+  }
+
+  /** The next probe time in metadata too, so a HEAD (read) and a listing (removeExpired) read it without a download. */
+  #written(nextProbeAt: number, what: string) {
+    return { metadata: { nextprobeat: String(nextProbeAt) }, what };
   }
 
   /**
@@ -99,11 +97,7 @@ export class CircuitRecords {
       throw error;
     }
     // On the ETag listed: a record an instance moved on meanwhile is live again, and stays.
-    await mapConcurrently(stale, concurrency, ({ name, etag }) =>
-      this.budget.conditional('remove a stale receiver circuit', (abortSignal) =>
-        this.container.deleteBlob(name, { conditions: { ifMatch: etag }, abortSignal }),
-      ),
-    );
+    await mapConcurrently(stale, concurrency, ({ name, etag }) => this.#records.remove(name, etag, 'remove a stale receiver circuit'));
     return stale.length;
   }
 }

@@ -18,11 +18,12 @@
  *
  * A failed probe writes nothing: taking it already moved the next probe time on. When storage
  * cannot answer within its budget, the gate runs on this instance's own memory (as it did before
- * the record existed), and one line says so until storage answers again; for a cool-down after a
+ * the record existed), and one line says so, another when storage answers again; for a cool-down after a
  * failure the records are not tried at all (a run does not wait on storage known to be failing
  * before its deliveries), then the next call tries again.
  */
 import { mapConcurrently } from '../concurrency';
+import { OutageLatch } from '../storage/outageLatch';
 import type { CircuitRecord, CircuitRecords } from './circuitRecords';
 import type { OriginGate, OriginGatePolicy } from './originGate';
 
@@ -42,13 +43,19 @@ export class SharedCircuit {
   readonly #known = new Map<string, CircuitRecord>();
   /** The reads of the current run, by origin: one each. */
   readonly #reads = new Map<string, Promise<void>>();
-  /** Whether storage last failed to answer: the fallback is logged once, not once a run. */
-  #unavailable = false;
-  /** After a failure, until when storage is not tried (this instance's clock). */
-  #retryAt = 0;
+  /** Whether storage answers: after a failure it is not tried for a cool-down (this instance's clock); the fallback is logged once, not once a run. */
+  readonly #storage: OutageLatch;
 
   constructor(options: SharedCircuitOptions) {
     this.#options = options;
+    this.#storage = new OutageLatch({
+      subject: 'receiver circuits',
+      fallback: "each instance runs its own receivers' circuits",
+      retryAfterMs: options.policy.coolDownMs,
+      retry: 'every call',
+      now: options.now,
+      log: options.log,
+    });
   }
 
   /** The start of a run's delivery pass: the records of `origins` (those with deliveries due), one read each. */
@@ -135,32 +142,20 @@ export class SharedCircuit {
 
   /** A storage call of the record; 'unavailable' when storage failed it (the origin then runs on this instance's gate). */
   async #shared<T>(origin: string, call: () => Promise<T>): Promise<T | 'unavailable'> {
-    const { gate, now, policy } = this.#options;
-    if (this.#unavailable && now() < this.#retryAt) {
+    const { gate } = this.#options;
+    if (!this.#storage.shouldTry()) {
       gate.release(origin);
       this.#known.delete(origin);
       return 'unavailable';
     }
     try {
       const answer = await call();
-      this.#unavailable = false;
+      this.#storage.answered();
       return answer;
     } catch (error) {
-      this.#retryAt = now() + policy.coolDownMs;
+      this.#storage.failed(error);
       gate.release(origin);
       this.#known.delete(origin);
-      if (!this.#unavailable) {
-        this.#unavailable = true;
-        const code = (error as { code?: string }).code ?? 'InternalError';
-        this.#options.log(
-          JSON.stringify({
-            event: 'notification-circuit',
-            step: 'shared-unavailable',
-            code,
-            detail: "The receivers' shared circuits could not be read or written in time: each instance runs its own until storage answers again.",
-          }),
-        );
-      }
       return 'unavailable';
     }
   }

@@ -20,6 +20,7 @@
  */
 import type { ContainerClient } from '@azure/storage-blob';
 import { downloadText } from '../storage/blobText';
+import { RecordStore } from '../storage/recordStore';
 import type { StorageBudget } from '../storage/storageBudget';
 import type { OutboxHint } from './outbox';
 
@@ -85,11 +86,22 @@ export function expiryMarkerName(id: string, purgeAfter: number): string {
   return `${expiryPrefix}${hourBucket(purgeAfter)}/${String(purgeAfter).padStart(15, '0')}-${id}`;
 }
 
+/** The janitor's cursor (janitor.json). */
+interface JanitorCursor {
+  marker?: string;
+  nextRunAt?: number;
+}
+
 export class OrchestrationIndex {
+  /** The janitor's cursor, in the container the orchestration store makes. */
+  readonly #janitor: RecordStore<JanitorCursor>;
+
   constructor(
     private readonly container: ContainerClient,
     private readonly budget: StorageBudget,
-  ) {}
+  ) {
+    this.#janitor = new RecordStore({ container, budget });
+  }
 
   #key(requestKey: string) {
     return this.container.getBlockBlobClient(`${keyPrefix}${requestKey}`);
@@ -248,22 +260,17 @@ export class OrchestrationIndex {
    * record progress with; undefined when it is not due or another instance took it.
    */
   async claimJanitor(now: number, holdMs: number): Promise<{ marker?: string; etag: string } | undefined> {
-    const blob = this.container.getBlockBlobClient(janitorBlob);
-    const stored = await this.budget.call('read the janitor cursor', (abortSignal) => downloadText(blob, abortSignal));
-    const cursor = stored ? (JSON.parse(stored.text) as { marker?: string; nextRunAt?: number }) : {};
+    const stored = await this.#janitor.read(janitorBlob, 'read the janitor cursor');
+    const cursor = stored?.value ?? {};
     if ((cursor.nextRunAt ?? 0) > now) return undefined;
-    const text = JSON.stringify({ marker: cursor.marker, nextRunAt: now + holdMs });
-    const written = await this.budget.conditional('claim the janitor', (abortSignal) =>
-      blob.upload(text, Buffer.byteLength(text), { conditions: stored ? { ifMatch: stored.etag } : { ifNoneMatch: '*' }, abortSignal }),
-    );
-    return written && { marker: cursor.marker, etag: written.etag ?? '' };
+    const claimed = { marker: cursor.marker, nextRunAt: now + holdMs };
+    const options = { what: 'claim the janitor' };
+    const etag = stored ? await this.#janitor.replace(janitorBlob, claimed, stored.etag, options) : await this.#janitor.create(janitorBlob, claimed, options);
+    return etag === undefined ? undefined : { marker: cursor.marker, etag };
   }
 
   /** Records where the janitor got to, and when it runs next. */
   async saveJanitor(marker: string | undefined, nextRunAt: number, etag: string): Promise<void> {
-    const text = JSON.stringify({ marker, nextRunAt });
-    await this.budget.conditional('save the janitor cursor', (abortSignal) =>
-      this.container.getBlockBlobClient(janitorBlob).upload(text, Buffer.byteLength(text), { conditions: { ifMatch: etag }, abortSignal }),
-    );
+    await this.#janitor.replace(janitorBlob, { marker, nextRunAt }, etag, { what: 'save the janitor cursor' });
   }
 }

@@ -11,6 +11,7 @@
  */
 import type { BlobItem, ContainerClient } from '@azure/storage-blob';
 import { downloadText, statusCodeOf } from '../storage/blobText';
+import { containerMadeOnce } from '../storage/containerMadeOnce';
 import type { StorageBudget } from '../storage/storageBudget';
 import { nextDeliveryAt } from './outbox';
 import type { OrchestrationState, RuntimeStatus } from './orchestrationState';
@@ -96,22 +97,14 @@ function targetOf(metadata: string | undefined): string | undefined {
 }
 
 export class OrchestrationStore {
-  #ready: Promise<unknown> | undefined;
+  /** Creates the container once per process. */
+  readonly ensureReady: () => Promise<void>;
 
   constructor(
     private readonly container: ContainerClient,
     private readonly budget: StorageBudget,
-  ) {}
-
-  /** Creates the container once per process. */
-  ensureReady(): Promise<unknown> {
-    this.#ready ??= this.budget
-      .call('create its container', (abortSignal) => this.container.createIfNotExists({ abortSignal }))
-      .catch((error: unknown) => {
-        this.#ready = undefined;
-        throw error;
-      });
-    return this.#ready;
+  ) {
+    this.ensureReady = containerMadeOnce(container, budget);
   }
 
   #instance(id: string) {

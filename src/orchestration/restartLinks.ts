@@ -6,6 +6,7 @@
  * policy, validation, a duplicate) takes its link back.
  */
 import { GatewayError } from '../errors';
+import { updateConditionally } from '../storage/recordStore';
 import type { OrchestrationState } from './orchestrationState';
 import type { OrchestrationStore } from './orchestrationStore';
 
@@ -24,13 +25,25 @@ async function changeOriginal(
   id: string,
   change: (state: OrchestrationState) => Promise<OrchestrationState | undefined>,
 ): Promise<void> {
-  for (let attempt = 0; attempt < writeAttempts; attempt += 1) {
-    const stored = await store.read(id);
-    if (!stored) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
-    const next = await change(stored.state);
-    if (!next || (await store.replace(next, stored.etag))) return;
+  const document = {
+    read: async () => {
+      const stored = await store.read(id);
+      return stored && { value: stored.state, etag: stored.etag };
+    },
+    // Only a stored document is changed (none: refused below), so there is always an ETag.
+    write: async (state: OrchestrationState, etag: string | undefined) => (etag === undefined ? undefined : (await store.replace(state, etag))?.etag),
+  };
+  const changed = await updateConditionally(
+    document,
+    (stored) => {
+      if (!stored) throw new GatewayError('NotFound', `No orchestration ${id}.`, { target: 'id' });
+      return change(stored.value);
+    },
+    writeAttempts,
+  );
+  if (changed.kind === 'conflict') {
+    throw new GatewayError('Conflict', `Orchestration ${id} kept changing while it was being restarted; try again.`, { target: 'id' });
   }
-  throw new GatewayError('Conflict', `Orchestration ${id} kept changing while it was being restarted; try again.`, { target: 'id' });
 }
 
 /** Links `originalId` to `newId` (not started yet), or throws 409 `Conflict` when it was restarted already. */

@@ -12,7 +12,8 @@
  */
 import type { ContainerClient } from '@azure/storage-blob';
 import { mapConcurrently } from '../concurrency';
-import { isConditionFailure, statusCodeOf } from './blobText';
+import { statusCodeOf } from './blobText';
+import { markerFormat, RecordStore } from './recordStore';
 import type { StorageBudget } from './storageBudget';
 
 const timeDigits = 13;
@@ -33,19 +34,6 @@ export class ExpiringRecords implements Expiring {
 
   nameOf(atMs: number, key: string): string {
     return `${this.prefix}${String(Math.max(0, Math.floor(atMs))).padStart(timeDigits, '0')}/${key}`;
-  }
-
-  /**
-   * Runs `write` (one storage call, or several within one budget), and once more after creating
-   * the container when it answers 'no container' (404 on a first write, the first time ever).
-   */
-  protected async withContainer<T>(what: string, write: (abortSignal: AbortSignal) => Promise<T | 'no container'>): Promise<T> {
-    const first = await this.budget.call(what, write);
-    if (first !== 'no container') return first;
-    await this.budget.call('create its container', (abortSignal) => this.container.createIfNotExists({ abortSignal }));
-    const again = await this.budget.call(what, write);
-    if (again === 'no container') throw Object.assign(new Error('The container is still missing after its creation.'), { statusCode: 404 });
-    return again;
   }
 
   /**
@@ -84,24 +72,16 @@ export class ExpiringRecords implements Expiring {
 }
 
 export class OnceMarkers extends ExpiringRecords {
+  /** Empty blobs, the container made when the first finds none. */
+  readonly #markers = new RecordStore({ container: this.container, budget: this.budget, makeContainer: 'when missing', format: markerFormat });
+
   /**
    * True the first time `key` is taken at `atMs` by any instance; false once it was. One
    * conditional create (and, the first time ever, the container's creation). A storage failure
    * or stall is a StorageUnavailable GatewayError within the budget: the caller decides.
    */
   async take(atMs: number, key: string): Promise<boolean> {
-    const blob = this.container.getBlockBlobClient(this.nameOf(atMs, key));
-    const outcome = await this.withContainer('record a signed request', async (abortSignal) => {
-      try {
-        await blob.upload('', 0, { conditions: { ifNoneMatch: '*' }, abortSignal });
-        return 'taken';
-      } catch (error) {
-        if (isConditionFailure(error)) return 'seen';
-        if (statusCodeOf(error) === 404) return 'no container';
-        throw error;
-      }
-    });
-    return outcome === 'taken';
+    return (await this.#markers.create(this.nameOf(atMs, key), null, { what: 'record a signed request' })) !== undefined;
   }
 }
 

@@ -7,9 +7,8 @@
  * past `max` is refused without a write. Storage decides which write is first, so no two
  * instances take the same use: the count is exact.
  */
-import type { BlockBlobClient } from '@azure/storage-blob';
-import { downloadText, isConditionFailure, statusCodeOf } from './blobText';
 import { ExpiringRecords } from './onceMarkers';
+import { RecordStore, type RecordFormat } from './recordStore';
 
 /** A record as one instance last saw it: its count and the ETag of that version. */
 export interface SeenCount {
@@ -23,12 +22,20 @@ export interface CountedUse {
   seen: SeenCount;
 }
 
-function countIn(text: string): number {
-  const count = (JSON.parse(text) as { count?: unknown }).count;
-  return typeof count === 'number' && Number.isInteger(count) && count >= 0 ? count : 0;
-}
+/** A record's text: `{"count":3}`. */
+const countFormat: RecordFormat<number> = {
+  text: (count) => JSON.stringify({ count }),
+  value: (text) => {
+    const count = (JSON.parse(text) as { count?: unknown }).count;
+    return typeof count === 'number' && Number.isInteger(count) && count >= 0 ? count : 0;
+  },
+  contentType: 'application/json',
+};
 
 export class UseCounters extends ExpiringRecords {
+  /** The counts, the container made when the first finds none. */
+  readonly #counts = new RecordStore({ container: this.container, budget: this.budget, makeContainer: 'when missing', format: countFormat });
+
   /**
    * Takes one use of `key` (at `atMs`) unless `max` were taken, app-wide. `seen` is what this
    * instance last saw of the record (its ETag saves the read); `extra` are uses this instance made
@@ -37,8 +44,8 @@ export class UseCounters extends ExpiringRecords {
    */
   async take(atMs: number, key: string, max: number, seen?: SeenCount, extra = 0): Promise<CountedUse> {
     if (seen && seen.count >= max) return { taken: false, seen };
-    const blob = this.container.getBlockBlobClient(this.nameOf(atMs, key));
-    return this.withContainer('count a use', async (abortSignal) => {
+    const name = this.nameOf(atMs, key);
+    return this.#counts.within('count a use', async (counts) => {
       let current = seen;
       // Each failed condition is another instance's use taken meanwhile: after `max` of them none is left.
       for (let attempt = 0; attempt <= max + 1; attempt += 1) {
@@ -47,35 +54,13 @@ export class UseCounters extends ExpiringRecords {
         const recorded = (current?.count ?? 0) + extra;
         const taken = recorded < max;
         const count = taken ? recorded + 1 : recorded;
-        const written = await this.#write(blob, count, current?.etag, abortSignal);
-        if (written === 'no container') return written;
-        if (written !== 'conflict') return { taken, seen: { count, etag: written } };
-        current = await this.#read(blob, abortSignal);
+        // A replace of a record removed meanwhile fails as a conflict too: it is read again.
+        const etag = current?.etag ? await counts.replace(name, count, current.etag) : await counts.create(name, count);
+        if (etag !== undefined) return { taken, seen: { count, etag } };
+        const found = await counts.read(name);
+        current = found && { count: found.value, etag: found.etag };
       }
       return { taken: false, seen: current ?? { count: max, etag: '' } };
     });
-  }
-
-  /** The record's new ETag, or 'conflict' when its condition failed. */
-  async #write(blob: BlockBlobClient, count: number, etag: string | undefined, abortSignal: AbortSignal): Promise<string | 'conflict' | 'no container'> {
-    const text = JSON.stringify({ count });
-    try {
-      const response = await blob.upload(text, Buffer.byteLength(text), {
-        conditions: etag ? { ifMatch: etag } : { ifNoneMatch: '*' },
-        blobHTTPHeaders: { blobContentType: 'application/json' },
-        abortSignal,
-      });
-      return response.etag ?? '';
-    } catch (error) {
-      if (isConditionFailure(error)) return 'conflict';
-      // A replace of a record removed meanwhile (404 with an ETag) is a conflict: it is read again.
-      if (statusCodeOf(error) === 404) return etag ? 'conflict' : 'no container';
-      throw error;
-    }
-  }
-
-  async #read(blob: BlockBlobClient, abortSignal: AbortSignal): Promise<SeenCount | undefined> {
-    const found = await downloadText(blob, abortSignal);
-    return found && { count: countIn(found.text), etag: found.etag };
   }
 }

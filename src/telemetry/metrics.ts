@@ -5,6 +5,7 @@
  */
 import type { HttpResponseInit } from '@azure/functions';
 import { metrics, ValueType, type Attributes, type Counter, type Histogram } from '@opentelemetry/api';
+import { LRUCache } from 'lru-cache';
 import { errorCodeOf, ownErrorCode, type WithOwnErrorCode } from '../rules/errorCodes';
 
 interface Instruments {
@@ -45,9 +46,9 @@ interface UpstreamCallCount {
 }
 /** By the status's hundreds (1xx to 5xx; none is below 100), then any other status, then no answer at all. */
 const statusClasses = ['', '1xx', '2xx', '3xx', '4xx', '5xx', 'other', 'error'];
-const certificateExpiry = new Map<string, { projectId: number; environmentId: string; expiresAtMs: number }>();
 /** Most environments the expiry gauge reports (the refresh route names any): past it, the least recently refreshed goes. */
 const maxCertificateEnvironments = 1000;
+const certificateExpiry = new LRUCache<string, { projectId: number; environmentId: string; expiresAtMs: number }>({ max: maxCertificateEnvironments });
 const dayMs = 24 * 3600_000;
 
 /**
@@ -198,7 +199,5 @@ export function recordCertificateExpiry(environment: { projectId: number; enviro
   if (!expiresAt) return;
   instruments();
   const key = `${environment.projectId}/${environment.environmentId}`;
-  certificateExpiry.delete(key);
   certificateExpiry.set(key, { ...environment, expiresAtMs: Date.parse(expiresAt) });
-  if (certificateExpiry.size > maxCertificateEnvironments) certificateExpiry.delete(certificateExpiry.keys().next().value!);
 }

@@ -235,8 +235,16 @@ describe('a caller share held across instances', () => {
     clock += 10_000;
     // The lease take stalls: the call is answered from the instance's own share within the budget.
     expect((await rates.take('key:stalled', 'reads', 6)).allowed).toBe(true);
-    expect(lines).toEqual([
-      expect.stringMatching(/^Caller shares did not take a lease of calls within 300 ms\. Until storage answers again, each instance keeps a share of its own/),
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      {
+        event: 'storage',
+        subject: 'caller shares',
+        state: 'down',
+        code: 'StorageUnavailable',
+        detail: 'Caller shares did not take a lease of calls within 300 ms.',
+        fallback: expect.stringMatching(/^each instance keeps a share of its own for each caller/),
+        retryAfterMs: 10_000,
+      },
     ]);
     // Calls meanwhile wait on no storage and log nothing more; the own share holds (six a minute,
     // the one served from the lease before counted, and ten seconds' refill of one).
@@ -251,7 +259,7 @@ describe('a caller share held across instances', () => {
     await rates.take('key:stalled', 'reads', 6);
     await rates.settled();
     expect(lines).toHaveLength(2);
-    expect(lines[1]).toBe("Caller shares: storage answers again; each caller's share holds across every instance again.");
+    expect(JSON.parse(lines[1]!)).toEqual({ event: 'storage', subject: 'caller shares', state: 'back', downForMs: 10_000 });
     storage.reset();
     expect((await rates.take('key:stalled', 'reads', 6)).allowed).toBe(true);
     await rates.settled();

@@ -177,7 +177,7 @@ describe('storage that stalls', () => {
     expect(secondOutcomes.filter((outcome) => outcome.delivered)).toHaveLength(2);
     // One failed try and one line per instance: the posts after it do not wait on storage.
     expect(storage.requests.filter((line) => line.includes(prefix))).toHaveLength(2);
-    expect(logs.filter((line) => line.includes('response-url-count-unavailable'))).toHaveLength(2);
+    expect(logs.filter((line) => line.includes('"subject":"response_url post counts","state":"down"'))).toHaveLength(2);
     expect(logs.join('\n')).not.toContain('s3cret');
     // Storage answers again, tried after the retry time: the 3 posts the first made meanwhile are
     // added to the 3 of the record, which refuses the next (without a post).
@@ -187,6 +187,10 @@ describe('storage that stalls', () => {
     fx.clock += countRetryAfterMs;
     expect(await first.send(target, event)).toMatchObject({ delivered: false });
     expect(storage.requests.filter((line) => line.includes(prefix)).length).toBeGreaterThan(2);
+    // The first is back on the shared count, said once with how long it was without.
+    expect(logs.filter((line) => line.includes('"state":"back"')).map((line) => JSON.parse(line))).toEqual([
+      { event: 'storage', subject: 'response_url post counts', state: 'back', downForMs: countRetryAfterMs },
+    ]);
     expect(await recordedCount()).toEqual({ count: 6 });
     expect(postsTo('stalled')).toBe(8);
   });

@@ -218,7 +218,9 @@ describe('storage that stalls', () => {
     await stalled.sweep(undefined);
     expect(attempts()).toBe(failuresToOpen + 1);
     expect(tried).toBe(2);
-    expect(logs.filter((line) => line.includes('"shared-unavailable"'))).toHaveLength(1);
+    expect(logs.filter((line) => line.includes('"subject":"receiver circuits","state":"down"'))).toHaveLength(1);
+    // Still stalled: not back.
+    expect(logs.filter((line) => line.includes('"state":"back"'))).toEqual([]);
     expect(await circuitRecords()).toEqual([]);
   }, 60_000);
 });

@@ -7,7 +7,8 @@
  * another instance posted since this one last wrote.
  *
  * When storage cannot count in time (down, or slower than STORAGE_TIMEOUT_MS), the post is counted
- * by this instance alone, from the last count it saw app-wide, with one log line for the outage;
+ * by this instance alone, from the last count it saw app-wide, with one log line for the outage
+ * (and one when it is over: storage/outageLatch.ts);
  * the posts of the next `retryAfterMs` are counted so too without waiting on storage, then one
  * post tries it again. Going past Slack's 5 then needs storage down while several instances post
  * to one response_url, and costs no more than a post Slack refuses (the same end as one the app refuses). Sending the end to
@@ -15,6 +16,8 @@
  * where no webhook is set); refusing it would lose an end over a storage hiccup.
  */
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { OutageLatch } from '../../storage/outageLatch';
 import type { SeenCount, UseCounters } from '../../storage/useCounters';
 
 export interface ResponseUrlPostsOptions {
@@ -50,15 +53,22 @@ function later(a: SeenCount | undefined, b: SeenCount): SeenCount {
 
 export class ResponseUrlPosts {
   readonly #options: ResponseUrlPostsOptions;
-  /** Per response_url, by a hash of it (the URL holds a token). */
-  readonly #known = new Map<string, Known>();
-  /** Since when storage could not count (undefined while it answers): the outage is logged once. */
-  #downSince: number | undefined;
-  /** While storage is down, when a post may try it again. */
-  #retryAt = 0;
+  /** Per response_url, by a hash of it (the URL holds a token); the one least recently written is forgotten past `maxTracked` (a peek does not count). */
+  readonly #known: LRUCache<string, Known>;
+  /** Whether storage counts: while it does not, one post tries it once `retryAfterMs`, the others count here at once. */
+  readonly #storage: OutageLatch;
 
   constructor(options: ResponseUrlPostsOptions) {
     this.#options = options;
+    this.#known = new LRUCache({ max: options.maxTracked });
+    this.#storage = new OutageLatch({
+      subject: 'response_url post counts',
+      fallback: 'each instance counts its own posts to a response_url, from the last count it saw app-wide',
+      retryAfterMs: options.retryAfterMs ?? countRetryAfterMs,
+      retry: 'one call',
+      now: options.now,
+      log: options.log,
+    });
   }
 
   /** Whether one more post to `responseUrl` (issued at `issuedAtMs`, when known) may go. */
@@ -66,62 +76,27 @@ export class ResponseUrlPosts {
     const { counts, maxPosts } = this.#options;
     const key = createHash('sha256').update(responseUrl).digest('hex');
     // A target stored before response_urls carried their expiry names no shared record.
-    if (counts && issuedAtMs !== undefined && this.#mayTryStorage()) {
-      const before = this.#known.get(key) ?? nothingKnown;
+    if (counts && issuedAtMs !== undefined && this.#storage.shouldTry()) {
+      const before = this.#known.peek(key) ?? nothingKnown;
       // The posts counted here alone go with this write: concurrent posts neither send them again nor forget them.
       const sent = before.unrecorded;
-      this.#remember(key, { seen: before.seen, unrecorded: 0, sending: before.sending + sent });
+      this.#known.set(key, { seen: before.seen, unrecorded: 0, sending: before.sending + sent });
       try {
         const counted = await counts.take(issuedAtMs, key, maxPosts, before.seen, sent);
-        this.#downSince = undefined;
-        const now = this.#known.get(key) ?? nothingKnown;
-        this.#remember(key, { seen: later(now.seen, counted.seen), unrecorded: now.unrecorded, sending: Math.max(0, now.sending - sent) });
+        this.#storage.answered();
+        const now = this.#known.peek(key) ?? nothingKnown;
+        this.#known.set(key, { seen: later(now.seen, counted.seen), unrecorded: now.unrecorded, sending: Math.max(0, now.sending - sent) });
         return counted.taken;
       } catch (error) {
-        const now = this.#known.get(key) ?? nothingKnown;
-        this.#remember(key, { seen: now.seen, unrecorded: now.unrecorded + sent, sending: Math.max(0, now.sending - sent) });
-        this.#failed(error);
+        const now = this.#known.peek(key) ?? nothingKnown;
+        this.#known.set(key, { seen: now.seen, unrecorded: now.unrecorded + sent, sending: Math.max(0, now.sending - sent) });
+        this.#storage.failed(error);
       }
     }
     // Read again: other posts of this instance may have been counted while storage was tried.
-    const now = this.#known.get(key) ?? nothingKnown;
+    const now = this.#known.peek(key) ?? nothingKnown;
     if ((now.seen?.count ?? 0) + now.unrecorded + now.sending >= maxPosts) return false;
-    this.#remember(key, { ...now, unrecorded: now.unrecorded + 1 });
+    this.#known.set(key, { ...now, unrecorded: now.unrecorded + 1 });
     return true;
-  }
-
-  /** While storage is down, one post tries it once `retryAfterMs` passed; the others count here at once. */
-  #mayTryStorage(): boolean {
-    if (this.#downSince === undefined) return true;
-    const now = this.#options.now();
-    if (now < this.#retryAt) return false;
-    this.#retryAt = now + this.#retryAfterMs;
-    return true;
-  }
-
-  get #retryAfterMs(): number {
-    return this.#options.retryAfterMs ?? countRetryAfterMs;
-  }
-
-  #failed(error: unknown): void {
-    const now = this.#options.now();
-    this.#retryAt = now + this.#retryAfterMs;
-    if (this.#downSince !== undefined) return;
-    this.#downSince = now;
-    const code = (error as { code?: string }).code ?? 'InternalError';
-    this.#options.log(
-      JSON.stringify({
-        event: 'chatops',
-        step: 'response-url-count-unavailable',
-        code,
-        detail: `The app-wide counts of response_urls' posts could not be taken in time: until storage answers again, this instance counts its own posts, trying storage again at most every ${Math.round(this.#retryAfterMs / 1000)} s.`,
-      }),
-    );
-  }
-
-  #remember(key: string, known: Known): void {
-    this.#known.delete(key);
-    this.#known.set(key, known);
-    while (this.#known.size > this.#options.maxTracked) this.#known.delete(this.#known.keys().next().value!);
   }
 }
