@@ -10,8 +10,8 @@
  * and says how far it got.
  */
 import { randomUUID } from 'node:crypto';
-import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type StartRequest } from '../src/orchestration/orchestrationEngine';
-import { UpstreamClient, type UpstreamResponse } from '../src/upstream/upstreamClient';
+import { defaultOrchestrationSettings, engineOnContainer, type OrchestrationEngine, type StartRequest } from '../src/orchestration';
+import { UpstreamClient, type UpstreamResponse } from '../src/upstream';
 import { countingStorage, type CountingStorage } from '../tools/harness/countingStorage';
 import { cpuMs } from '../tools/harness/processStats';
 

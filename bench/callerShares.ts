@@ -7,8 +7,8 @@
  * process against Azurite in a process of its own, with the app's default settings.
  */
 import { randomUUID } from 'node:crypto';
-import { CallerRateLimiter } from '../src/access/callerRateLimiter';
-import type { SharedCallerRates } from '../src/access/sharedCallerRates';
+import { CallerRateLimiter } from '../src/access';
+import type { SharedCallerRates } from '../src/access';
 import { countingStorage, type CountingStorage } from '../tools/harness/countingStorage';
 import { sharedRatesOn } from '../tools/harness/sharedRates';
 import type { RunningAzurite } from '../tools/embeddedAzurite';

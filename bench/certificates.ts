@@ -1,10 +1,10 @@
 /** The certificates section: upstream calls of a refresh of 100 environments, and of one again within the minute. */
 import { randomUUID } from 'node:crypto';
 import { BlobServiceClient } from '@azure/storage-blob';
-import { CertificateRefresher } from '../src/certificates/certificateRefresher';
-import { CertificateStore } from '../src/certificates/certificateStore';
-import { DistributedRateLimiter } from '../src/certificates/rateLimiter';
-import { UpstreamClient } from '../src/upstream/upstreamClient';
+import { CertificateRefresher } from '../src/certificates';
+import { CertificateStore } from '../src/certificates';
+import { DistributedRateLimiter } from '../src/certificates';
+import { UpstreamClient } from '../src/upstream';
 import type { RunningAzurite } from '../tools/embeddedAzurite';
 import { startEmulator } from '../tools/emulator/emulatorServer';
 import { results, rows, token } from './benchKit';

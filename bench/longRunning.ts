@@ -2,11 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { request } from 'undici';
-import { defaultOrchestrationSettings, engineOnContainer } from '../src/orchestration/orchestrationEngine';
-import { OrchestrationIndex } from '../src/orchestration/orchestrationIndex';
-import type { OrchestrationState } from '../src/orchestration/orchestrationState';
-import { StorageBudget } from '../src/storage/storageBudget';
-import { UpstreamClient } from '../src/upstream/upstreamClient';
+import { defaultOrchestrationSettings, engineOnContainer } from '../src/orchestration';
+import { OrchestrationIndex } from '../src/orchestration';
+import type { OrchestrationState } from '../src/orchestration';
+import { StorageBudget } from '../src/storage';
+import { UpstreamClient } from '../src/upstream';
 import type { RunningAzurite } from '../tools/embeddedAzurite';
 import { startEmulator } from '../tools/emulator/emulatorServer';
 import { startApp } from '../tools/harness/appProcess';

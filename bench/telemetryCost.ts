@@ -1,7 +1,7 @@
 /** The telemetry section: what exporting traces and metrics costs a call's handler. */
 import { Agent, request } from 'undici';
-import { resetConfigForTests } from '../src/settings/config';
-import { flushSpans, pauseTelemetry, startTelemetry, stopTelemetry } from '../src/telemetry/telemetry';
+import { resetConfigForTests } from '../src/settings';
+import { flushSpans, pauseTelemetry, startTelemetry, stopTelemetry } from '../src/telemetry';
 import type { RunningAzurite } from '../tools/embeddedAzurite';
 import { installFunctionsCore } from '../tools/localHost/installCore';
 import { appEnv, median, results, round, rows, spawnEmulator, spawnListening, subscription, token, usagesPath } from './benchKit';

@@ -4,19 +4,19 @@
  * (`GET approvals`). Registration and glue only: who may decide, and what a decision does, are in
  * src/approvals and the engine (src/orchestration/heldStarts.ts).
  */
-import { matchesAny } from '../src/access/accessPolicy';
-import { appRoutes } from '../src/routes/appRoutes';
-import { decideApproval } from '../src/approvals/approvalDecisions';
-import { announceHeldStart } from '../src/chatops/platforms';
-import { onHeldStart } from '../src/calls/startOrHold';
-import { approvalDecisionBody } from '../src/routes/approvalRoutes';
+import { matchesAny } from '../src/access';
+import { appRoutes } from '../src/routes';
+import { decideApproval } from '../src/approvals';
+import { announceHeldStart } from '../src/chatops';
+import { onHeldStart } from '../src/calls';
+import { approvalDecisionBody } from '../src/routes';
 import { GatewayError } from '../src/errors';
-import { getServices } from '../src/app/services';
-import { appHandlerOn } from '../src/http/appHandler';
-import { parseJsonBody } from '../src/rules/jsonBody';
-import { jsonResponse } from '../src/calls/answers';
-import { invalidRequest, ProblemList } from '../src/rules/validationDetails';
-import { statusDocument } from '../src/orchestration/statusDocument';
+import { getServices } from '../src/app';
+import { appHandlerOn } from '../src/http';
+import { parseJsonBody } from '../src/rules';
+import { jsonResponse } from '../src/calls';
+import { invalidRequest, ProblemList } from '../src/rules';
+import { statusDocument } from '../src/orchestration';
 
 const appHandler = appHandlerOn(getServices);
 

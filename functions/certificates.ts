@@ -3,16 +3,16 @@
  * is in src/certificates.
  */
 import { z } from 'zod';
-import type { CertificateEnvironment } from '../src/certificates/certificateRefresher';
-import { appRoutes } from '../src/routes/appRoutes';
-import { fetchedCertificate } from '../src/certificates/fetchedCertificate';
+import type { CertificateEnvironment } from '../src/certificates';
+import { appRoutes } from '../src/routes';
+import { fetchedCertificate } from '../src/certificates';
 import { GatewayError } from '../src/errors';
-import { appHandlerOn, type AppCall } from '../src/http/appHandler';
-import { parseJsonBody } from '../src/rules/jsonBody';
-import { jsonResponse } from '../src/calls/answers';
-import { detailsFromParameterIssues, invalidRequest, ProblemList } from '../src/rules/validationDetails';
-import { getServices } from '../src/app/services';
-import { environmentId, projectId } from '../src/spec/lifecycle';
+import { appHandlerOn, type AppCall } from '../src/http';
+import { parseJsonBody } from '../src/rules';
+import { jsonResponse } from '../src/calls';
+import { detailsFromParameterIssues, invalidRequest, ProblemList } from '../src/rules';
+import { getServices } from '../src/app';
+import { environmentId, projectId } from '../src/spec';
 
 const appHandler = appHandlerOn(getServices);
 

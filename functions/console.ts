@@ -3,12 +3,12 @@
  * session route the page asks what its caller may do. Registration and glue only: the page's
  * own code is built to files beside the bundle (tools/build.mjs) and read when asked for.
  */
-import { appRoutes } from '../src/routes/appRoutes';
-import { consoleAssetResponse, consolePageResponse, withConsoleHeaders } from '../src/console/consoleFiles';
-import { consoleSession } from '../src/console/consoleSession';
-import { getServices } from '../src/app/services';
-import { appHandlerOn } from '../src/http/appHandler';
-import { jsonResponse } from '../src/calls/answers';
+import { appRoutes } from '../src/routes';
+import { consoleAssetResponse, consolePageResponse, withConsoleHeaders } from '../src/console';
+import { consoleSession } from '../src/console';
+import { getServices } from '../src/app';
+import { appHandlerOn } from '../src/http';
+import { jsonResponse } from '../src/calls';
 
 const appHandler = appHandlerOn(getServices);
 

@@ -1,9 +1,9 @@
 /** `GET health` (anonymous, as only the console's page and files are besides) and `GET openapi.json`. */
-import { appRoutes } from '../src/routes/appRoutes';
-import { getServices } from '../src/app/services';
-import { appHandlerOn } from '../src/http/appHandler';
-import { jsonResponse } from '../src/calls/answers';
-import { buildOpenApiDocument } from '../src/openapi/openApiDocument';
+import { appRoutes } from '../src/routes';
+import { getServices } from '../src/app';
+import { appHandlerOn } from '../src/http';
+import { jsonResponse } from '../src/calls';
+import { buildOpenApiDocument } from '../src/openapi';
 import { appVersion } from '../src/version';
 
 const appHandler = appHandlerOn(getServices);

@@ -4,7 +4,7 @@
  * timers (timers.ts) registered.
  */
 import { app } from '@azure/functions';
-import { startTelemetry, stopTelemetry } from '../src/telemetry/telemetry';
+import { startTelemetry, stopTelemetry } from '../src/telemetry';
 import { routeTable } from './routeTable';
 import './timers';
 
@@ -13,4 +13,4 @@ for (const { name, handler, ...registration } of routeTable) app.http(name, { ..
 startTelemetry();
 // What is buffered is sent before the worker stops.
 app.hook.appTerminate(() => stopTelemetry());
-export { routesOff, settingsSummary } from '../src/app/settingsSummary';
+export { routesOff, settingsSummary } from '../src/app';

@@ -3,10 +3,10 @@
  * path, and one for the `{scope}` operations together. Glue only: the pipeline is
  * src/calls/operationCall.ts, its HTTP adapter src/http/operationRoute.ts.
  */
-import { getServices } from '../src/app/services';
-import { operationHandler, scopeDispatcher, scopeRouteMethods, scopeRouteTemplate, type OperationHandler } from '../src/http/operationRoute';
-import { getConfig } from '../src/settings/config';
-import { operations, resolvePathTemplate } from '../src/spec/catalogue';
+import { getServices } from '../src/app';
+import { operationHandler, scopeDispatcher, scopeRouteMethods, scopeRouteTemplate, type OperationHandler } from '../src/http';
+import { getConfig } from '../src/settings';
+import { operations, resolvePathTemplate } from '../src/spec';
 import type { RouteEntry } from './routeEntry';
 
 const providerNamespace = getConfig().PROVIDER_NAMESPACE;

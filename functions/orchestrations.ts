@@ -4,23 +4,23 @@
  * and restart, counts, and the upstream-style `operations/{id}`. Glue only: the engine is in
  * src/orchestration, what the routes do in src/calls.
  */
-import { appRoutes } from '../src/routes/appRoutes';
+import { appRoutes } from '../src/routes';
 import { GatewayError } from '../src/errors';
-import { appHandlerOn, type AppCall } from '../src/http/appHandler';
-import { operationAnswer, statusDocumentResponse } from '../src/calls/orchestrationAnswers';
-import { continuationHeader, listRequestOf, purgeRequestOf, scanBoundsOf, waitSecondsOf } from '../src/calls/orchestrationQueries';
-import { restartOrchestration } from '../src/calls/restart';
-import { bulkAction } from '../src/calls/bulkActions';
-import { orchestrationCounts } from '../src/calls/orchestrationCounts';
-import { visibleFilter } from '../src/calls/authorization';
-import { visibleOrchestration, visibleStatus, type Viewer } from '../src/calls/orchestrationVisibility';
-import { longestWaitSeconds, takeWaitSlot, waitForEnd } from '../src/calls/gatewayWait';
-import { callerReaderOf } from '../src/calls/pollReader';
-import { jsonResponse } from '../src/calls/answers';
-import { invalidRequest, ProblemList } from '../src/rules/validationDetails';
-import type { OrchestrationState } from '../src/orchestration/orchestrationState';
-import { orchestrationLinks, statusDocument } from '../src/orchestration/statusDocument';
-import { getServices } from '../src/app/services';
+import { appHandlerOn, type AppCall } from '../src/http';
+import { operationAnswer, statusDocumentResponse } from '../src/calls';
+import { continuationHeader, listRequestOf, purgeRequestOf, scanBoundsOf, waitSecondsOf } from '../src/calls';
+import { restartOrchestration } from '../src/calls';
+import { bulkAction } from '../src/calls';
+import { orchestrationCounts } from '../src/calls';
+import { visibleFilter } from '../src/calls';
+import { visibleOrchestration, visibleStatus, type Viewer } from '../src/calls';
+import { longestWaitSeconds, takeWaitSlot, waitForEnd } from '../src/calls';
+import { callerReaderOf } from '../src/calls';
+import { jsonResponse } from '../src/calls';
+import { invalidRequest, ProblemList } from '../src/rules';
+import type { OrchestrationState } from '../src/orchestration';
+import { orchestrationLinks, statusDocument } from '../src/orchestration';
+import { getServices } from '../src/app';
 
 const appHandler = appHandlerOn(getServices);
 

@@ -4,9 +4,9 @@
  * registers each entry; a declared route without a handler does not compile.
  */
 import type { HttpHandler } from '@azure/functions';
-import { getServices } from '../src/app/services';
-import { chatPlatforms } from '../src/chatops/platforms';
-import { appRoutes, registrationOf } from '../src/routes/appRoutes';
+import { getServices } from '../src/app';
+import { chatPlatforms } from '../src/chatops';
+import { appRoutes, registrationOf } from '../src/routes';
 import { decideApprovalRoute, listApprovalsRoute } from './approvals';
 import { getCertificate, refreshCertificates } from './certificates';
 import { getConsoleAsset, getConsolePage, getConsoleSession } from './console';

@@ -1,15 +1,15 @@
 /** Validation of gallery image version and API definition declarations and the gateway custom properties. Glue only: the rules are in src/templates. */
-import { appRoutes, type AppRoute } from '../src/routes/appRoutes';
+import { appRoutes, type AppRoute } from '../src/routes';
 import { GatewayError } from '../src/errors';
-import { getServices } from '../src/app/services';
-import { appHandlerOn, type AppCall } from '../src/http/appHandler';
-import { parseJsonBody } from '../src/rules/jsonBody';
-import { jsonResponse } from '../src/calls/answers';
-import { invalidRequest, ProblemList } from '../src/rules/validationDetails';
-import { apiDefinitionKind } from '../src/templates/apiDefinition';
-import { validateDeclarations, type DeclarationKind } from '../src/templates/declarationValidation';
-import { galleryImageVersionKind } from '../src/templates/galleryImageVersion';
-import { buildCustomProperties, gatewaySettingsRequest, validateCustomProperties } from '../src/templates/gatewayProperties';
+import { getServices } from '../src/app';
+import { appHandlerOn, type AppCall } from '../src/http';
+import { parseJsonBody } from '../src/rules';
+import { jsonResponse } from '../src/calls';
+import { invalidRequest, ProblemList } from '../src/rules';
+import { apiDefinitionKind } from '../src/templates';
+import { validateDeclarations, type DeclarationKind } from '../src/templates';
+import { galleryImageVersionKind } from '../src/templates';
+import { buildCustomProperties, gatewaySettingsRequest, validateCustomProperties } from '../src/templates';
 
 const appHandler = appHandlerOn(getServices);
 

@@ -4,11 +4,11 @@
  * src/orchestration and src/certificates.
  */
 import { app, type InvocationContext } from '@azure/functions';
-import { getServices } from '../src/app/services';
-import { sweepLogLine } from '../src/orchestration/sweepLog';
-import { getConfig } from '../src/settings/config';
-import { runTimesOf } from '../src/settings/timerSchedule';
-import { tokenFailureMessage } from '../src/upstream/tokenFailure';
+import { getServices } from '../src/app';
+import { sweepLogLine } from '../src/orchestration';
+import { getConfig } from '../src/settings';
+import { runTimesOf } from '../src/settings';
+import { tokenFailureMessage } from '../src/upstream';
 
 /**
  * The poller's token, or undefined when none can be had: the run then goes on as in passthrough

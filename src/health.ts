@@ -9,8 +9,8 @@
  * (`HEALTH_CACHE_SECONDS`), and each check has a short budget (`HEALTH_PROBE_TIMEOUT_MS`)
  * with no retry, on a connection pool of its own, so probes never queue ahead of real calls.
  */
-import type { CertificateWatchReport } from './certificates/certificateWatch';
-import { tokenWaits } from './identity/credentialOnFirstUse';
+import type { CertificateWatchReport } from './certificates';
+import { tokenWaits } from './identity';
 
 export type DependencyName = 'storage' | 'management' | 'lifecycle';
 

@@ -4,21 +4,21 @@
  * passed in, never reached for globally by the logic). Types only: every layer above the parts
  * may name them without loading their wiring.
  */
-import type { AccessPolicy } from './access/accessPolicy';
-import type { CallerRates } from './access/sharedCallerRates';
-import type { WaitSlots } from './access/waitSlots';
-import type { Approvals } from './approvals/approvals';
-import type { CertificateRefresher } from './certificates/certificateRefresher';
-import type { CertificateStore } from './certificates/certificateStore';
-import type { DownloadGuard } from './certificates/downloadGuard';
+import type { AccessPolicy } from './access';
+import type { CallerRates } from './access';
+import type { WaitSlots } from './access';
+import type { Approvals } from './approvals';
+import type { CertificateRefresher } from './certificates';
+import type { CertificateStore } from './certificates';
+import type { DownloadGuard } from './certificates';
 import type { HealthMonitor } from './health';
-import type { OrchestrationEngine } from './orchestration/orchestrationEngine';
-import type { OrchestrationWatches } from './orchestration/orchestrationWaiter';
-import type { Config } from './settings/config';
-import type { OnceMarkers } from './storage/onceMarkers';
-import type { TokenSource, UpstreamName } from './upstream/tokenSource';
-import type { UpstreamBudget } from './upstream/upstreamBudget';
-import type { UpstreamClient } from './upstream/upstreamClient';
+import type { OrchestrationEngine } from './orchestration';
+import type { OrchestrationWatches } from './orchestration';
+import type { Config } from './settings';
+import type { OnceMarkers } from './storage';
+import type { TokenSource, UpstreamName } from './upstream';
+import type { UpstreamBudget } from './upstream';
+import type { UpstreamClient } from './upstream';
 
 export interface Services {
   config: Config;

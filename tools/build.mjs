@@ -151,7 +151,7 @@ await build({
   packages: 'external',
   plugins: [appLazyModulesPlugin],
 });
-await build({ ...common, entryPoints: ['tools/chat.ts'], outfile: 'dist/tools/chat.js', packages: 'external' }); // npm run chat (docs/chatops.md)
+await build({ ...common, entryPoints: ['tools/chat.ts'], outfile: 'dist/tools/chat.js', packages: 'external', plugins: [appLazyModulesPlugin] }); // npm run chat (docs/chatops.md)
 
 // The benchmark and the emulator it runs as a separate process (`npm run bench`).
 if (process.argv.includes('--bench')) {

@@ -7,8 +7,8 @@
  * `localChat` holds what the documented local chat start (docs/chatops.md, "Try it locally") sets:
  * the secrets, the users its ACCESS_POLICY names and the stand-in's address.
  */
-import { slackSignatureOf } from '../src/chatops/slack/slackSignature';
-import { teamsSignatureOf } from '../src/chatops/teams/teamsSignature';
+import { slackSignatureOf } from '../src/chatops';
+import { teamsSignatureOf } from '../src/chatops';
 
 export const localChat = {
   slackSigningSecret: 'local-slack-signing-secret-0001',

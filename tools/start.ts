@@ -10,8 +10,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Emulator } from './emulator/emulatorServer';
-import type { EmbeddedServices } from '../src/app/settingsSummary';
-import { azureMarkerOf } from '../src/settings/azureMarkers';
+import type { EmbeddedServices } from '../src/app';
+import { azureMarkerOf } from '../src/settings';
 import { startAzurite, type RunningAzurite } from './embeddedAzurite';
 import type { HttpsCertificate } from './localHost/httpsCertificate';
 import { installFunctionsCore } from './localHost/installCore';

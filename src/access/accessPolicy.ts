@@ -16,10 +16,10 @@
  * starter). Where one rule of a caller needs approval for a start and another allows it without,
  * approval is needed: the stricter wins.
  */
-import { isScopeAllowed } from '../rules/scopeGuard';
-import type { AccessClass } from '../settings/settingValues';
+import { isScopeAllowed } from '../rules';
+import type { AccessClass } from '../settings';
 
-export { accessClasses, type AccessClass } from '../settings/settingValues';
+export { accessClasses, type AccessClass } from '../settings';
 
 export interface CallerRate {
   readsPerMinute?: number;

@@ -12,10 +12,10 @@
  */
 import type { ContainerClient } from '@azure/storage-blob';
 import { mapConcurrently } from '../concurrency';
-import { statusCodeOf } from '../storage/blobText';
-import type { Expiring } from '../storage/onceMarkers';
-import { RecordStore } from '../storage/recordStore';
-import type { StorageBudget } from '../storage/storageBudget';
+import { statusCodeOf } from '../storage';
+import type { Expiring } from '../storage';
+import { RecordStore } from '../storage';
+import type { StorageBudget } from '../storage';
 import { shareBucketPrefix } from './shareBucketStore';
 
 /** How far the storage service's clock (a blob's last write) and an instance's may differ. */

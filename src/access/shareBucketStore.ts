@@ -10,8 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { BlockBlobClient, ContainerClient } from '@azure/storage-blob';
-import { RecordStore, type RecordCalls, type RecordFormat } from '../storage/recordStore';
-import { StorageBudget } from '../storage/storageBudget';
+import { RecordStore, type RecordCalls, type RecordFormat } from '../storage';
+import { StorageBudget } from '../storage';
 import type { CallKind } from './callerRateLimiter';
 import { parseBucket, takeLease, type BucketState, type LeaseOutcome, type LeaseRequest } from './shareBucket';
 

@@ -16,8 +16,8 @@
 import { randomUUID } from 'node:crypto';
 import type { BlockBlobClient } from '@azure/storage-blob';
 import { LRUCache } from 'lru-cache';
-import { OutageLatch } from '../storage/outageLatch';
-import { StorageBudget } from '../storage/storageBudget';
+import { OutageLatch } from '../storage';
+import { StorageBudget } from '../storage';
 import { CallerRateLimiter, type CallKind } from './callerRateLimiter';
 import type { LeaseRequest } from './shareBucket';
 import type { SeenBucket, ShareBucketStore } from './shareBucketStore';

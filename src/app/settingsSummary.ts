@@ -5,10 +5,10 @@
  * says what runs rather than what was typed, and it holds no secret: a storage account is
  * named by its account name or endpoint, never its key or signature.
  */
-import { chatEnabled } from '../chatops/chatSettings';
-import { chatPlatforms, chatSummaries } from '../chatops/platforms';
-import { getConfig, type Config } from '../settings/config';
-import { describeIdentityStorage, developmentStorage } from '../settings/storageSettings';
+import { chatEnabled } from '../chatops';
+import { chatPlatforms, chatSummaries } from '../chatops';
+import { getConfig, type Config } from '../settings';
+import { describeIdentityStorage, developmentStorage } from '../settings';
 
 /** What `npm start` started itself in place of a setting left unset. */
 export interface EmbeddedServices {

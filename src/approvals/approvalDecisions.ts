@@ -4,17 +4,17 @@
  * document and in the log), and, once approved, the send made at once where the app holds a
  * token (the poller makes it otherwise, or a crash interrupted this one).
  */
-import { matchesAny } from '../access/accessPolicy';
+import { matchesAny } from '../access';
 import { GatewayError } from '../errors';
-import type { CallerIdentity } from '../callers/callerIdentity';
+import type { CallerIdentity } from '../callers';
 import { deciderOf, identitiesOf, sameCaller, starterOf } from './approvalIdentities';
-import type { ApprovalRoute, ApprovalStatus } from '../orchestration/approvalStatus';
+import type { ApprovalRoute, ApprovalStatus } from '../orchestration';
 import { awaitsSend } from './approvalTransitions';
-import { isActive, type OrchestrationState } from '../orchestration/orchestrationState';
-import { sanitizeText } from '../rules/redaction';
-import type { AccessPolicy } from '../access/accessPolicy';
-import type { OrchestrationEngine } from '../orchestration/orchestrationEngine';
-import type { TokenSource } from '../upstream/tokenSource';
+import { isActive, type OrchestrationState } from '../orchestration';
+import { sanitizeText } from '../rules';
+import type { AccessPolicy } from '../access';
+import type { OrchestrationEngine } from '../orchestration';
+import type { TokenSource } from '../upstream';
 import type { Approvals } from './approvals';
 
 /** What a decision works with: the app's services (src/services.ts) hold these. */
@@ -27,7 +27,7 @@ export interface DecisionServices {
   now(): number;
 }
 
-export type { ApprovalRoute, ApprovalStatus } from '../orchestration/approvalStatus';
+export type { ApprovalRoute, ApprovalStatus } from '../orchestration';
 
 /** The longest reason a decision carries (it is shown in the status document and the end notification). */
 export const maxReasonChars = 500;

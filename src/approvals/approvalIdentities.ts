@@ -7,8 +7,8 @@
  * `teams:<tenant>/<object id>`): counting them as one only ever refuses more. Roles name groups,
  * not persons, and a Slack id links to no other name.
  */
-import { normalizeSelector } from '../access/accessPolicy';
-import type { ApprovalDecisionRecord, ApprovalStatus } from '../orchestration/approvalStatus';
+import { normalizeSelector } from '../access';
+import type { ApprovalDecisionRecord, ApprovalStatus } from '../orchestration';
 
 /** The names that identify the caller itself: its keys (fingerprints), principal and chat user, never its roles. */
 export function identitiesOf(caller: { primary: string; selectors: readonly string[] }): string[] {

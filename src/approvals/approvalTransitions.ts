@@ -13,10 +13,10 @@
  * as the stale-start rule ends any interrupted start.
  */
 import { distinctApprovals, identitiesOf } from './approvalIdentities';
-import type { ApprovalDecisionRecord, ApprovalStatus } from '../orchestration/approvalStatus';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
-import type { HoldRules } from '../orchestration/engineSettings';
-import type { Ending } from '../orchestration/transitions';
+import type { ApprovalDecisionRecord, ApprovalStatus } from '../orchestration';
+import type { OrchestrationState } from '../orchestration';
+import type { HoldRules } from '../orchestration';
+import type { Ending } from '../orchestration';
 
 export const notApprovedCode = 'NotApproved';
 

@@ -11,8 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { ContainerClient } from '@azure/storage-blob';
-import { markerFormat, RecordStore } from '../storage/recordStore';
-import type { StorageBudget } from '../storage/storageBudget';
+import { markerFormat, RecordStore } from '../storage';
+import type { StorageBudget } from '../storage';
 
 const prefix = 'approvals/waiting/';
 /** How long past its expiry a marker a crash left behind is kept before a count removes it. */

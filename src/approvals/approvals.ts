@@ -5,9 +5,9 @@
  * those that wait.
  */
 import { GatewayError } from '../errors';
-import type { HeldOutcome, OrchestrationEngine, StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
-import type { ApprovalDecisionRecord, ApprovalStatus } from '../orchestration/approvalStatus';
+import type { HeldOutcome, OrchestrationEngine, StartOutcome, StartRequest } from '../orchestration';
+import type { OrchestrationState } from '../orchestration';
+import type { ApprovalDecisionRecord, ApprovalStatus } from '../orchestration';
 import { notApprovedEnding, waitingStatus, withDecision } from './approvalTransitions';
 import type { ApprovalWaits, WaitingMarker } from './approvalWaits';
 

@@ -13,10 +13,10 @@
  *   logged apart from the caller and marked unverified, and grants nothing.
  */
 import { createHash } from 'node:crypto';
-import type { Caller } from '../access/accessPolicy';
-import { identifierClaim, unverifiedClaimsOf } from '../upstream/tokenClaims';
-import { bearerTokenOf } from '../upstream/tokenSource';
-import { appParameterOf } from '../rules/appParameters';
+import type { Caller } from '../access';
+import { identifierClaim, unverifiedClaimsOf } from '../upstream';
+import { bearerTokenOf } from '../upstream';
+import { appParameterOf } from '../rules';
 
 type HeaderGetter = { get(name: string): string | null };
 

@@ -4,9 +4,9 @@
  */
 import type { HttpResponseInit } from '@azure/functions';
 import { GatewayError, renderErrorBody } from '../errors';
-import type { UpstreamResponse } from '../upstream/upstreamClient';
-import { correlationHeader } from '../rules/correlation';
-import { ownErrorCode, type WithOwnErrorCode } from '../rules/errorCodes';
+import type { UpstreamResponse } from '../upstream';
+import { correlationHeader } from '../rules';
+import { ownErrorCode, type WithOwnErrorCode } from '../rules';
 
 const passedBackHeaders = new Set(['content-type', 'retry-after', 'retry-after-ms', 'x-ms-retry-after-ms', 'etag', 'location', 'azure-asyncoperation']);
 

@@ -6,13 +6,13 @@
  * Retry-After). Everything is decided before anything is sent upstream; only a call that then
  * sends a request upstream keeps its draw on the rate.
  */
-import type { Action, Grant } from '../access/accessPolicy';
-import type { CallKind } from '../access/callerRateLimiter';
+import type { Action, Grant } from '../access';
+import type { CallKind } from '../access';
 import { GatewayError } from '../errors';
-import type { SummaryFilter } from '../orchestration/summaryQuery';
+import type { SummaryFilter } from '../orchestration';
 import type { Services } from '../services';
-import type { CallerIdentity } from '../callers/callerIdentity';
-import { isScopeAllowed } from '../rules/scopeGuard';
+import type { CallerIdentity } from '../callers';
+import { isScopeAllowed } from '../rules';
 
 /** The codes of a refusal by the policy: the call log records them as its decision. */
 export const refusalCodes: ReadonlySet<string> = new Set(['OperationNotAllowed', 'ScopeNotAllowed', 'CallerRateLimited']);

@@ -8,7 +8,7 @@
  * URL with its origin and query), and one with `.` or `..` segments is refused outright.
  */
 import { GatewayError } from '../errors';
-import { isScopeAllowed, ordinalUpper } from '../rules/scopeGuard';
+import { isScopeAllowed, ordinalUpper } from '../rules';
 
 /** The text decoded once, as far as it decodes; a malformed escape stays as written. */
 function decodedOnce(text: string): string {

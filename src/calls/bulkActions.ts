@@ -9,7 +9,7 @@
 import type { HttpResponseInit } from '@azure/functions';
 import { mapConcurrently } from '../concurrency';
 import { toGatewayError } from '../errors';
-import { decodeCursor, encodeCursor } from '../orchestration/summaryQuery';
+import { decodeCursor, encodeCursor } from '../orchestration';
 import type { RouteCall } from './routeCall';
 import { visibleFilter } from './authorization';
 import { bulkRequestOf, continuationHeader, scanBoundsOf, type BulkAction } from './orchestrationQueries';

@@ -4,11 +4,11 @@
  * request ids (of a checked shape), so no secret can reach it.
  */
 import type { HttpResponseInit } from '@azure/functions';
-import { callerLogFields, type CallerIdentity } from '../callers/callerIdentity';
-import { remainingBudgetOf, type RemainingBudget } from '../upstream/upstreamBudget';
-import type { UpstreamResponse } from '../upstream/upstreamClient';
-import { upstreamIdsOf, type UpstreamIds } from '../telemetry/upstreamIds';
-import { errorCodeOf } from '../rules/errorCodes';
+import { callerLogFields, type CallerIdentity } from '../callers';
+import { remainingBudgetOf, type RemainingBudget } from '../upstream';
+import type { UpstreamResponse } from '../upstream';
+import { upstreamIdsOf, type UpstreamIds } from '../telemetry';
+import { errorCodeOf } from '../rules';
 
 export interface CallRecord {
   operation: string;

@@ -3,11 +3,11 @@
  * bounds on held waits (see src/access/waitSlots.ts), on the orchestration's shared watch (see
  * orchestrationWaiter.ts), and no longer than the caller is there to hear the answer.
  */
-import type { OrchestrationState } from '../orchestration/orchestrationState';
-import type { StoredStatus } from '../orchestration/orchestrationStore';
-import type { Config } from '../settings/config';
+import type { OrchestrationState } from '../orchestration';
+import type { StoredStatus } from '../orchestration';
+import type { Config } from '../settings';
 import type { Services } from '../services';
-import type { CallerIdentity } from '../callers/callerIdentity';
+import type { CallerIdentity } from '../callers';
 import { waitReaderOf } from './pollReader';
 
 /** When the Azure front end ends a request, whatever the function is doing (ms from its arrival). */

@@ -6,19 +6,19 @@
  * plain data (OperationCall); nothing here knows the transport it came by.
  */
 import type { HttpResponseInit } from '@azure/functions';
-import type { CallKind } from '../access/callerRateLimiter';
-import type { CallerIdentity } from '../callers/callerIdentity';
+import type { CallKind } from '../access';
+import type { CallerIdentity } from '../callers';
 import { GatewayError, toGatewayError } from '../errors';
-import type { HeldOutcome, StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
-import { assertScopeAllowed } from '../rules/scopeGuard';
+import type { HeldOutcome, StartOutcome, StartRequest } from '../orchestration';
+import type { OrchestrationState } from '../orchestration';
+import { assertScopeAllowed } from '../rules';
 import type { Services } from '../services';
-import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
-import { inCallTrace, type CallTrace } from '../telemetry/hooks';
-import { collectPagesText, isListPage, listPageText, rewriteNextLink, type FetchedPage, type ListPage } from '../upstream/paging';
-import { actorOf } from '../upstream/tokenSource';
-import { refuseRedirect, type UpstreamResponse } from '../upstream/upstreamClient';
-import { parseUpstreamJson } from '../upstream/upstreamJson';
+import { fillPath, resolvePathTemplate, type OperationSpec } from '../spec';
+import { inCallTrace, type CallTrace } from '../telemetry';
+import { collectPagesText, isListPage, listPageText, rewriteNextLink, type FetchedPage, type ListPage } from '../upstream';
+import { actorOf } from '../upstream';
+import { refuseRedirect, type UpstreamResponse } from '../upstream';
+import { parseUpstreamJson } from '../upstream';
 import { upstreamResponse } from './answers';
 import { assertWithinGrant, grantFor, refusalCodes, takeCallerRate } from './authorization';
 import { assertBodyWithinScopes } from './bodyReferences';

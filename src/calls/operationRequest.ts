@@ -3,11 +3,11 @@
  * parameters, named query parameters and the body, every problem reported at once.
  */
 import type { ErrorDetail } from '../errors';
-import type { OperationSpec } from '../spec/catalogue';
-import { parseJsonBody, type ParsedBody } from '../rules/jsonBody';
+import type { OperationSpec } from '../spec';
+import { parseJsonBody, type ParsedBody } from '../rules';
 import { waitSecondsOf } from './orchestrationQueries';
-import { appParameterOf, isAppQueryParameter } from '../rules/appParameters';
-import { detailsFromParameterIssues, invalidRequest, ProblemList } from '../rules/validationDetails';
+import { appParameterOf, isAppQueryParameter } from '../rules';
+import { detailsFromParameterIssues, invalidRequest, ProblemList } from '../rules';
 
 export interface ValidatedCall {
   params: Record<string, string>;

@@ -5,11 +5,11 @@
  */
 import type { HttpResponseInit } from '@azure/functions';
 import { errorStatusByCode, GatewayError, type ErrorCode } from '../errors';
-import { waitingRetryAfterOf } from '../approvals/approvalTransitions';
-import type { HeldOutcome, StartOutcome } from '../orchestration/orchestrationEngine';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
-import { orchestrationLinks, statusDocument } from '../orchestration/statusDocument';
-import { correlationHeader } from '../rules/correlation';
+import { waitingRetryAfterOf } from '../approvals';
+import type { HeldOutcome, StartOutcome } from '../orchestration';
+import type { OrchestrationState } from '../orchestration';
+import { orchestrationLinks, statusDocument } from '../orchestration';
+import { correlationHeader } from '../rules';
 import { errorResponse, jsonResponse, upstreamResponse } from './answers';
 
 export const orchestrationIdHeader = 'x-orchestration-id';

@@ -5,7 +5,7 @@
  * on from there (the caller adds the answers up).
  */
 import type { HttpResponseInit } from '@azure/functions';
-import type { RuntimeStatus } from '../orchestration/orchestrationState';
+import type { RuntimeStatus } from '../orchestration';
 import type { RouteCall } from './routeCall';
 import { visibleFilter } from './authorization';
 import { continuationHeader, countsRequestOf, runtimeStatuses, scanBoundsOf } from './orchestrationQueries';

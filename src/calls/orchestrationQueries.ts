@@ -5,10 +5,10 @@
  * 400 in the documented shape, all of them at once.
  */
 import type { ErrorDetail } from '../errors';
-import type { RuntimeStatus } from '../orchestration/orchestrationState';
-import { cursorOf, invalidContinuationMessage, type SummaryFilter } from '../orchestration/summaryQuery';
-import { appParameterOf, isAppQueryParameter } from '../rules/appParameters';
-import { invalidRequest, ProblemList } from '../rules/validationDetails';
+import type { RuntimeStatus } from '../orchestration';
+import { cursorOf, invalidContinuationMessage, type SummaryFilter } from '../orchestration';
+import { appParameterOf, isAppQueryParameter } from '../rules';
+import { invalidRequest, ProblemList } from '../rules';
 
 export const runtimeStatuses: readonly RuntimeStatus[] = ['Pending', 'Running', 'Completed', 'Failed', 'Terminated'];
 export const continuationHeader = 'x-ms-continuation-token';

@@ -5,13 +5,13 @@
  * reaches the route only as a starter is refused anything but its own (403), whether or not the
  * id exists, as a caller without the route's rule always was.
  */
-import { matchesAny } from '../access/accessPolicy';
-import { appRoutes } from '../routes/appRoutes';
+import { matchesAny } from '../access';
+import { appRoutes } from '../routes';
 import { GatewayError } from '../errors';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
-import type { StoredStatus } from '../orchestration/orchestrationStore';
+import type { OrchestrationState } from '../orchestration';
+import type { StoredStatus } from '../orchestration';
 import type { Services } from '../services';
-import type { CallerIdentity } from '../callers/callerIdentity';
+import type { CallerIdentity } from '../callers';
 import { notAllowed } from './authorization';
 
 export interface Viewer {

@@ -3,9 +3,9 @@
  * passthrough mode the caller's own (and only for its own orchestrations, see `actorOf`), in
  * the other modes the app's.
  */
-import type { PollReader } from '../orchestration/orchestrationEngine';
+import type { PollReader } from '../orchestration';
 import type { Services } from '../services';
-import { actorOf, bearerTokenOf } from '../upstream/tokenSource';
+import { actorOf, bearerTokenOf } from '../upstream';
 
 /** The caller as a reader in passthrough mode; undefined in the other modes or without a token. */
 export function callerReaderOf(services: Services, authorization: string | undefined): PollReader | undefined {

@@ -1,8 +1,8 @@
 /** A call of a documented operation checked and resolved (operationCall.ts), as the pipeline's stages hand it on. */
-import type { CallerIdentity } from '../callers/callerIdentity';
-import type { OperationSpec } from '../spec/catalogue';
-import type { CallTrace } from '../telemetry/hooks';
-import type { UpstreamClient } from '../upstream/upstreamClient';
+import type { CallerIdentity } from '../callers';
+import type { OperationSpec } from '../spec';
+import type { CallTrace } from '../telemetry';
+import type { UpstreamClient } from '../upstream';
 import type { ShareDraw } from './authorization';
 import type { ValidatedCall } from './operationRequest';
 

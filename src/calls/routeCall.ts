@@ -3,7 +3,7 @@
  * command): who calls and with what rights, where its links point, and what it asked, with
  * nothing of the transport it came by.
  */
-import type { CallerIdentity } from '../callers/callerIdentity';
+import type { CallerIdentity } from '../callers';
 import type { Services } from '../services';
 import type { CallRecordDraft } from './callLog';
 

@@ -4,14 +4,14 @@
  * approval with nothing sent upstream (docs/approvals.md). Every way a start is made goes
  * through here (the operation routes, restarts, chat commands), so none of them skips approval.
  */
-import type { ApprovalRequirement } from '../access/accessPolicy';
+import type { ApprovalRequirement } from '../access';
 import { GatewayError } from '../errors';
-import { waitingApproval } from '../approvals/approvalTransitions';
-import type { HeldOutcome, StartOutcome, StartRequest } from '../orchestration/orchestrationEngine';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
-import { redactSecrets } from '../rules/redaction';
+import { waitingApproval } from '../approvals';
+import type { HeldOutcome, StartOutcome, StartRequest } from '../orchestration';
+import type { OrchestrationState } from '../orchestration';
+import { redactSecrets } from '../rules';
 import type { Services } from '../services';
-import type { UpstreamResponse } from '../upstream/upstreamClient';
+import type { UpstreamResponse } from '../upstream';
 import type { PreparedCall } from './preparedCall';
 
 type HeldListener = (services: Services, state: OrchestrationState) => Promise<void>;

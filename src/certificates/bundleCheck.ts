@@ -11,7 +11,7 @@
  * lying size it spent 4 s of CPU on a 1 MiB entry.)
  */
 import type { Entry, ZipFile } from 'yauzl';
-import { yauzlPackage } from '../loading/lazyPackages';
+import { yauzlPackage } from '../loading';
 
 export type BundleProblem = 'CorruptBase64' | 'NotAZip' | 'BundleTooLarge' | 'MissingPfx' | 'MissingCer' | 'EmptyBundle';
 

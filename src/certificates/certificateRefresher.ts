@@ -7,18 +7,18 @@
  */
 import { mapConcurrently } from '../concurrency';
 import { GatewayError } from '../errors';
-import { certificateDownloadResponse } from '../spec/lifecycle';
-import type { UpstreamClient } from '../upstream/upstreamClient';
-import { parseRetryAfterMs } from '../upstream/retryAfter';
+import { certificateDownloadResponse } from '../spec';
+import type { UpstreamClient } from '../upstream';
+import { parseRetryAfterMs } from '../upstream';
 import { checkBundle, decodeStrictBase64 } from './bundleCheck';
 import type { AttemptRecord, CertificateMetadata, CertificateStore, EnvironmentRecord } from './certificateStore';
 import { environmentAtRisk, type WatchPolicy } from './certificateWatch';
 import { verifyCertificateBundle } from './certificateVerification';
 import type { DistributedRateLimiter } from './rateLimiter';
-import { recordCertificateExpiry } from '../telemetry/hooks';
-import type { CertificateEnvironment } from '../settings/settingValues';
+import { recordCertificateExpiry } from '../telemetry';
+import type { CertificateEnvironment } from '../settings';
 
-export type { CertificateEnvironment } from '../settings/settingValues';
+export type { CertificateEnvironment } from '../settings';
 
 export interface RefreshOutcome extends CertificateEnvironment {
   outcome: AttemptRecord['outcome'];

@@ -7,10 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import type { ContainerClient } from '@azure/storage-blob';
 import { GatewayError } from '../errors';
-import { statusCodeOf } from '../storage/blobText';
-import { containerMadeOnce } from '../storage/containerMadeOnce';
-import { jsonFormat, RecordStore } from '../storage/recordStore';
-import { StorageBudget } from '../storage/storageBudget';
+import { statusCodeOf } from '../storage';
+import { containerMadeOnce } from '../storage';
+import { jsonFormat, RecordStore } from '../storage';
+import { StorageBudget } from '../storage';
 
 export interface CertificateMetadata {
   projectId: number;

@@ -7,8 +7,8 @@
  */
 import { mapConcurrently } from '../concurrency';
 import { GatewayError } from '../errors';
-import { StorageBudget } from '../storage/storageBudget';
-import type { CertificateEnvironment } from '../settings/settingValues';
+import { StorageBudget } from '../storage';
+import type { CertificateEnvironment } from '../settings';
 import type { AttemptRecord, CertificateStore, EnvironmentRecord } from './certificateStore';
 
 export interface WatchPolicy {

@@ -4,8 +4,8 @@
  * a 429 from the service moves the next allowed time as the service asks.
  */
 import { GatewayError } from '../errors';
-import { parseRetryAfterMs } from '../upstream/retryAfter';
-import type { UpstreamResponse } from '../upstream/upstreamClient';
+import { parseRetryAfterMs } from '../upstream';
+import type { UpstreamResponse } from '../upstream';
 import { limiterKey } from './certificateRefresher';
 import type { DistributedRateLimiter } from './rateLimiter';
 

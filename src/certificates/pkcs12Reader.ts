@@ -17,7 +17,7 @@
 import { createDecipheriv, pbkdf2Sync } from 'node:crypto';
 import type * as Forge from 'node-forge';
 // forge() loads node-forge with the first certificate check, not at start (src/loading/lazyPackages.ts).
-import { forgePackage as forge } from '../loading/lazyPackages';
+import { forgePackage as forge } from '../loading';
 
 export type Pkcs12Problem = 'PfxUnreadable' | 'PfxPasswordInvalid' | 'PfxTooCostly';
 

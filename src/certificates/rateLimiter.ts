@@ -4,8 +4,8 @@
  * once exactly one wins. A 429 from the service moves the next allowed time as it asks.
  */
 import type { ContainerClient } from '@azure/storage-blob';
-import { RecordStore, type StoredRecord } from '../storage/recordStore';
-import { StorageBudget } from '../storage/storageBudget';
+import { RecordStore, type StoredRecord } from '../storage';
+import { StorageBudget } from '../storage';
 
 export interface LimitState {
   /** Not before this time (ms since the epoch). */

@@ -4,12 +4,12 @@
  * decision function as any other (who may approve, not the starter, not twice, not once ended).
  * Its refusals come back as GatewayErrors, which the chat answers in words.
  */
-import { decideApproval, type ApprovalRoute } from '../approvals/approvalDecisions';
+import { decideApproval, type ApprovalRoute } from '../approvals';
 import { decisionReply } from './approvalReplies';
 import type { ChatCall } from './chatCall';
 import type { ChatReply } from './chatMessages';
 import type { ChatCommand } from './commandGrammar';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
+import type { OrchestrationState } from '../orchestration';
 
 export type DecisionCommand = Extract<ChatCommand, { kind: 'approve' | 'reject' }>;
 

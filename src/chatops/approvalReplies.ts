@@ -4,8 +4,8 @@
  * through what, why), and the console's page of the request (Teams users decide there: an
  * outgoing webhook's card cannot take a click).
  */
-import { approvalOf } from '../approvals/approvalDecisions';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
+import { approvalOf } from '../approvals';
+import type { OrchestrationState } from '../orchestration';
 import type { ChatReply } from './chatMessages';
 
 type Approval = NonNullable<ReturnType<typeof approvalOf>>;

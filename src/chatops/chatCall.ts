@@ -2,7 +2,7 @@
  * One verified chat command on its way through the app: who sent it (a caller as ACCESS_POLICY
  * names it), the time it must be answered by, and where its end goes.
  */
-import type { CallerIdentity } from '../callers/callerIdentity';
+import type { CallerIdentity } from '../callers';
 import type { Services } from '../services';
 
 export interface ChatCall {

@@ -6,13 +6,13 @@
  */
 import type { HttpHandler, HttpRequest } from '@azure/functions';
 import { GatewayError, toGatewayError } from '../errors';
-import { appBaseOf } from '../http/appBase';
-import { refusalCodes } from '../calls/authorization';
-import { framed, type FramedCall, type ServicesSource } from '../http/callFrame';
-import { correlationHeader } from '../rules/correlation';
-import { bodyBytesOf } from '../http/requestBody';
-import { failureForLog } from '../rules/redaction';
-import { jsonResponse } from '../calls/answers';
+import { appBaseOf } from '../http';
+import { refusalCodes } from '../calls';
+import { framed, type FramedCall, type ServicesSource } from '../http';
+import { correlationHeader } from '../rules';
+import { bodyBytesOf } from '../http';
+import { failureForLog } from '../rules';
+import { jsonResponse } from '../calls';
 import type { Services } from '../services';
 import { after, type ChatCall } from './chatCall';
 import { usageReply, type ChatReply } from './chatMessages';

@@ -10,11 +10,11 @@
  * within its 30 minutes and 5 posts, counted app-wide, then the channel's webhook).
  */
 import type { Dispatcher } from 'undici';
-import { notConfigured } from '../notifications/notificationDispatcher';
-import { postDelivery, type CloudEvent, type NotificationSender } from '../notifications/notificationSender';
-import type { DeliveryOutcome } from '../orchestration/outbox';
-import { endEventData } from '../orchestration/statusDocument';
-import { traceNotification } from '../telemetry/hooks';
+import { notConfigured } from '../notifications';
+import { postDelivery, type CloudEvent, type NotificationSender } from '../notifications';
+import type { DeliveryOutcome } from '../orchestration';
+import { endEventData } from '../orchestration';
+import { traceNotification } from '../telemetry';
 import { operationFacts, type ChatReply } from './chatMessages';
 import { chatTargetOf, type EndSender } from './chatPlatform';
 

@@ -6,16 +6,16 @@
  * names a platform.
  */
 import type { HttpHandler } from '@azure/functions';
-import type { ServicesSource } from '../http/callFrame';
-import type { AppRoute } from '../routes/routeKit';
-import type { Config } from '../settings/config';
-import type { DeliveryOutcome } from '../orchestration/outbox';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
+import type { ServicesSource } from '../http';
+import type { AppRoute } from '../routes';
+import type { Config } from '../settings';
+import type { DeliveryOutcome } from '../orchestration';
+import type { OrchestrationState } from '../orchestration';
 import type { Services } from '../services';
-import type { UseCounters } from '../storage/useCounters';
+import type { UseCounters } from '../storage';
 import type { ChatReply } from './chatMessages';
 import type { HttpRequest } from '@azure/functions';
-import type { CallerIdentity } from '../callers/callerIdentity';
+import type { CallerIdentity } from '../callers';
 import type { SignatureVerdict } from './requestSignatures';
 
 /** The settings that hold a platform's secret: its route is off until one is set. */

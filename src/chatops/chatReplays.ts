@@ -12,7 +12,7 @@
  * (fails closed): a signed command may start an operation, and a replay must not.
  */
 import { createHash } from 'node:crypto';
-import { failureForLog } from '../rules/redaction';
+import { failureForLog } from '../rules';
 import type { Services } from '../services';
 import { after } from './chatCall';
 import type { ChatReply } from './chatMessages';

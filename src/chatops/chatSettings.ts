@@ -3,8 +3,8 @@
  * one of its users (no rule, no rights: a `*` rule alone never opens a chat route, nor grants a
  * chat user).
  */
-import { accessPolicyOf } from '../access/accessPolicy';
-import type { Config } from '../settings/config';
+import { accessPolicyOf } from '../access';
+import type { Config } from '../settings';
 import type { ChatPlatformKey } from './chatPlatform';
 
 type ChatConfig = Pick<Config, 'ACCESS_POLICY' | ChatPlatformKey['secretSetting']>;

@@ -12,7 +12,7 @@
  *   cert <project>/<environment>
  *   usage <subscription> <location>
  */
-import { maxReasonChars } from '../approvals/approvalDecisions';
+import { maxReasonChars } from '../approvals';
 
 /** The longest reason `reject` takes: what a decision keeps (the command's own bound, CHATOPS_MAX_COMMAND_CHARS, comes first). */
 export { maxReasonChars };

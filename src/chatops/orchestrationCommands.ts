@@ -4,12 +4,12 @@
  * in its scopes), lists with the list route's rule and terminates with the terminate route's.
  * Another caller's orchestration answers as one that does not exist.
  */
-import { actionOf, appRoutes, type AppRoute } from '../routes/appRoutes';
+import { actionOf, appRoutes, type AppRoute } from '../routes';
 import { GatewayError } from '../errors';
-import { grantFor, visibleFilter } from '../calls/authorization';
-import { visibleOrchestration, visibleStatus, type Viewer } from '../calls/orchestrationVisibility';
-import { waitForEnd } from '../calls/gatewayWait';
-import { isActive, type OrchestrationState } from '../orchestration/orchestrationState';
+import { grantFor, visibleFilter } from '../calls';
+import { visibleOrchestration, visibleStatus, type Viewer } from '../calls';
+import { waitForEnd } from '../calls';
+import { isActive, type OrchestrationState } from '../orchestration';
 import { operationFacts, type ChatReply } from './chatMessages';
 import type { ChatCall } from './chatCall';
 import type { ChatCommand, ListedStatus } from './commandGrammar';

@@ -1,9 +1,9 @@
 /** The chat platforms the app takes commands from: a third is a folder beside slack/ and teams/, and one entry here. */
 import type { Dispatcher } from 'undici';
-import type { NotificationSender } from '../notifications/notificationSender';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
+import type { NotificationSender } from '../notifications';
+import type { OrchestrationState } from '../orchestration';
 import type { Services } from '../services';
-import type { Config } from '../settings/config';
+import type { Config } from '../settings';
 import { ChatNotifier } from './chatNotifier';
 import type { ChatPlatform, EndSenderContext } from './chatPlatform';
 import { chatEnabled, chatMissing } from './chatSettings';

@@ -8,21 +8,21 @@
  * is called), so a slow upstream never holds the acknowledgement past the platform's limit; the
  * start goes on, and its end reaches the chat through the orchestration's outbox.
  */
-import { actionOf, appRoutes } from '../routes/appRoutes';
-import { fetchedCertificate } from '../certificates/fetchedCertificate';
+import { actionOf, appRoutes } from '../routes';
+import { fetchedCertificate } from '../certificates';
 import { GatewayError, toGatewayError } from '../errors';
-import { grantFor } from '../calls/authorization';
-import { runOperation, type OperationCall, type OperationResult } from '../calls/operationCall';
-import { failureForLog } from '../rules/redaction';
-import { operations, type OperationSpec } from '../spec/catalogue';
-import { isListPage } from '../upstream/paging';
-import { parseUpstreamJson } from '../upstream/upstreamJson';
-import { inOperation } from '../telemetry/hooks';
+import { grantFor } from '../calls';
+import { runOperation, type OperationCall, type OperationResult } from '../calls';
+import { failureForLog } from '../rules';
+import { operations, type OperationSpec } from '../spec';
+import { isListPage } from '../upstream';
+import { parseUpstreamJson } from '../upstream';
+import { inOperation } from '../telemetry';
 import type { ChatReply } from './chatMessages';
 import { after, type ChatCall } from './chatCall';
 import type { ChatCommand } from './commandGrammar';
 import { stateReply } from './orchestrationCommands';
-import { approvalOf } from '../approvals/approvalDecisions';
+import { approvalOf } from '../approvals';
 import { waitingReply } from './approvalReplies';
 
 const operationOf = (operationId: string): OperationSpec => operations.find((operation) => operation.operationId === operationId)!;

@@ -4,8 +4,8 @@
  * anyway), and the certificate environments it may read. Names and booleans only: no setting
  * value that could hold a secret.
  */
-import { actionOf, appRoutes, type AppRoute } from '../routes/appRoutes';
-import type { CallerIdentity } from '../callers/callerIdentity';
+import { actionOf, appRoutes, type AppRoute } from '../routes';
+import type { CallerIdentity } from '../callers';
 import type { Services } from '../services';
 
 function mayCall(services: Services, caller: CallerIdentity, route: AppRoute): boolean {

@@ -4,10 +4,10 @@
  * request and invocation beside it.
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
-import { notAllowed } from '../calls/authorization';
-import type { RouteCall } from '../calls/routeCall';
-import { actionOf, type AppRoute } from '../routes/appRoutes';
-import { fillPath } from '../spec/catalogue';
+import { notAllowed } from '../calls';
+import type { RouteCall } from '../calls';
+import { actionOf, type AppRoute } from '../routes';
+import { fillPath } from '../spec';
 import { appBaseOf } from './appBase';
 import { framed, type ServicesSource } from './callFrame';
 import { callerGoneSignalOf } from './requestSignal';

@@ -5,16 +5,16 @@
  * never its secrets), and the one call record every call leaves (src/calls/callLog.ts).
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
-import { callerOf, type CallerIdentity } from '../callers/callerIdentity';
-import { errorResponse } from '../calls/answers';
-import { refusalCodes } from '../calls/authorization';
-import { callRecordLine, type CallRecordDraft } from '../calls/callLog';
+import { callerOf, type CallerIdentity } from '../callers';
+import { errorResponse } from '../calls';
+import { refusalCodes } from '../calls';
+import { callRecordLine, type CallRecordDraft } from '../calls';
 import { GatewayError, toGatewayError } from '../errors';
-import { crossSiteReasonOf } from '../rules/crossSite';
-import { correlationIdOf } from '../rules/correlation';
-import { failureForLog } from '../rules/redaction';
+import { crossSiteReasonOf } from '../rules';
+import { correlationIdOf } from '../rules';
+import { failureForLog } from '../rules';
 import type { Services } from '../services';
-import { callTraceOf, recordUpstreamIdsOnCall, traceIncoming, type CallTrace } from '../telemetry/hooks';
+import { callTraceOf, recordUpstreamIdsOnCall, traceIncoming, type CallTrace } from '../telemetry';
 import { rawQueryOf } from './requestQuery';
 
 /** Where a handler gets the app's collaborators: given by its registration (functions/), built on first use. */

@@ -6,12 +6,12 @@
  * function-name order, azure-functions-host#9876); it picks the operation by method and suffix.
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
-import { errorResponse } from '../calls/answers';
-import { notifyHeader } from '../calls/notifyTarget';
-import { forwardedCallerHeaders, runOperation } from '../calls/operationCall';
+import { errorResponse } from '../calls';
+import { notifyHeader } from '../calls';
+import { forwardedCallerHeaders, runOperation } from '../calls';
 import { GatewayError } from '../errors';
-import { correlationIdOf } from '../rules/correlation';
-import { resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
+import { correlationIdOf } from '../rules';
+import { resolvePathTemplate, type OperationSpec } from '../spec';
 import { appBaseOf } from './appBase';
 import { framed, type ServicesSource } from './callFrame';
 import { bodyBytesOf } from './requestBody';

@@ -12,7 +12,7 @@
 import type * as Identity from '@azure/identity';
 import type { TokenCredential } from '@azure/identity';
 import { GatewayError } from '../errors';
-import { identityPackage } from '../loading/lazyPackages';
+import { identityPackage } from '../loading';
 
 /** The token requests in flight, by what they are for: what `health` names when a dependency does not answer. */
 const inFlight = new Map<object, { usedFor: string; sinceMs: number }>();

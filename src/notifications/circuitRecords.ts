@@ -10,9 +10,9 @@
 import { createHash } from 'node:crypto';
 import type { ContainerClient } from '@azure/storage-blob';
 import { mapConcurrently } from '../concurrency';
-import { statusCodeOf } from '../storage/blobText';
-import { RecordStore } from '../storage/recordStore';
-import type { StorageBudget } from '../storage/storageBudget';
+import { statusCodeOf } from '../storage';
+import { RecordStore } from '../storage';
+import type { StorageBudget } from '../storage';
 
 const prefix = 'circuit/';
 

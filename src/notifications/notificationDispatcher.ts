@@ -14,10 +14,10 @@
  * and each outcome written on its own, as soon as it is known.
  */
 import { endEventType, type CloudEvent, type NotificationSender } from './notificationSender';
-import type { DeliveryParts, EndDeliveries, OrchestrationSettings } from '../orchestration/engineSettings';
-import type { OutboxEntry } from '../orchestration/orchestrationIndex';
-import type { OrchestrationState } from '../orchestration/orchestrationState';
-import type { StoredState } from '../orchestration/orchestrationStore';
+import type { DeliveryParts, EndDeliveries, OrchestrationSettings } from '../orchestration';
+import type { OutboxEntry } from '../orchestration';
+import type { OrchestrationState } from '../orchestration';
+import type { StoredState } from '../orchestration';
 import { OriginGate, type Admission } from './originGate';
 import type { CircuitRecord, CircuitRecords } from './circuitRecords';
 import { SharedCircuit } from './sharedCircuit';
@@ -33,9 +33,9 @@ import {
   type Delivery,
   type DeliveryOutcome,
   type OutboxHint,
-} from '../orchestration/outbox';
-import { endEventData } from '../orchestration/statusDocument';
-import { cloudEventTracing } from '../telemetry/hooks';
+} from '../orchestration';
+import { endEventData } from '../orchestration';
+import { cloudEventTracing } from '../telemetry';
 
 export type DispatchSettings = Pick<
   OrchestrationSettings,

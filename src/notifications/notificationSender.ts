@@ -10,8 +10,8 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { Agent, type Dispatcher } from 'undici';
-import type { DeliveryOutcome } from '../orchestration/outbox';
-import { traceNotification } from '../telemetry/hooks';
+import type { DeliveryOutcome } from '../orchestration';
+import { traceNotification } from '../telemetry';
 
 export interface CloudEvent {
   specversion: '1.0';

@@ -23,7 +23,7 @@
  * before its deliveries), then the next call tries again.
  */
 import { mapConcurrently } from '../concurrency';
-import { OutageLatch } from '../storage/outageLatch';
+import { OutageLatch } from '../storage';
 import type { CircuitRecord, CircuitRecords } from './circuitRecords';
 import type { OriginGate, OriginGatePolicy } from './originGate';
 

@@ -4,9 +4,9 @@
  * OpenAPI 3.1). Nothing in it is written by hand.
  */
 import { z } from 'zod';
-import { appRoutes, type AppRoute } from '../routes/appRoutes';
+import { appRoutes, type AppRoute } from '../routes';
 import { renderErrorBody, GatewayError } from '../errors';
-import { operations, resolvePathTemplate, type OperationSpec } from '../spec/catalogue';
+import { operations, resolvePathTemplate, type OperationSpec } from '../spec';
 
 type JsonSchema = Record<string, unknown>;
 

@@ -2,15 +2,15 @@
  * What the orchestration engine's parts share: its settings and their defaults, what it is
  * built from, and the shapes of what it is asked and answers. No behaviour here.
  */
-import { defaultSettings, type Settings } from '../settings/config';
-import { engineLimits } from '../settings/limits';
-import type { UpstreamClient, UpstreamResponse } from '../upstream/upstreamClient';
+import { defaultSettings, type Settings } from '../settings';
+import { engineLimits } from '../settings';
+import type { UpstreamClient, UpstreamResponse } from '../upstream';
 import type { PollIntervalPolicy } from './lroRules';
 import type { OrchestrationIndex } from './orchestrationIndex';
 import type { OrchestrationState } from './orchestrationState';
 import type { OrchestrationStore } from './orchestrationStore';
 import type { OutboxPolicy } from './outbox';
-import type { Expiring } from '../storage/onceMarkers';
+import type { Expiring } from '../storage';
 import type { KeySchedule } from './orchestrationIndex';
 import type { Ending } from './transitions';
 import type { StoredState } from './orchestrationStore';

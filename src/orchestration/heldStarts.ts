@@ -9,7 +9,7 @@
  * is (startAnswers.ts).
  */
 import { GatewayError } from '../errors';
-import { refuseRedirect, type UpstreamResponse } from '../upstream/upstreamClient';
+import { refuseRedirect, type UpstreamResponse } from '../upstream';
 import type { EngineDependencies, HeldChange, HoldRules, PollReader } from './engineSettings';
 import type { OrchestrationRecords } from './orchestrationRecords';
 import type { OrchestrationState } from './orchestrationState';

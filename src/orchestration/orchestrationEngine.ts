@@ -15,8 +15,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ContainerClient } from '@azure/storage-blob';
 import { GatewayError } from '../errors';
-import { StorageBudget } from '../storage/storageBudget';
-import type { UpstreamResponse } from '../upstream/upstreamClient';
+import { StorageBudget } from '../storage';
+import type { UpstreamResponse } from '../upstream';
 import { mapConcurrently } from '../concurrency';
 import type { EndDeliveries, EngineDependencies, HeldChange, HeldOutcome, PollReader, StartOutcome, StartRequest, SweepResult } from './engineSettings';
 import { OrchestrationIndex } from './orchestrationIndex';

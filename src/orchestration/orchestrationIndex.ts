@@ -19,9 +19,9 @@
  * stale entry costs a read, never a wrong step; each is written idempotently.
  */
 import type { ContainerClient } from '@azure/storage-blob';
-import { downloadText } from '../storage/blobText';
-import { RecordStore } from '../storage/recordStore';
-import type { StorageBudget } from '../storage/storageBudget';
+import { downloadText } from '../storage';
+import { RecordStore } from '../storage';
+import type { StorageBudget } from '../storage';
 import type { OutboxHint } from './outbox';
 
 export interface KeySchedule {

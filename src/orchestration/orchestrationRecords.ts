@@ -4,7 +4,7 @@
  * entries), and a purge. Shared by the starter, the stepper, the sweeper and the janitor, so
  * an orchestration ends the same way whoever ends it.
  */
-import { recordOrchestrationEnd } from '../telemetry/hooks';
+import { recordOrchestrationEnd } from '../telemetry';
 import { GatewayError } from '../errors';
 import type { EngineDependencies } from './engineSettings';
 import { expiryMarkerName } from './orchestrationIndex';

@@ -6,9 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import { GatewayError } from '../errors';
-import { redactSecrets } from '../rules/redaction';
-import { currentTraceCarrier } from '../telemetry/hooks';
-import type { UpstreamResponse } from '../upstream/upstreamClient';
+import { redactSecrets } from '../rules';
+import { currentTraceCarrier } from '../telemetry';
+import type { UpstreamResponse } from '../upstream';
 import type { EngineDependencies, HeldOutcome, StartOutcome, StartRequest } from './engineSettings';
 import type { KeySchedule } from './orchestrationIndex';
 import type { OrchestrationRecords } from './orchestrationRecords';

@@ -7,8 +7,8 @@
 import type { ApprovalStatus } from './approvalStatus';
 import type { PollingMode } from './lroRules';
 import type { Delivery } from './outbox';
-import type { TraceCarrier } from '../telemetry/traceCarrier';
-import type { UpstreamIds } from '../telemetry/upstreamIds';
+import type { TraceCarrier } from '../telemetry';
+import type { UpstreamIds } from '../telemetry';
 
 export type RuntimeStatus = 'Pending' | 'Running' | 'Completed' | 'Failed' | 'Terminated';
 

@@ -4,10 +4,10 @@
  * call, a deadline or an interrupted start ended. Used by the poller's sweep and by callers
  * that drive their own orchestration (passthrough reads, `gateway-wait`).
  */
-import { tracePoll } from '../telemetry/hooks';
+import { tracePoll } from '../telemetry';
 import { GatewayError } from '../errors';
-import { redactSecrets } from '../rules/redaction';
-import { isTrustedUrl } from '../upstream/urlGuard';
+import { redactSecrets } from '../rules';
+import { isTrustedUrl } from '../upstream';
 import type { EngineDependencies, PollReader } from './engineSettings';
 import { finalReadOf, movedPollUrlOf, readPoll, readsResultOf, type PollingMode, type PollReading, type UpstreamAnswer } from './lroRules';
 import type { HeldStarts } from './heldStarts';

@@ -10,9 +10,9 @@
  * within the storage budget (`STORAGE_TIMEOUT_MS`).
  */
 import type { BlobItem, ContainerClient } from '@azure/storage-blob';
-import { downloadText, statusCodeOf } from '../storage/blobText';
-import { containerMadeOnce } from '../storage/containerMadeOnce';
-import type { StorageBudget } from '../storage/storageBudget';
+import { downloadText, statusCodeOf } from '../storage';
+import { containerMadeOnce } from '../storage';
+import type { StorageBudget } from '../storage';
 import { nextDeliveryAt } from './outbox';
 import type { OrchestrationState, RuntimeStatus } from './orchestrationState';
 import { decodeCursor, encodeCursor, matchesFilter, type OrchestrationSummary, type QueryCursor, type SummaryPage, type SummaryQuery } from './summaryQuery';

@@ -6,7 +6,7 @@
  * policy, validation, a duplicate) takes its link back.
  */
 import { GatewayError } from '../errors';
-import { updateConditionally } from '../storage/recordStore';
+import { updateConditionally } from '../storage';
 import type { OrchestrationState } from './orchestrationState';
 import type { OrchestrationStore } from './orchestrationStore';
 

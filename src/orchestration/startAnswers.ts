@@ -5,11 +5,11 @@
  * failure, since the upstream has acted.
  */
 import { GatewayError } from '../errors';
-import { redactSecrets } from '../rules/redaction';
-import { withStorageAttempts } from '../storage/storageBudget';
-import { upstreamIdsOf } from '../telemetry/upstreamIds';
-import { isTrustedUrl } from '../upstream/urlGuard';
-import type { UpstreamResponse } from '../upstream/upstreamClient';
+import { redactSecrets } from '../rules';
+import { withStorageAttempts } from '../storage';
+import { upstreamIdsOf } from '../telemetry';
+import { isTrustedUrl } from '../upstream';
+import type { UpstreamResponse } from '../upstream';
 import type { EngineDependencies, StartOutcome } from './engineSettings';
 import { isUnfollowableAccept, pollingModeOf, pollUrlOf, resultUrlOf, type UpstreamAnswer } from './lroRules';
 import type { OrchestrationRecords } from './orchestrationRecords';

@@ -5,7 +5,7 @@
  * (orchestrationStore.ts).
  */
 import { GatewayError } from '../errors';
-import { isScopeAllowed } from '../rules/scopeGuard';
+import { isScopeAllowed } from '../rules';
 import type { RuntimeStatus } from './orchestrationState';
 
 /** What a listing knows of an orchestration without reading its document. */

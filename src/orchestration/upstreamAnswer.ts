@@ -1,5 +1,5 @@
 /** An upstream response as the long-running rules read it: its body parsed when it is JSON. */
-import type { UpstreamResponse } from '../upstream/upstreamClient';
+import type { UpstreamResponse } from '../upstream';
 import type { UpstreamAnswer } from './lroRules';
 
 function parseBody(text: string): unknown {

@@ -8,7 +8,7 @@ import { appRoute, type AppRoute } from './routeKit';
 import { orchestrationRoutes } from './orchestrationRoutes';
 import { approvalChatRoutes } from './chatRoutes';
 import { approvalRoutes } from './approvalRoutes';
-import { environmentId, projectId } from '../spec/lifecycle';
+import { environmentId, projectId } from '../spec';
 
 export { actionOf, registrationOf, type AppRoute } from './routeKit';
 

@@ -4,8 +4,8 @@
  * the access policy and app.http take of a route.
  */
 import { z } from 'zod';
-import type { HttpMethod } from '../spec/catalogue';
-import { withFieldsOnFirstRead } from '../loading/fieldsOnFirstRead';
+import type { HttpMethod } from '../spec';
+import { withFieldsOnFirstRead } from '../loading';
 
 export interface AppRoute {
   name: string;

@@ -5,8 +5,8 @@
  * in its message what it accepts, and none repeats a secret it refuses.
  */
 import { z } from 'zod';
-import { appRoutes } from '../routes/appRoutes';
-import { operations } from '../spec/catalogue';
+import { appRoutes } from '../routes';
+import { operations } from '../spec';
 import { parseTimerSchedule } from './timerSchedule';
 
 /** Why `text` is not a plain absolute http(s) base URL, or undefined when it is one. */

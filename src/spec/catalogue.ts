@@ -7,7 +7,7 @@
  * reads names, methods and paths only, so a cold start builds none.
  */
 import { z } from 'zod';
-import { withFieldsOnFirstRead } from '../loading/fieldsOnFirstRead';
+import { withFieldsOnFirstRead } from '../loading';
 import { specDocuments, type SpecDocuments } from './schemas';
 
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';

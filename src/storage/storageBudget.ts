@@ -9,7 +9,7 @@
  */
 import { GatewayError } from '../errors';
 import { isConditionFailure, statusCodeOf } from './blobText';
-import { traceStorage } from '../telemetry/hooks';
+import { traceStorage } from '../telemetry';
 
 export class StorageBudget {
   constructor(

@@ -6,9 +6,9 @@
  */
 import type { TokenCredential } from '@azure/identity';
 import type { BlobServiceClient } from '@azure/storage-blob';
-import { credentialOnFirstUse, managedIdentityOnFirstUse } from '../identity/credentialOnFirstUse';
-import { storageBlobPackage } from '../loading/lazyPackages';
-import type { StorageTarget } from '../settings/storageSettings';
+import { credentialOnFirstUse, managedIdentityOnFirstUse } from '../identity';
+import { storageBlobPackage } from '../loading';
+import type { StorageTarget } from '../settings';
 
 /** The credential of an identity-based target, built (and @azure/identity loaded) at its first token. */
 function credentialOf(target: Extract<StorageTarget, { kind: 'identity' }>, tokenTimeoutMs: number): TokenCredential {

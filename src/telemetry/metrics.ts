@@ -6,7 +6,7 @@
 import type { HttpResponseInit } from '@azure/functions';
 import { metrics, ValueType, type Attributes, type Counter, type Histogram } from '@opentelemetry/api';
 import { LRUCache } from 'lru-cache';
-import { errorCodeOf, ownErrorCode, type WithOwnErrorCode } from '../rules/errorCodes';
+import { errorCodeOf, ownErrorCode, type WithOwnErrorCode } from '../rules';
 
 interface Instruments {
   upstreamThrottled: Counter;

@@ -5,8 +5,8 @@
  * (src/telemetry/exportSdk.ts); every hook (src/telemetry/hooks.ts) returns at once when neither
  * is, so a process without an exporter neither loads nor runs any of it.
  */
-import { ConfigError, getConfig, type Config } from '../settings/config';
-import { managedIdentityOnFirstUse } from '../identity/credentialOnFirstUse';
+import { ConfigError, getConfig, type Config } from '../settings';
+import { managedIdentityOnFirstUse } from '../identity';
 import { telemetrySdkPackage } from './sdkOnFirstUse';
 import { appVersion } from '../version';
 import type { Instrumentation, RunningExport } from './exportSdk';

@@ -4,7 +4,7 @@
  * create APIs by import without protocols or serviceUrl, so there only their form is checked.
  */
 import { z } from 'zod';
-import { withFieldsOnFirstRead } from '../loading/fieldsOnFirstRead';
+import { withFieldsOnFirstRead } from '../loading';
 import { addDeclarationIssue, isTemplateExpression, type DeclarationKind } from './declarationValidation';
 
 /** 2016-10-10 knows Http and Https; the 2021-08-01 examples add the WebSocket schemes. */

@@ -5,7 +5,7 @@
  * cannot be judged before deployment and are not reported.
  */
 import type { z } from 'zod';
-import { jsonPathOf } from '../rules/validationDetails';
+import { jsonPathOf } from '../rules';
 
 export interface DeclarationError {
   path: string;

@@ -4,7 +4,7 @@
  * required and unique, encryption LUNs naming declared data disks, and the exclusive sources.
  */
 import { z } from 'zod';
-import { withFieldsOnFirstRead } from '../loading/fieldsOnFirstRead';
+import { withFieldsOnFirstRead } from '../loading';
 import { addDeclarationIssue, type DeclarationKind } from './declarationValidation';
 
 /** The declaration's schema, built on the first validation (src/loading/fieldsOnFirstRead.ts). */

@@ -3,8 +3,8 @@
  * cause the credential gave (its first line, without tokens or query strings) and the settings
  * that decide where the token comes from, so an operator knows where to look.
  */
-import type { Config } from '../settings/config';
-import { sanitizeText } from '../rules/redaction';
+import type { Config } from '../settings';
+import { sanitizeText } from '../rules';
 import type { UpstreamName } from './tokenSource';
 
 const maxCauseLength = 600;

@@ -6,10 +6,10 @@
 import { createHash } from 'node:crypto';
 import type { AccessToken, TokenCredential } from '@azure/identity';
 import { GatewayError } from '../errors';
-import type { UpstreamName } from '../spec/catalogue';
+import type { UpstreamName } from '../spec';
 import { identifierClaim, unverifiedClaimsOf } from './tokenClaims';
 
-export type { UpstreamName } from '../spec/catalogue';
+export type { UpstreamName } from '../spec';
 
 export interface TokenRequest {
   upstream: UpstreamName;

@@ -8,10 +8,10 @@ import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors';
-import { nestingDepth } from '../rules/nestingDepth';
+import { nestingDepth } from '../rules';
 import { retryDelayMs, type RetryPolicy } from './retryStrategy';
 import { trustedUrlOf } from './urlGuard';
-import { traceUpstreamAttempt, type CallTrace } from '../telemetry/hooks';
+import { traceUpstreamAttempt, type CallTrace } from '../telemetry';
 
 export interface UpstreamRequest {
   method: string;

@@ -1,26 +1,41 @@
 /**
- * The layers hold (docs/architecture.md, "Layers"): what the engine, storage, the upstream client,
- * telemetry, certificates and caller rights use never comes from the HTTP layer or above; no two
- * modules of src/ need each other's values to load; and no source file outgrows what a reader
- * holds in mind. Imports are read as written (`import ... from`, `export ... from`, `require(...)`,
- * `import(...)`); `import type` is left out: the compiler erases it, so it orders nothing at load.
+ * The layers hold (docs/architecture.md, "The rooms"): each folder of src/ imports only the
+ * layers below its own, type imports included; code outside a folder (the rest of src/,
+ * functions/, tools/, bench/) reaches it through its public face, its index.ts; no file needs
+ * another that needs it back, type imports included; and no source file outgrows what a reader
+ * holds in mind. Imports are read as written (`import ... from`, `export ... from`,
+ * `require(...)`, `import(...)`); the tests may reach inside a folder to test its parts.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const root = resolve(__dirname, '../..');
 
-/** Folders below the HTTP layer, and what none of them may import. */
-const lowerLayers = ['src/rules/', 'src/orchestration/', 'src/storage/', 'src/upstream/', 'src/telemetry/', 'src/certificates/', 'src/access/'];
-const higherLayers = ['src/http/', 'src/approvals/', 'src/chatops/', 'src/console/', 'src/templates/', 'src/services.ts', 'functions/'];
-
-/** The shared rules sit below every layer: they may import only each other and the app's error type. */
-const rulesFolder = 'src/rules/';
-const rulesMayImport = [rulesFolder, 'src/errors.ts'];
+/**
+ * src/ from the bottom up: a unit (a folder, or a file at the top of src/) imports only units of
+ * lower layers. Units of one layer do not import each other.
+ */
+const layers: string[][] = [
+  ['src/errors.ts', 'src/concurrency.ts', 'src/version.ts', 'src/loading/'],
+  ['src/rules/', 'src/identity/', 'src/spec/'],
+  ['src/routes/', 'src/templates/'],
+  ['src/settings/', 'src/openapi/'],
+  ['src/telemetry/'],
+  ['src/storage/', 'src/upstream/'],
+  ['src/access/', 'src/orchestration/', 'src/certificates/'],
+  ['src/callers/', 'src/notifications/', 'src/health.ts'],
+  ['src/approvals/'],
+  ['src/services.ts'],
+  ['src/calls/', 'src/console/'],
+  ['src/http/'],
+  ['src/chatops/'],
+  ['src/app/'],
+];
 
 const maxLines = 400;
 const sizedFolders = ['src', 'functions', 'tools', 'bench', 'console'];
 const sourceFile = /\.(ts|mts|mjs|js|cjs|css|html)$/;
+const codeFolders = ['src', 'functions', 'tools', 'bench'];
 
 function filesUnder(folder: string, keep: (path: string) => boolean): string[] {
   const found: string[] = [];
@@ -32,25 +47,13 @@ function filesUnder(folder: string, keep: (path: string) => boolean): string[] {
   return found;
 }
 
-/** Statements that load a module when this one loads (or when it calls `require`). */
-const valueImportPatterns = [
-  /^\s*import\s+(?!type\s)([^'";]*?)\s*from\s*['"]([^'"]+)['"]/gm,
+/** Every statement that names another module, type imports included. */
+const importPatterns = [
+  /^\s*(?:import|export)\s+(?:type\s+)?[^'";]*?\s*from\s*['"]([^'"]+)['"]/gm,
   /^\s*import\s*['"]([^'"]+)['"]/gm,
-  /^\s*export\s+(?!type\s)([^'";]*?)\s*from\s*['"]([^'"]+)['"]/gm,
-  /\brequire\(\s*['"]([^'"]+)['"]\s*\)/g,
-  /(?<!typeof\s*)\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
+  /\brequire(?:\.resolve)?\(\s*['"]([^'"]+)['"]\s*\)/g,
+  /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
 ];
-
-/** `import { type A, type B } from` (or `export {...} from`) names only types: the compiler drops it whole. */
-function namesOnlyTypes(clause: string): boolean {
-  const named = /^\{([^}]*)\}$/.exec(clause.trim());
-  if (!named?.[1]) return false;
-  const names = named[1]
-    .split(',')
-    .map((name) => name.trim())
-    .filter((name) => name !== '');
-  return names.length > 0 && names.every((name) => name.startsWith('type '));
-}
 
 /** A relative specifier as the file it names, from the repository root; undefined for packages. */
 function resolveSpecifier(importer: string, specifier: string): string | undefined {
@@ -58,56 +61,74 @@ function resolveSpecifier(importer: string, specifier: string): string | undefin
   const base = relative(root, resolve(root, dirname(importer), specifier))
     .split('\\')
     .join('/');
-  const candidates = [base, `${base}.ts`, `${base}/index.ts`];
+  const candidates = [base, `${base}.ts`, `${base}.mts`, `${base}/index.ts`];
   return candidates.find((candidate) => existsSync(join(root, candidate)) && statSync(join(root, candidate)).isFile()) ?? base;
 }
 
-function valueImportsOf(file: string): string[] {
+function importsOf(file: string): string[] {
   const text = readFileSync(join(root, file), 'utf8')
     .replace(/\/\*[\s\S]*?\*\//g, '')
     .replace(/^\s*\/\/.*$/gm, '');
   const imports = new Set<string>();
-  for (const pattern of valueImportPatterns) {
+  for (const pattern of importPatterns) {
     for (const match of text.matchAll(pattern)) {
-      const specifier = match[match.length - 1] as string;
-      if (match.length === 3 && namesOnlyTypes(match[1] as string)) continue;
-      const target = resolveSpecifier(file, specifier);
+      const target = resolveSpecifier(file, match[1]!);
       if (target !== undefined) imports.add(target);
     }
   }
   return [...imports];
 }
 
-const sourceFiles = filesUnder('src', (path) => path.endsWith('.ts'));
-const importsByFile = new Map(sourceFiles.map((file) => [file, valueImportsOf(file)]));
+const codeFiles = codeFolders.flatMap((folder) => filesUnder(folder, (path) => /\.(ts|mts|mjs)$/.test(path)));
+const importsByFile = new Map(codeFiles.map((file) => [file, importsOf(file)]));
+const sourceFiles = codeFiles.filter((file) => file.startsWith('src/'));
 
-it('reads the import graph of src/', () => {
-  expect(importsByFile.get('src/app/services.ts')).toContain('src/settings/config.ts');
+/** The unit of src/ a file belongs to: its top folder (`src/calls/`), or itself at the top of src/. */
+function unitOf(file: string): string | undefined {
+  const parts = file.split('/');
+  if (parts[0] !== 'src') return undefined;
+  return parts.length > 2 ? `src/${parts[1]}/` : file;
+}
+
+const layerOf = new Map(layers.flatMap((units, index) => units.map((unit) => [unit, index] as const)));
+
+it('reads the import graph, type imports included', () => {
+  expect(importsByFile.get('src/app/services.ts')).toContain('src/settings/index.ts');
+  expect(importsByFile.get('src/services.ts')).toContain('src/orchestration/index.ts');
 });
 
-it('keeps the lower layers from importing the HTTP layer or above', () => {
+it('places every unit of src/ in a layer', () => {
+  const units = new Set(sourceFiles.map(unitOf));
+  expect([...units].filter((unit) => unit !== undefined && !layerOf.has(unit))).toEqual([]);
+});
+
+it('keeps each unit of src/ to the layers below its own', () => {
   const offending: string[] = [];
-  for (const [file, imports] of importsByFile) {
-    if (!lowerLayers.some((folder) => file.startsWith(folder))) continue;
-    for (const target of imports) {
-      if (higherLayers.some((higher) => target.startsWith(higher))) offending.push(`${file} imports ${target}`);
+  for (const file of sourceFiles) {
+    const unit = unitOf(file)!;
+    for (const target of importsByFile.get(file)!) {
+      const targetUnit = unitOf(target);
+      if (targetUnit === undefined || targetUnit === unit) continue;
+      if (!(layerOf.get(targetUnit)! < layerOf.get(unit)!)) offending.push(`${file} (${unit}) imports ${target} (${targetUnit})`);
     }
   }
   expect(offending).toEqual([]);
 });
 
-it('keeps the shared rules below everything else', () => {
-  const offending = [...importsByFile]
-    .filter(([file]) => file.startsWith(rulesFolder))
-    .flatMap(([file, imports]) =>
-      imports
-        .filter((target) => target.startsWith('src/') && !rulesMayImport.some((allowed) => target.startsWith(allowed)))
-        .map((target) => `${file} imports ${target}`),
-    );
+it('reaches a folder of src/ from outside it only through its index.ts', () => {
+  const offending: string[] = [];
+  for (const [file, imports] of importsByFile) {
+    const own = unitOf(file);
+    for (const target of imports) {
+      const unit = unitOf(target);
+      if (unit === undefined || !unit.endsWith('/') || unit === own) continue;
+      if (target !== `${unit}index.ts`) offending.push(`${file} imports ${target}`);
+    }
+  }
   expect(offending).toEqual([]);
 });
 
-it('has no value-import cycle among src/ files', () => {
+it('has no import cycle among the files of src/, functions/, tools/ and bench/, type imports included', () => {
   const cycles: string[] = [];
   const state = new Map<string, 'open' | 'done'>();
   const path: string[] = [];
@@ -122,7 +143,7 @@ it('has no value-import cycle among src/ files', () => {
     path.pop();
     state.set(file, 'done');
   };
-  for (const file of sourceFiles) if (state.get(file) === undefined) visit(file);
+  for (const file of codeFiles) if (state.get(file) === undefined) visit(file);
   expect(cycles).toEqual([]);
 });
 

@@ -11,6 +11,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { CertificateBundleOptions } from './certificateBundle';
 import { handleLifecycle, type LifecycleState } from './lifecycleRoutes';
 import { handleManagement, type ManagementState } from './managementRoutes';
+import type { EmulatorOptions, Reply } from './emulatorOptions';
+
+export type { EmulatorOptions, Reply } from './emulatorOptions';
 
 export interface RecordedRequest {
   method: string;
@@ -43,43 +46,11 @@ export interface ScriptedAnswer {
   times?: number;
 }
 
-export interface EmulatorOptions {
-  providerNamespace?: string;
-  /** The bearer token it accepts. */
-  token?: string;
-  /** More tokens it accepts (a caller's refreshed token, say). */
-  otherTokens?: string[];
-  /** Status reads before a long-running operation ends. */
-  lroSteps?: number;
-  /** Retry-After it asks for, in seconds. */
-  retryAfterSeconds?: number;
-  /** Items and page size of the generated lists. */
-  listItems?: number;
-  pageSize?: number;
-  /** Certificate downloads allowed per environment per window. */
-  certificateWindowMs?: number;
-  /** Added before every upstream answer, to model a distant service. */
-  latencyMs?: number;
-  /** When set, a long-running operation ends this long after it starts, whatever is read. */
-  lroDurationMs?: number;
-  /** Share of upstream requests (0–1) answered with a random fault: 429, 503, a reset or a slow answer. */
-  chaosRate?: number;
-  random?: () => number;
-  now?: () => number;
-  port?: number;
-}
-
 export interface EmulatorContext {
   options: Required<Omit<EmulatorOptions, 'port'>>;
   baseUrl: string;
   management: ManagementState;
   lifecycle: LifecycleState;
-}
-
-export interface Reply {
-  status: number;
-  headers?: Record<string, string>;
-  body?: unknown;
 }
 
 export interface Emulator {

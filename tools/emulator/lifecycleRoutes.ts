@@ -8,7 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { makeCertificateBundle, type CertificateBundleOptions } from './certificateBundle';
-import type { EmulatorContext, Reply } from './emulatorServer';
+import type { EmulatorOptions, Reply } from './emulatorOptions';
+
+/** What these routes read of the emulator: its options, its address, and their own state. */
+type EmulatorContext = { options: Required<Omit<EmulatorOptions, 'port'>>; baseUrl: string; lifecycle: LifecycleState };
 
 export interface LifecycleState {
   /** Last download per environment, for the rate limit. */

@@ -7,7 +7,10 @@
  * - migrateToStv2 POST: 202 with `location`, which answers 202 until done, then 200 with the service.
  */
 import { randomUUID } from 'node:crypto';
-import type { EmulatorContext, Reply } from './emulatorServer';
+import type { EmulatorOptions, Reply } from './emulatorOptions';
+
+/** What these routes read of the emulator: its options, its address, and their own state. */
+type EmulatorContext = { options: Required<Omit<EmulatorOptions, 'port'>>; baseUrl: string; management: ManagementState };
 
 interface StoredResource {
   body: Record<string, unknown>;

@@ -4,8 +4,8 @@
  * each object stands for one instance.
  */
 import type { BlobServiceClient } from '@azure/storage-blob';
-import { ShareBucketStore } from '../../src/access/shareBucketStore';
-import { SharedCallerRates, type SharedCallerRatesOptions } from '../../src/access/sharedCallerRates';
+import { ShareBucketStore } from '../../src/access';
+import { SharedCallerRates, type SharedCallerRatesOptions } from '../../src/access';
 
 export function sharedRatesOn(
   service: BlobServiceClient,

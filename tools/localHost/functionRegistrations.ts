@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { getProgrammingModel, log, type BindingInfo, type RegisteredFunction } from './coreApi';
 import { comparePrecedence, parseRouteTemplate, routesOverlap, type RouteTemplate } from './routeTemplate';
 import { timerScheduleOf } from './scheduledRuns';
-import type { TimerSchedule } from '../../src/settings/timerSchedule';
+import type { TimerSchedule } from '../../src/settings';
 
 export interface HttpRoute {
   fn: RegisteredFunction;

@@ -12,8 +12,8 @@ import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 import forge from 'node-forge';
-import { readPkcs12 } from '../../src/certificates/pkcs12Reader';
-import { writeWhole } from '../../src/loading/writeWhole';
+import { readPkcs12 } from '../../src/certificates';
+import { writeWhole } from '../../src/loading';
 
 export interface HttpsCertificate {
   /** What node:https serves with. */

@@ -11,12 +11,12 @@ import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 import { hooksFor, log, registeredFunctions } from './coreApi';
-import { appParameterOf } from '../../src/rules/appParameters';
+import { appParameterOf } from '../../src/rules';
 import { allMethods, collectHttpRoutes, collectTimers, invoke, type HttpRoute, type TimerFunction } from './functionRegistrations';
 import { namespaceHint, servedProviders } from './namespaceHint';
 import { decodeSegment, matchRoute } from './routeTemplate';
 import { runOnSchedule } from './scheduledRuns';
-import { nextRunOf } from '../../src/settings/timerSchedule';
+import { nextRunOf } from '../../src/settings';
 
 export interface LocalHostOptions {
   /** `extensions.http.routePrefix` of host.json. */

@@ -3,7 +3,7 @@
  * parser the app checks its settings with (src/settings/timerSchedule.ts), so the local host fires when
  * the real host would and refuses what it refuses.
  */
-import { nextRunOf, parseTimerSchedule, type TimerSchedule } from '../../src/settings/timerSchedule';
+import { nextRunOf, parseTimerSchedule, type TimerSchedule } from '../../src/settings';
 
 /** setTimeout's longest wait; a later run is waited for in steps of this. */
 const longestWaitMs = 2 ** 31 - 1;

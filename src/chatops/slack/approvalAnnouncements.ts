@@ -11,10 +11,10 @@
  * (a failure names its origin) and never put in a message.
  */
 import type { Dispatcher } from 'undici';
-import { approvalOf } from '../../approvals/approvalDecisions';
-import { deliveryPool, postDelivery } from '../../notifications/notificationSender';
-import type { DeliveryOutcome } from '../../orchestration/outbox';
-import type { OrchestrationState } from '../../orchestration/orchestrationState';
+import { approvalOf } from '../../approvals';
+import { deliveryPool, postDelivery } from '../../notifications';
+import type { DeliveryOutcome } from '../../orchestration';
+import type { OrchestrationState } from '../../orchestration';
 import type { Services } from '../../services';
 import { approvalFacts, approvalPageLink } from '../approvalReplies';
 import type { ChatReply } from '../chatMessages';

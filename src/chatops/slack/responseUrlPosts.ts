@@ -17,8 +17,8 @@
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { OutageLatch } from '../../storage/outageLatch';
-import type { SeenCount, UseCounters } from '../../storage/useCounters';
+import { OutageLatch } from '../../storage';
+import type { SeenCount, UseCounters } from '../../storage';
 
 export interface ResponseUrlPostsOptions {
   /** The shared counts; absent, each instance counts its own posts. */

@@ -13,13 +13,13 @@
  * in the channel, its buttons gone once decided); a refusal goes to the clicker alone.
  */
 import type { HttpHandler } from '@azure/functions';
-import { appBaseOf } from '../../http/appBase';
-import { framed, type ServicesSource } from '../../http/callFrame';
-import { jsonResponse } from '../../calls/answers';
-import type { OrchestrationState } from '../../orchestration/orchestrationState';
+import { appBaseOf } from '../../http';
+import { framed, type ServicesSource } from '../../http';
+import { jsonResponse } from '../../calls';
+import type { OrchestrationState } from '../../orchestration';
 import type { Services } from '../../services';
 import { approvalMessage, postSlackMessage } from './approvalAnnouncements';
-import { appRoutes } from '../../routes/appRoutes';
+import { appRoutes } from '../../routes';
 import { decideFromChat } from '../approvalCommands';
 import { decisionReply } from '../approvalReplies';
 import { after, type ChatCall } from '../chatCall';
@@ -27,7 +27,7 @@ import { admitChatRequest, answerChat } from '../chatEndpoint';
 import type { SignedChatRequests } from '../chatPlatform';
 import { slackMessage } from './slackMessages';
 import { uncheckedReply } from '../chatReplays';
-import { chatCallerOf, type CallerIdentity } from '../../callers/callerIdentity';
+import { chatCallerOf, type CallerIdentity } from '../../callers';
 import { readSlackClick, type SlackClick } from './slackClickPayload';
 import { responseUrlOf, slackFormOf, slackKey, slackSignedAtMs, verifySlack } from './slackCommand';
 

@@ -5,9 +5,9 @@
  * posted to the command's `response_url`, an origin SLACK_RESPONSE_URL_ORIGINS allows.
  */
 import type { HttpRequest } from '@azure/functions';
-import { chatCallerOf } from '../../callers/callerIdentity';
+import { chatCallerOf } from '../../callers';
 import { GatewayError } from '../../errors';
-import { orchestrationSettingsOf } from '../../orchestration/engineSettings';
+import { orchestrationSettingsOf } from '../../orchestration';
 import type { Services } from '../../services';
 import { chatTargetUrl, type ChatPlatformHandler, type ChatPlatformKey } from '../chatPlatform';
 import { slackMessage } from './slackMessages';

@@ -5,7 +5,7 @@
  * minutes, 5 posts, counted app-wide: responseUrlPosts.ts), then to SLACK_WEBHOOK_URL; a start
  * held for approval is announced to SLACK_APPROVAL_WEBHOOK_URL (approvalAnnouncements.ts).
  */
-import { appRoutes } from '../../routes/appRoutes';
+import { appRoutes } from '../../routes';
 import { chatRoute } from '../chatEndpoint';
 import type { ChatPlatform, EndSender, EndSenderContext } from '../chatPlatform';
 import { slackClickHandler } from './slackClicks';

@@ -5,7 +5,7 @@
  * Teams shows in the thread (HTTP 200 within 5 s); an operation's end is posted to the
  * Workflows webhook TEAMS_WORKFLOW_URL names.
  */
-import { chatCallerOf } from '../../callers/callerIdentity';
+import { chatCallerOf } from '../../callers';
 import { GatewayError } from '../../errors';
 import { chatTargetUrl, type ChatPlatformHandler, type ChatPlatformKey } from '../chatPlatform';
 import { teamsMessage } from './teamsMessages';

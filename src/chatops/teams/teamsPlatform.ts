@@ -3,7 +3,7 @@
  * signed with TEAMS_WEBHOOK_SECRET; the end of a command goes to the Workflows webhook
  * TEAMS_WORKFLOW_URL names.
  */
-import { appRoutes } from '../../routes/appRoutes';
+import { appRoutes } from '../../routes';
 import { chatRoute } from '../chatEndpoint';
 import type { ChatPlatform } from '../chatPlatform';
 import { teamsActivities, teamsKey } from './teamsActivity';

@@ -1,0 +1,20 @@
+/** The engine of long-running calls in blob storage: start once, claimed polls, held starts, ends, retention; its document and index. */
+export type { ApprovalDecisionRecord, ApprovalRoute, ApprovalStatus } from './approvalStatus';
+export { orchestrationSettingsOf } from './engineSettings';
+export type { DeliveryParts, EndDeliveries, HoldRules, OrchestrationSettings } from './engineSettings';
+export { defaultOrchestrationSettings, engineOnContainer } from './orchestrationEngine';
+export type { HeldOutcome, OrchestrationEngine, PollReader, StartOutcome, StartRequest } from './orchestrationEngine';
+export { OrchestrationIndex } from './orchestrationIndex';
+export type { OutboxEntry } from './orchestrationIndex';
+export { isActive } from './orchestrationState';
+export type { OrchestrationState, RuntimeStatus } from './orchestrationState';
+export type { StoredState, StoredStatus } from './orchestrationStore';
+export { OrchestrationWatches } from './orchestrationWaiter';
+export { afterAttempt, claimDeliveries, droppedDelivery, droppedReason, dueDeliveries, isTargetAllowed, nextDeliveryAt, outboxHint } from './outbox';
+export type { Delivery, DeliveryOutcome, OutboxHint } from './outbox';
+export { linkRestart, unlinkRestart } from './restartLinks';
+export { endEventData, orchestrationLinks, statusDocument } from './statusDocument';
+export { cursorOf, decodeCursor, encodeCursor, invalidContinuationMessage } from './summaryQuery';
+export type { SummaryFilter } from './summaryQuery';
+export { sweepLogLine } from './sweepLog';
+export type { Ending } from './transitions';
